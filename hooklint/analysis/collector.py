@@ -1,0 +1,468 @@
+"""The one pass over a module that builds its :class:`ModuleFacts`.
+
+A hand-written walk over the CST's dataclass fields: libcst's visitor dispatch
+(and its ``children`` property) costs about as much as the parse itself, this walk
+a fifth of it.  Whitespace and punctuation fields are never entered.
+
+What it records: imports, defs (with their nesting), every call (with its site and
+what is done with its value), the hook registrations among them, ``X.remove()``
+calls, and simple local assignments (to resolve ``hook = partial(f, ...)``).
+After the walk, each registration's hook argument is resolved to a :class:`HookBody`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import libcst as cst
+
+from hooklint.analysis import hookapi
+from hooklint.analysis.facts import (
+    CallSite,
+    Frame,
+    FunctionInfo,
+    HandleUse,
+    HookBody,
+    ModuleFacts,
+    Registration,
+    Site,
+)
+from hooklint.analysis.names import dotted_name, record_import, resolve
+from hooklint.analysis.walk import LEAVES, fields
+
+OTHER = HandleUse("other")
+DISCARDED = HandleUse("discarded")
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+_COLLECTION_METHODS = frozenset({"append", "extend", "add", "insert", "appendleft"})
+_PARTIALS = frozenset({"functools.partial", "partial"})
+
+
+class _Collector:
+    def __init__(self, module: cst.Module) -> None:
+        self.facts = ModuleFacts(module=module)
+        self.frames: list[Frame] = []
+        self.statement: cst.CSTNode = module
+        self.order = 0
+        self.roles: dict[int, HandleUse] = {}
+        self.functions: list[FunctionInfo] = []  # the enclosing defs, innermost last
+        self.local_values: dict[tuple[int, str], cst.BaseExpression] = {}
+        self.handlers = {
+            cst.Import: self._import,
+            cst.ImportFrom: self._import,
+            cst.ClassDef: self._class,
+            cst.FunctionDef: self._function,
+            cst.Lambda: self._lambda,
+            cst.For: self._for,
+            cst.While: self._while,
+            cst.If: self._if,
+            cst.Try: self._try,
+            cst.TryStar: self._try,
+            cst.With: self._with,
+            cst.SimpleStatementLine: self._simple_statement,
+            cst.Expr: self._expr,
+            cst.Assign: self._assign,
+            cst.AnnAssign: self._ann_assign,
+            cst.AugAssign: self._aug_assign,
+            cst.Return: self._return,
+            cst.Yield: self._yield,
+            cst.Call: self._call,
+            cst.List: self._collection,
+            cst.Tuple: self._collection,
+            cst.Set: self._collection,
+        }
+        for comp in _COMPREHENSIONS:
+            self.handlers[comp] = self._comprehension
+
+    # -- traversal ---------------------------------------------------------------
+    def visit(self, node: cst.CSTNode) -> None:
+        handler = self.handlers.get(type(node))
+        if handler is not None:
+            handler(node)
+        else:
+            self.children(node)
+
+    def children(self, node: cst.CSTNode) -> None:
+        for name in fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                if not isinstance(value, LEAVES):
+                    self.visit(value)
+            elif isinstance(value, (tuple, list)):
+                for item in value:
+                    if isinstance(item, cst.CSTNode) and not isinstance(item, LEAVES):
+                        self.visit(item)
+
+    def visit_all(self, nodes) -> None:
+        for node in nodes:
+            if node is not None:
+                self.visit(node)
+
+    def inside(self, kind: str, node: cst.CSTNode, *parts) -> None:
+        self.frames.append(Frame(kind, node))
+        try:
+            self.visit_all(parts)
+        finally:
+            self.frames.pop()
+
+    def site(self) -> Site:
+        self.order += 1
+        return Site(self.order, tuple(self.frames), self.statement)
+
+    def role(self, node: cst.CSTNode | None, use: HandleUse) -> None:
+        if node is not None:
+            self.roles[id(node)] = use
+
+    # -- statements ----------------------------------------------------------------
+    def _statement(self, node: cst.CSTNode, visit) -> None:
+        outer, self.statement = self.statement, node
+        try:
+            visit()
+        finally:
+            self.statement = outer
+
+    def _simple_statement(self, node: cst.SimpleStatementLine) -> None:
+        self._statement(node, lambda: self.children(node))
+
+    def _import(self, node: cst.Import | cst.ImportFrom) -> None:
+        record_import(node, self.facts.imports)
+        self.facts.import_statements.append((node, self.site()))
+
+    def _class(self, node: cst.ClassDef) -> None:
+        def visit() -> None:
+            self.visit_all(d.decorator for d in node.decorators)
+            self.visit_all(a.value for a in node.bases)
+            self.facts.classes.setdefault(node.name.value, node)
+            self.inside("class", node, node.body)
+
+        self._statement(node, visit)
+
+    def _function(self, node: cst.FunctionDef) -> None:
+        def visit() -> None:
+            self.visit_all(d.decorator for d in node.decorators)
+            parent = self.functions[-1] if self.functions and self.frames[-1].kind != "class" else None
+            class_def = self.frames[-1].node if self.frames and self.frames[-1].kind == "class" else None
+            class_name = class_def.name.value if class_def is not None else None  # type: ignore[attr-defined]
+            if parent is not None:
+                qualname = f"{parent.qualname}.<locals>.{node.name.value}"
+            elif class_name is not None:
+                qualname = f"{class_name}.{node.name.value}"
+            else:
+                qualname = node.name.value
+            decorators = tuple(
+                resolve(dotted_name(_decorator_callee(d.decorator)), self.facts.imports) or ""
+                for d in node.decorators
+            )
+            info = FunctionInfo(
+                node, node.name.value, qualname, class_name, parent, decorators, self.site()
+            )
+            self.facts.functions.append(info)
+            if parent is not None:
+                parent.nested[info.name] = info
+            self.functions.append(info)
+            try:
+                self.visit_all(p.default for p in _all_params(node.params))
+                self.inside("def", node, node.body)
+            finally:
+                self.functions.pop()
+
+        self._statement(node, visit)
+
+    def _lambda(self, node: cst.Lambda) -> None:
+        self.inside("lambda", node, node.body)
+
+    def _for(self, node: cst.For) -> None:
+        def visit() -> None:
+            self.visit_all((node.iter, node.target))
+            self.inside("for", node, node.body)
+            self.visit_all((node.orelse,))
+
+        self._statement(node, visit)
+
+    def _while(self, node: cst.While) -> None:
+        def visit() -> None:
+            self.inside("while", node, node.test, node.body)
+            self.visit_all((node.orelse,))
+
+        self._statement(node, visit)
+
+    def _if(self, node: cst.If) -> None:
+        def visit() -> None:
+            self.visit(node.test)
+            self.inside("if", node, node.body)
+            if node.orelse is not None:
+                self.inside("if", node, node.orelse)
+
+        self._statement(node, visit)
+
+    def _try(self, node: cst.Try | cst.TryStar) -> None:
+        def visit() -> None:
+            self.inside("try", node, node.body)
+            for handler in node.handlers:
+                self.inside("except", handler, handler.type, handler.body)
+            if node.orelse is not None:
+                self.inside("else", node.orelse, node.orelse)
+            if node.finalbody is not None:
+                self.inside("finally", node.finalbody, node.finalbody)
+
+        self._statement(node, visit)
+
+    def _with(self, node: cst.With) -> None:
+        def visit() -> None:
+            for item in node.items:
+                self.role(item.item, HandleUse("with", _asname(item)))
+                self.visit(item.item)
+            self.inside("with", node, node.body)
+
+        self._statement(node, visit)
+
+    # -- what happens to values ------------------------------------------------------
+    def _expr(self, node: cst.Expr) -> None:
+        self.role(node.value, DISCARDED)
+        self.visit(node.value)
+
+    def _assign(self, node: cst.Assign) -> None:
+        targets = tuple(self.facts.code(t.target) for t in node.targets)
+        self.role(node.value, HandleUse("bound", targets))
+        if self.functions and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self.local_values[(id(self.functions[-1].node), node.targets[0].target.value)] = node.value
+        self.children(node)
+
+    def _ann_assign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self.role(node.value, HandleUse("bound", (self.facts.code(node.target),)))
+        self.children(node)
+
+    def _aug_assign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, cst.AddAssign):
+            self.role(node.value, HandleUse("appended", (self.facts.code(node.target),)))
+        self.children(node)
+
+    def _return(self, node: cst.Return) -> None:
+        self.role(node.value, HandleUse("returned"))
+        self.children(node)
+
+    def _yield(self, node: cst.Yield) -> None:
+        if isinstance(node.value, cst.BaseExpression):
+            self.role(node.value, HandleUse("yielded"))
+        self.children(node)
+
+    def _collection(self, node: cst.List | cst.Tuple | cst.Set) -> None:
+        outer = self.roles.pop(id(node), OTHER)
+        for element in node.elements:
+            self.role(element.value, HandleUse("collected", outer=outer))
+        self.children(node)
+
+    def _comprehension(self, node) -> None:
+        outer = self.roles.pop(id(node), OTHER)
+        element = node.value if isinstance(node, cst.DictComp) else node.elt
+        self.role(element, HandleUse("collected", outer=outer))
+        self.visit(node.for_in)
+        self.inside("comp", node, element)
+
+    def _call(self, node: cst.Call) -> None:
+        use = self.roles.pop(id(node), OTHER)
+        func = node.func
+        attr = func.attr.value if isinstance(func, cst.Attribute) else None
+        callee = resolve(dotted_name(func), self.facts.imports)
+        site = self.site()
+        call = CallSite(node, callee, attr, site, use)
+        self.facts.calls.append(call)
+
+        if attr in _COLLECTION_METHODS:
+            arg_use = HandleUse("appended", (self.facts.code(func.value),))  # type: ignore[union-attr]
+        elif attr == "enter_context":
+            arg_use = HandleUse("exit_stack", (self.facts.code(func.value),))  # type: ignore[union-attr]
+        else:
+            arg_use = HandleUse("argument", (callee or "",))
+        for arg in node.args:
+            self.role(arg.value, arg_use)
+
+        if attr == "remove" and not node.args:
+            self.facts.removals.setdefault(self.facts.code(func.value), []).append(call)  # type: ignore[union-attr]
+            loop_source = self._loop_source(func.value)  # type: ignore[union-attr]
+            if loop_source is not None:
+                self.facts.removals.setdefault(loop_source, []).append(call)
+        self._registration(node, func, attr, callee, site, use)
+        self.visit(func)
+        self.visit_all(a.value for a in node.args)
+
+    def _loop_source(self, target: cst.BaseExpression) -> str | None:
+        """For ``for h in handles: h.remove()``, the code of ``handles``."""
+        if not isinstance(target, cst.Name):
+            return None
+        for frame in reversed(self.frames):
+            node = frame.node
+            if frame.kind == "for" and isinstance(node.target, cst.Name) and node.target.value == target.value:  # type: ignore[attr-defined]
+                return _iterated(self.facts, node.iter)  # type: ignore[attr-defined]
+            if frame.kind == "comp":
+                for_in = node.for_in  # type: ignore[attr-defined]
+                if isinstance(for_in.target, cst.Name) and for_in.target.value == target.value:
+                    return _iterated(self.facts, for_in.iter)
+        return None
+
+    def _registration(self, node, func, attr, callee, site: Site, use: HandleUse) -> None:
+        receiver = None
+        api = None
+        if attr is not None and attr in hookapi.METHOD_APIS:
+            api = hookapi.METHOD_APIS[attr]
+            receiver = func.value
+        elif callee is not None and callee.rsplit(".", 1)[-1] in hookapi.GLOBAL_APIS:
+            api = hookapi.GLOBAL_APIS[callee.rsplit(".", 1)[-1]]
+        elif _is_getattr_dispatch(func):
+            api = hookapi.DYNAMIC_API
+            receiver = func.args[0].value
+        if api is None:
+            return
+        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        hook_index = 1 if api.kind == "multi_grad" else 0
+        hook_arg = keywords.get("hook", keywords.get("fn"))
+        if hook_arg is None and len(positional) > hook_index:
+            hook_arg = positional[hook_index]
+        self.facts.registrations.append(
+            Registration(
+                call=node,
+                api=api,
+                receiver=receiver,
+                receiver_code=self.facts.code(receiver) if receiver is not None else None,
+                hook_arg=hook_arg,
+                keywords=keywords,
+                has_star_kwargs=any(a.star == "**" for a in node.args),
+                site=site,
+                handle=use,
+            )
+        )
+
+
+def _decorator_callee(expr: cst.BaseExpression) -> cst.BaseExpression:
+    return expr.func if isinstance(expr, cst.Call) else expr
+
+
+def _all_params(params: cst.Parameters):
+    yield from params.posonly_params
+    yield from params.params
+    yield from params.kwonly_params
+
+
+def _asname(item: cst.WithItem) -> tuple[str, ...]:
+    if item.asname is not None and isinstance(item.asname.name, cst.Name):
+        return (item.asname.name.value,)
+    return ()
+
+
+def _iterated(facts: ModuleFacts, iterable: cst.BaseExpression) -> str:
+    """``handles`` for ``handles``, ``handles.values()``, ``list(handles)``..."""
+    if isinstance(iterable, cst.Call):
+        if isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value in ("values", "copy"):
+            return facts.code(iterable.func.value)
+        if isinstance(iterable.func, cst.Name) and iterable.args and iterable.func.value in ("list", "tuple", "reversed"):
+            return facts.code(iterable.args[0].value)
+    return facts.code(iterable)
+
+
+def _is_getattr_dispatch(func: cst.BaseExpression) -> bool:
+    """``getattr(module, f"register_{kind}_hook")``."""
+    if not (isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "getattr"):
+        return False
+    if len(func.args) < 2:
+        return False
+    name = func.args[1].value
+    text = ""
+    if isinstance(name, cst.SimpleString):
+        text = name.value
+    elif isinstance(name, cst.FormattedString):
+        text = "".join(p.value for p in name.parts if isinstance(p, cst.FormattedStringText))
+    return "register_" in text and "hook" in text
+
+
+# -- resolving hook callables ----------------------------------------------------------
+class _HookResolver:
+    def __init__(self, facts: ModuleFacts, local_values) -> None:
+        self.facts = facts
+        self.local_values = local_values
+
+    def resolve(self, expr: cst.BaseExpression | None, site: Site, depth: int = 0) -> HookBody | None:
+        if expr is None or depth > 4:
+            return None
+        if isinstance(expr, cst.Lambda):
+            return HookBody(expr, "<lambda>", "lambda", imports=self.facts.imports)
+        if isinstance(expr, cst.Name):
+            return self._name(expr.value, site, depth)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in ("self", "cls"):
+            class_def = site.class_def
+            if class_def is not None:
+                method = self.facts.method(class_def.name.value, expr.attr.value)
+                if method is not None:
+                    return self._body(method, "method")
+            return None
+        if isinstance(expr, cst.Call):
+            callee = resolve(dotted_name(expr.func), self.facts.imports)
+            if callee in _PARTIALS and expr.args:
+                inner = self.resolve(expr.args[0].value, site, depth + 1)
+                if inner is None:
+                    return None
+                positional = tuple(a.value for a in expr.args[1:] if a.keyword is None and not a.star)
+                keywords = tuple(a.keyword.value for a in expr.args[1:] if a.keyword is not None)
+                return dataclasses.replace(
+                    inner, via="partial", bound_args=inner.bound_args + positional,
+                    bound_keywords=inner.bound_keywords + keywords,
+                )
+            factory = self._callable_function(expr.func, site)
+            if factory is not None:
+                returned = _returned_name(factory.node)
+                if returned is not None and returned in factory.nested:
+                    return self._body(factory.nested[returned], "factory")
+        return None
+
+    def _callable_function(self, func: cst.BaseExpression, site: Site) -> FunctionInfo | None:
+        if isinstance(func, cst.Name):
+            return self._function_named(func.value, site)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            class_def = site.class_def
+            if class_def is not None:
+                return self.facts.method(class_def.name.value, func.attr.value)
+        return None
+
+    def _function_named(self, name: str, site: Site) -> FunctionInfo | None:
+        for frame in reversed(site.frames):
+            if frame.kind == "def":
+                info = self.facts.function_for(frame.node)
+                if info is not None and name in info.nested:
+                    return info.nested[name]
+        return self.facts.module_function(name)
+
+    def _name(self, name: str, site: Site, depth: int) -> HookBody | None:
+        info = self._function_named(name, site)
+        if info is not None:
+            return self._body(info, "function")
+        for frame in reversed(site.frames):
+            if frame.kind == "def":
+                value = self.local_values.get((id(frame.node), name))
+                if value is not None:
+                    return self.resolve(value, site, depth + 1)
+        return None
+
+    def _body(self, info: FunctionInfo, via: str) -> HookBody:
+        return HookBody(info.node, info.name, via, function=info, imports=self.facts.imports)
+
+
+def _returned_name(node: cst.FunctionDef) -> str | None:
+    """The name a factory returns: ``return inner``, as the last statement."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    if body and isinstance(body[-1], cst.SimpleStatementLine):
+        last = body[-1].body[0]
+        if isinstance(last, cst.Return) and isinstance(last.value, cst.Name):
+            return last.value.value
+    return None
+
+
+def collect(module: cst.Module) -> ModuleFacts:
+    """Walk ``module`` once and return its facts."""
+    collector = _Collector(module)
+    collector.visit_all(module.body)
+    facts = collector.facts
+    resolver = _HookResolver(facts, collector.local_values)
+    for registration in facts.registrations:
+        registration.hook = resolver.resolve(registration.hook_arg, registration.site)
+    return facts

@@ -1,0 +1,254 @@
+"""The facts one pass records about a module's hooks.
+
+:func:`hooklint.analysis.collector.collect` walks a module once and fills a
+:class:`ModuleFacts`.  Rules never walk the module again: they query these facts.
+Hook bodies are small, so the questions about what a hook *does*
+(:mod:`hooklint.analysis.effects`) look only inside the hook's own function, once,
+and cache the answer on the :class:`HookBody`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from hooklint.analysis.effects import StateEffect
+    from hooklint.analysis.hookapi import HookApi
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One enclosing construct of a site: ``def``, ``class``, ``lambda``, ``for``,
+    ``while``, ``if``, ``with``, ``try`` (its body), ``except``, ``else``, ``finally``,
+    or a comprehension."""
+
+    kind: str
+    node: "cst.CSTNode"
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where something happens: its enclosing frames (outermost first), the
+    innermost statement that holds it, and its visit order in the module."""
+
+    order: int
+    frames: tuple[Frame, ...]
+    statement: "cst.CSTNode"
+
+    def _frames_in_function(self) -> Iterator[Frame]:
+        """Frames from the innermost outwards, stopping at the enclosing def/lambda."""
+        for frame in reversed(self.frames):
+            if frame.kind in ("def", "lambda", "class"):
+                return
+            yield frame
+
+    @property
+    def function(self) -> "cst.FunctionDef | None":
+        for frame in reversed(self.frames):
+            if frame.kind == "def":
+                return frame.node  # type: ignore[return-value]
+            if frame.kind == "class":
+                return None
+        return None
+
+    @property
+    def class_def(self) -> "cst.ClassDef | None":
+        """The class whose method (directly) holds this site."""
+        seen_def = False
+        for frame in reversed(self.frames):
+            if frame.kind == "def":
+                if seen_def:
+                    return None
+                seen_def = True
+            elif frame.kind == "class":
+                return frame.node  # type: ignore[return-value]
+        return None
+
+    @property
+    def is_module_level(self) -> bool:
+        return not any(f.kind in ("def", "lambda") for f in self.frames)
+
+    @property
+    def loops(self) -> tuple[Frame, ...]:
+        """``for``/``while`` loops and comprehensions around the site, in the same function."""
+        return tuple(f for f in self._frames_in_function() if f.kind in ("for", "while", "comp"))
+
+    @property
+    def in_finally(self) -> bool:
+        return any(f.kind == "finally" for f in self._frames_in_function())
+
+    @property
+    def in_except(self) -> bool:
+        return any(f.kind == "except" for f in self._frames_in_function())
+
+    def inside(self, node: "cst.CSTNode") -> bool:
+        return any(f.node is node for f in self.frames)
+
+
+@dataclass(frozen=True)
+class HandleUse:
+    """What the code does with the value a registration call returns.
+
+    ``role`` is one of:
+    ``discarded`` (an expression statement), ``bound`` (assigned: ``targets`` holds the
+    targets' code, e.g. ``h`` or ``self._handles[name]``), ``appended`` (passed to
+    ``X.append``/``X.extend``/``X.add``: ``targets`` holds ``X``), ``with`` (a ``with``
+    item), ``exit_stack`` (``stack.enter_context(...)``), ``returned``, ``yielded``,
+    ``argument`` (passed to another call: ``targets`` holds the callee's code),
+    ``collected`` (an element of a comprehension or literal whose own use is in ``outer``),
+    ``other``.
+    """
+
+    role: str
+    targets: tuple[str, ...] = ()
+    outer: "HandleUse | None" = None
+
+    @property
+    def final(self) -> "HandleUse":
+        """The use of the outermost collection that holds this handle."""
+        use = self
+        while use.outer is not None:
+            use = use.outer
+        return use
+
+
+@dataclass
+class FunctionInfo:
+    """A ``def`` in the module, with where it sits."""
+
+    node: "cst.FunctionDef"
+    name: str
+    qualname: str  # e.g. "Outer.method.<locals>.inner"
+    class_name: str | None  # set for methods
+    parent: "FunctionInfo | None"  # the enclosing def, for nested defs
+    decorators: tuple[str, ...]
+    site: Site
+    nested: dict[str, "FunctionInfo"] = field(default_factory=dict)
+
+    @property
+    def params(self) -> list[str]:
+        return parameter_names(self.node.params)
+
+
+@dataclass
+class HookBody:
+    """The code that runs when a hook fires, resolved from a registration's argument.
+
+    ``via`` says how it was found: ``function`` (a module-level or nested def),
+    ``method`` (``self.method``), ``lambda``, ``partial`` (``functools.partial(f, ...)``,
+    with ``bound_args``/``bound_keywords``), ``factory`` (a def returned by a function of
+    this file that was called to build the hook).
+    """
+
+    node: "cst.FunctionDef | cst.Lambda"
+    name: str
+    via: str
+    function: FunctionInfo | None = None
+    bound_args: tuple["cst.BaseExpression", ...] = ()
+    bound_keywords: tuple[str, ...] = ()
+    imports: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def params(self) -> list[str]:
+        """Parameters the hook receives from torch (those bound by ``partial`` left out)."""
+        names = parameter_names(self.node.params)
+        if self.via == "method":
+            names = names[1:]  # ``self`` is bound
+        names = names[len(self.bound_args) :]
+        return [n for n in names if n not in self.bound_keywords]
+
+    @cached_property
+    def effects(self) -> list["StateEffect"]:
+        """How the hook changes state that outlives the call (cached: computed once)."""
+        from hooklint.analysis.effects import state_effects
+
+        return state_effects(self)
+
+
+@dataclass
+class Registration:
+    """One call that registers a hook."""
+
+    call: "cst.Call"
+    api: "HookApi"
+    receiver: "cst.BaseExpression | None"  # None for process-wide functions
+    receiver_code: str | None
+    hook_arg: "cst.BaseExpression | None"
+    keywords: dict[str, "cst.BaseExpression"]
+    has_star_kwargs: bool
+    site: Site
+    handle: HandleUse
+    hook: HookBody | None = None
+
+    def keyword_is_true(self, name: str) -> bool:
+        """Whether ``name=True`` is passed literally."""
+        value = self.keywords.get(name)
+        return value is not None and type(value).__name__ == "Name" and value.value == "True"  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """Any call in the module: ``callee`` is its dotted name resolved through the
+    module's imports (``P.cached`` → ``torch.nn.utils.parametrize.cached``), or None
+    when the callee is not a plain dotted name."""
+
+    node: "cst.Call"
+    callee: str | None
+    attr: str | None  # the last attribute name for ``x.attr(...)`` calls
+    site: Site
+    use: HandleUse
+
+
+@dataclass
+class ModuleFacts:
+    """Everything the rules may ask about one module."""
+
+    module: "cst.Module"
+    imports: dict[str, str] = field(default_factory=dict)
+    import_statements: list[tuple["cst.CSTNode", Site]] = field(default_factory=list)
+    functions: list[FunctionInfo] = field(default_factory=list)
+    classes: dict[str, "cst.ClassDef"] = field(default_factory=dict)
+    registrations: list[Registration] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+    #: ``X.remove()`` calls, keyed by the code of ``X`` (``h``, ``self._handle``...).
+    removals: dict[str, list[CallSite]] = field(default_factory=dict)
+
+    def code(self, node: "cst.CSTNode") -> str:
+        return self.module.code_for_node(node)
+
+    def calls_named(self, *callees: str) -> Iterator[CallSite]:
+        wanted = set(callees)
+        return (c for c in self.calls if c.callee in wanted)
+
+    def calls_to_attr(self, attr: str) -> Iterator[CallSite]:
+        return (c for c in self.calls if c.attr == attr)
+
+    def module_function(self, name: str) -> FunctionInfo | None:
+        for info in self.functions:
+            if info.name == name and info.parent is None and info.class_name is None:
+                return info
+        return None
+
+    def method(self, class_name: str, name: str) -> FunctionInfo | None:
+        for info in self.functions:
+            if info.class_name == class_name and info.name == name:
+                return info
+        return None
+
+    def function_for(self, node: "cst.CSTNode") -> FunctionInfo | None:
+        for info in self.functions:
+            if info.node is node:
+                return info
+        return None
+
+
+def parameter_names(params: "cst.Parameters") -> list[str]:
+    """Positional and keyword parameter names, in order (no ``*args``/``**kwargs``)."""
+    names = [p.name.value for p in params.posonly_params]
+    names += [p.name.value for p in params.params]
+    names += [p.name.value for p in params.kwonly_params]
+    return names

@@ -1,0 +1,61 @@
+"""Dotted names and import aliases, resolved without libcst's metadata providers.
+
+libcst's ``QualifiedNameProvider`` costs several times a parse; hooklint needs only
+the few names that lead to torch hook APIs, ``functools.partial`` and local defs,
+so it reads the import statements itself.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def resolve(dotted: str | None, imports: dict[str, str]) -> str | None:
+    """Replace the first segment of ``dotted`` by what it was imported as."""
+    if dotted is None:
+        return None
+    head, sep, rest = dotted.partition(".")
+    origin = imports.get(head)
+    if origin is None:
+        return dotted
+    return origin + sep + rest
+
+
+def _module_name(node: cst.BaseExpression | None) -> str:
+    if node is None:
+        return ""
+    return dotted_name(node) or ""
+
+
+def record_import(node: cst.Import | cst.ImportFrom, imports: dict[str, str]) -> None:
+    """Add the names bound by an import statement to ``imports``."""
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            full = _module_name(alias.name)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                imports[alias.asname.name.value] = full
+            else:
+                head = full.split(".")[0]
+                imports[head] = head
+        return
+    if isinstance(node.names, cst.ImportStar):
+        return
+    base = "." * len(node.relative) + _module_name(node.module)
+    for alias in node.names:
+        name = _module_name(alias.name)
+        bound = name
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            bound = alias.asname.name.value
+        imports[bound] = f"{base}.{name}" if base and not base.endswith(".") else base + name

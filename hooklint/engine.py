@@ -1,0 +1,361 @@
+"""One file in, violations (and fixed source) out; the cache and the process pool around it.
+
+The path of a file: read and decode → text prefilter (a file without any selected
+rule's token is never parsed) → cache lookup → parse (a syntax error is an HL000
+violation) → one facts pass → each rule's query → ``# noqa`` → violations.
+Positions are computed only for files that have findings.
+
+Fixing applies the chosen fixes' edits as text, re-parses, and re-lints, until no
+fix is left (ruff's loop).  A round whose result does not parse is retried one fix
+at a time; a fix that breaks the parse is dropped and reported, never written.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import os
+import re
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Sequence
+
+from hooklint import __version__
+from hooklint.files import SourceError, SourceFile, display_path, read_source
+from hooklint.noqa import Suppressions
+from hooklint.rules.base import Finding, RuleContext
+from hooklint.violation import SAFE, UNSAFE, Edit, Fix, Location, Violation
+
+MAX_FIX_ROUNDS = 20
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a worker process needs to check a file (picklable)."""
+
+    rule_codes: tuple[str, ...]
+    context: RuleContext = field(default_factory=RuleContext)
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff: bool = False
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    root: str = "."
+    cache_dir: str | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        return repr((__version__, self.rule_codes, self.context))
+
+
+@dataclass
+class FileResult:
+    path: str
+    violations: list[Violation] = field(default_factory=list)
+    #: A one-line problem that kept the file from being checked (or written).
+    error: str | None = None
+    fixed: int = 0
+    original: str | None = None
+    fixed_text: str | None = None
+    fix_failures: list[str] = field(default_factory=list)
+
+
+# -- linting a text --------------------------------------------------------------------
+def prefilter_tokens(rules) -> tuple[str, ...]:
+    return tuple(sorted({token for rule in rules for token in rule.prefilter}))
+
+
+class _Locator:
+    """Positions of nodes, as 1-based lines and columns."""
+
+    def __init__(self, module, text: str) -> None:
+        from libcst.metadata import MetadataWrapper, PositionProvider
+
+        self.positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        self.lines = _LINE_BREAK.split(text)
+
+    def start(self, node) -> Location:
+        position = self.positions[node].start
+        return Location(position.line, position.column + 1)
+
+    def end(self, node) -> Location:
+        position = self.positions[node].end
+        return Location(position.line, position.column + 1)
+
+    def line(self, number: int) -> str:
+        return self.lines[number - 1] if 1 <= number <= len(self.lines) else ""
+
+
+def lint_text(text: str, path: str, rules, context: RuleContext) -> list[Violation]:
+    """Violations in ``text`` (``rules`` are rule classes), ``# noqa`` applied."""
+    import libcst
+
+    from hooklint.analysis.collector import collect
+
+    try:
+        module = libcst.parse_module(text)
+    except libcst.ParserSyntaxError as exc:
+        return [_syntax_error(exc, path, text)]
+    except (RecursionError, ValueError) as exc:  # deeply nested or unparseable input
+        return [_syntax_violation(path, 1, 1, f"cannot parse: {type(exc).__name__}", "")]
+    facts = collect(module)
+    findings = []
+    for rule in rules:
+        if rule.code == "HL000":
+            continue
+        for finding in rule().check(facts, context):
+            findings.append((rule, finding))
+    if not findings:
+        return []
+    locator = _Locator(module, text)
+    suppressions = Suppressions.parse(text)
+    violations = []
+    for rule, finding in findings:
+        violation = _violation(rule, finding, path, locator)
+        if not suppressions.suppresses(violation.code, violation.start.line, violation.end.line):
+            violations.append(violation)
+    return sorted(set(violations), key=lambda v: v.sort_key)
+
+
+def _violation(rule, finding: Finding, path: str, locator: _Locator) -> Violation:
+    fix = None
+    if finding.fix_edits and finding.fix_withheld is None:
+        edits = tuple(sorted({e for primitive in finding.fix_edits for e in primitive.resolve(locator)}, key=lambda e: (e.start, e.end)))
+        fix = Fix(finding.fix_message, UNSAFE if finding.unsafe_fix or rule.fix_applicability == UNSAFE else SAFE, edits)
+    message = finding.message
+    if finding.fix_withheld:
+        message += f" (fix withheld: {finding.fix_withheld})"
+    start = locator.start(finding.node)
+    return Violation(
+        code=rule.code,
+        name=rule.name,
+        message=message,
+        path=path,
+        start=start,
+        end=locator.end(finding.node),
+        fix=fix,
+        fix_withheld=finding.fix_withheld,
+        source_line=locator.line(start.line),
+    )
+
+
+def _syntax_error(exc, path: str, text: str) -> Violation:
+    line = max(1, exc.raw_line)
+    column = max(1, exc.raw_column + 1)
+    source_line = _LINE_BREAK.split(text)[line - 1] if line <= text.count("\n") + 1 else ""
+    message = str(exc.message if hasattr(exc, "message") else exc).splitlines()[0]
+    return _syntax_violation(path, line, column, f"syntax error: {message}", source_line)
+
+
+def _syntax_violation(path, line, column, message, source_line) -> Violation:
+    here = Location(line, column)
+    return Violation("HL000", "syntax-error", message, path, here, here, source_line=source_line)
+
+
+# -- fixing a text -----------------------------------------------------------------------
+def apply_edits(text: str, edits: Sequence[Edit]) -> str:
+    """Apply non-overlapping edits (positions refer to ``text``)."""
+    starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+
+    def offset(location: Location) -> int:
+        if location.line > len(starts):
+            return len(text)
+        return min(starts[location.line - 1] + location.column - 1, len(text))
+
+    for edit in sorted(set(edits), key=lambda e: (e.start, e.end), reverse=True):
+        text = text[: offset(edit.start)] + edit.content + text[offset(edit.end) :]
+    return text
+
+
+def _overlaps(a: Fix, b: Fix) -> bool:
+    return any(x.start <= y.end and y.start <= x.end for x in a.edits for y in b.edits)
+
+
+def parses(text: str) -> bool:
+    import libcst
+
+    try:
+        ast.parse(text)
+        libcst.parse_module(text)
+    except (SyntaxError, ValueError, RecursionError, libcst.ParserSyntaxError):
+        return False
+    return True
+
+
+@dataclass
+class FixOutcome:
+    text: str
+    fixed: int
+    failures: list[str]
+    violations: list[Violation]
+
+
+def fix_text(text: str, path: str, rules, context: RuleContext, unsafe: bool) -> FixOutcome:
+    """Apply fixes until none is left; never return code that does not parse."""
+    fixed = 0
+    failures: list[str] = []
+    broken: set[tuple[str, Location]] = set()
+    violations = lint_text(text, path, rules, context)
+    for _ in range(MAX_FIX_ROUNDS):
+        fixable = [v for v in violations if v.is_fixable(unsafe) and (v.code, v.start) not in broken]
+        if not fixable:
+            break
+        chosen: list[Violation] = []
+        for violation in fixable:
+            if not any(_overlaps(violation.fix, other.fix) for other in chosen):
+                chosen.append(violation)
+        candidate = apply_edits(text, [e for v in chosen for e in v.fix.edits])
+        if not parses(candidate):
+            first = chosen[0]
+            chosen = [first]
+            candidate = apply_edits(text, first.fix.edits)
+            if not parses(candidate):
+                broken.add((first.code, first.start))
+                failures.append(
+                    f"{path}:{first.start.line}:{first.start.column}: {first.code} fix rolled back: it would leave code that does not parse"
+                )
+                continue
+        text = candidate
+        fixed += len(chosen)
+        violations = lint_text(text, path, rules, context)
+    return FixOutcome(text, fixed, failures, violations)
+
+
+# -- one file ------------------------------------------------------------------------------
+def _rules_for(settings: Settings, path: str):
+    from hooklint.rules import rules_by_code
+
+    ignored: set[str] = set()
+    for pattern, codes in settings.per_file_ignores:
+        if fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern):
+            ignored.update(codes)
+    table = rules_by_code()
+    return [table[c] for c in settings.rule_codes if not any(c.startswith(i) for i in ignored) or c == "HL000"]
+
+
+def check_source(source: SourceFile, shown: str, settings: Settings) -> FileResult:
+    rules = _rules_for(settings, shown)
+    result = FileResult(shown)
+    tokens = prefilter_tokens(rules)
+    if not any(token in source.text for token in tokens):
+        return result
+    if settings.fix or settings.diff:
+        outcome = fix_text(source.text, shown, rules, settings.context, settings.unsafe_fixes)
+        result.violations = outcome.violations
+        result.fixed = outcome.fixed
+        result.fix_failures = outcome.failures
+        if outcome.text != source.text:
+            result.original, result.fixed_text = source.text, outcome.text
+        return result
+    from hooklint import cache
+
+    key = cache.key(source.raw, settings.fingerprint) if settings.cache_dir else None
+    cached = cache.load(settings.cache_dir, key) if key else None
+    if cached is not None:
+        result.violations = [replace(v, path=shown) for v in cached]
+    else:
+        result.violations = lint_text(source.text, shown, rules, settings.context)
+        if key:
+            cache.store(settings.cache_dir, key, result.violations)
+    return result
+
+
+def check_path(path: str, settings: Settings) -> FileResult:
+    shown = display_path(Path(path))
+    try:
+        source = read_source(Path(path))
+    except SourceError as exc:
+        return FileResult(shown, error=str(exc))
+    try:
+        return check_source(source, shown, settings)
+    except RecursionError:
+        return FileResult(shown, error="too deeply nested to analyse")
+
+
+def write_fixed(path: Path, result: FileResult) -> str | None:
+    """Write a fixed file atomically, keeping encoding, BOM, newlines and permissions.
+    Returns a one-line problem, or None.  A file that changed since it was read is
+    left alone."""
+    try:
+        source = read_source(path)
+    except SourceError as exc:
+        return str(exc)
+    if source.text != result.original:
+        return "changed on disk since it was read; not written"
+    data = source.encode(result.fixed_text)
+    temporary = path.with_name(f".{path.name}.hooklint-{os.getpid()}.tmp")
+    try:
+        mode = path.stat().st_mode
+        with open(temporary, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode & 0o7777)
+        if path.read_bytes() != source.raw:
+            raise OSError("changed on disk while writing; not written")
+        os.replace(temporary, path)
+    except OSError as exc:
+        try:
+            temporary.unlink()
+        except OSError:
+            pass
+        return f"cannot write: {exc.strerror or exc}"
+    return None
+
+
+# -- many files ---------------------------------------------------------------------------
+#: Below this many candidate files a process pool costs more than it saves.
+PARALLEL_THRESHOLD = 8
+
+
+def check_paths(paths: Sequence[Path], settings: Settings, jobs: int) -> list[FileResult]:
+    """Check files, in a process pool when there are enough candidates."""
+    if jobs <= 1 or len(paths) < PARALLEL_THRESHOLD:
+        return [check_path(str(p), settings) for p in paths]
+    # Read and prefilter here: most files never reach the parser, and shipping them
+    # to workers would cost more than reading them.
+    from hooklint import cache
+
+    results: dict[int, FileResult] = {}
+    candidates: list[int] = []
+    rules = None
+    for index, path in enumerate(paths):
+        shown = display_path(path)
+        try:
+            source = read_source(path)
+        except SourceError as exc:
+            results[index] = FileResult(shown, error=str(exc))
+            continue
+        rules = _rules_for(settings, shown)
+        tokens = prefilter_tokens(rules)
+        if not any(token in source.text for token in tokens):
+            results[index] = FileResult(shown)
+            continue
+        if not (settings.fix or settings.diff) and settings.cache_dir:
+            cached = cache.load(settings.cache_dir, cache.key(source.raw, settings.fingerprint))
+            if cached is not None:
+                results[index] = FileResult(shown, violations=[replace(v, path=shown) for v in cached])
+                continue
+        candidates.append(index)
+    if len(candidates) < PARALLEL_THRESHOLD:
+        for index in candidates:
+            results[index] = check_path(str(paths[index]), settings)
+    else:
+        import libcst  # noqa: F401  (imported before forking, so workers share it)
+
+        import hooklint.analysis.collector  # noqa: F401
+
+        workers = min(jobs, len(candidates))
+        with ProcessPoolExecutor(max_workers=workers, mp_context=_fork_context()) as pool:
+            chunk = max(1, len(candidates) // (workers * 4))
+            for index, result in zip(candidates, pool.map(check_path, [str(paths[i]) for i in candidates], [settings] * len(candidates), chunksize=chunk)):
+                results[index] = result
+    return [results[i] for i in range(len(paths))]
+
+
+def _fork_context():
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")

@@ -1,0 +1,218 @@
+"""From paths on the command line to Python sources: walking, excludes, ``.gitignore``,
+reading and decoding.
+
+Directories yield ``*.py`` and ``*.pyi`` files, skipping default excludes (VCS folders,
+virtualenvs, build outputs, caches, ``site-packages``), configured excludes and what
+``.gitignore`` files ignore.  A file named explicitly is always checked.
+"""
+
+from __future__ import annotations
+
+import codecs
+import fnmatch
+import io
+import os
+import re
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_EXCLUDES = (
+    ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".env", "env", ".tox", ".nox", ".eggs",
+    "*.egg-info", "build", "dist", "__pycache__", "site-packages", "node_modules",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hooklint_cache", "_build", "buck-out",
+    ".ipynb_checkpoints", "__pypackages__",
+)
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+class SourceError(Exception):
+    """A file that cannot be checked; the message is the one-line diagnostic."""
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A decoded file, with what is needed to write it back unchanged in form."""
+
+    path: Path
+    raw: bytes
+    text: str
+    encoding: str
+    bom: bool
+
+    def encode(self, text: str) -> bytes:
+        data = text.encode(self.encoding)
+        return codecs.BOM_UTF8 + data if self.bom else data
+
+
+def read_source(path: Path) -> SourceFile:
+    """Read and decode a Python file as CPython would (PEP 263 cookie, BOM)."""
+    if path.is_dir():
+        raise SourceError("is a directory, not a file")
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise SourceError("no such file") from None
+    except OSError as exc:
+        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
+    return decode_source(path, raw)
+
+
+def decode_source(path: Path, raw: bytes) -> SourceFile:
+    if b"\x00" in raw:
+        raise SourceError("binary file (contains NUL bytes), not Python source")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as exc:
+        raise SourceError(f"bad encoding declaration: {exc.msg}") from None
+    bom = raw.startswith(codecs.BOM_UTF8)
+    if encoding == "utf-8-sig":
+        encoding = "utf-8"
+    body = raw[len(codecs.BOM_UTF8) :] if bom else raw
+    try:
+        text = body.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"cannot decode as {encoding}: byte 0x{raw[exc.start]:02x} at offset {exc.start}") from None
+    except LookupError:
+        raise SourceError(f"unknown encoding {encoding!r}") from None
+    return SourceFile(path, raw, text, encoding, bom)
+
+
+class _GitIgnore:
+    """The subset of gitignore semantics that matters for source trees: globs,
+    ``**``, anchored patterns (containing ``/``), directory-only patterns (trailing
+    ``/``) and negation (``!``)."""
+
+    def __init__(self, base: Path, lines: list[str]) -> None:
+        self.base = base
+        self.patterns: list[tuple[re.Pattern, bool, bool]] = []
+        for line in lines:
+            line = line.rstrip("\n").rstrip()
+            if not line or line.startswith("#"):
+                continue
+            negate = line.startswith("!")
+            if negate:
+                line = line[1:]
+            dir_only = line.endswith("/")
+            line = line.strip("/") if dir_only else line
+            anchored = "/" in line.rstrip("/")
+            line = line.lstrip("/")
+            regex = _glob_to_regex(line)
+            if not anchored:
+                regex = r"(?:.*/)?" + regex
+            self.patterns.append((re.compile(regex + r"\Z"), negate, dir_only))
+
+    def ignores(self, path: Path, is_dir: bool) -> bool | None:
+        try:
+            relative = path.relative_to(self.base).as_posix()
+        except ValueError:
+            return None
+        verdict = None
+        for regex, negate, dir_only in self.patterns:
+            if dir_only and not is_dir:
+                continue
+            if regex.match(relative):
+                verdict = not negate
+        return verdict
+
+
+def _glob_to_regex(pattern: str) -> str:
+    parts = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            parts.append(r"(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            parts.append(r".*")
+            i += 2
+        elif pattern[i] == "*":
+            parts.append(r"[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            parts.append(r"[^/]")
+            i += 1
+        else:
+            parts.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(parts)
+
+
+def _load_gitignore(directory: Path) -> _GitIgnore | None:
+    candidate = directory / ".gitignore"
+    try:
+        return _GitIgnore(directory, candidate.read_text(encoding="utf-8", errors="replace").splitlines())
+    except OSError:
+        return None
+
+
+def _matches_any(name: str, relative: str, patterns) -> bool:
+    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(relative, p) for p in patterns)
+
+
+def discover(paths: list[Path], excludes: list[str], root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Files to check, sorted, and (path, problem) for paths that cannot be walked."""
+    found: set[Path] = set()
+    problems: list[tuple[Path, str]] = []
+    all_excludes = tuple(DEFAULT_EXCLUDES) + tuple(excludes)
+    for path in paths:
+        if path.is_dir():
+            found.update(_walk(path, all_excludes, root))
+        elif path.exists() or path.is_symlink():
+            found.add(path)  # named explicitly: always checked
+        else:
+            problems.append((path, "no such file or directory"))
+    return sorted(found), problems
+
+
+def _walk(top: Path, excludes: tuple[str, ...], root: Path):
+    ignores: list[_GitIgnore] = []
+    top = Path(os.path.abspath(top))
+    for parent in reversed([top, *top.parents]):
+        loaded = _load_gitignore(parent)
+        if loaded is not None:
+            ignores.append(loaded)
+    stack = [(top, ignores)]
+    while stack:
+        directory, inherited = stack.pop()
+        local = _load_gitignore(directory) if directory != top else None
+        active = inherited + [local] if local is not None else inherited
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            is_dir = entry.is_dir(follow_symlinks=False)
+            relative = _relative(path, root)
+            if _matches_any(entry.name, relative, excludes) or _git_ignored(active, path, is_dir):
+                continue
+            if is_dir:
+                stack.append((path, active))
+            elif entry.name.endswith(PYTHON_SUFFIXES) and entry.is_file():
+                yield path
+
+
+def _git_ignored(ignores: list[_GitIgnore], path: Path, is_dir: bool) -> bool:
+    verdict = False
+    for ignore in ignores:
+        result = ignore.ignores(path, is_dir)
+        if result is not None:
+            verdict = result
+    return verdict
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.absolute().relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def display_path(path: Path, cwd: Path | None = None) -> str:
+    """A path as reports show it: relative to the working directory when below it."""
+    cwd = cwd or Path.cwd()
+    try:
+        return path.absolute().relative_to(cwd).as_posix()
+    except ValueError:
+        return path.as_posix()

@@ -1,0 +1,30 @@
+"""``--format github``: GitHub Actions workflow-command annotations."""
+
+from __future__ import annotations
+
+from hooklint.violation import Violation
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(violations: list[Violation], **_: object) -> str:
+    lines = []
+    for v in violations:
+        properties = ",".join(
+            [
+                f"title={_property(f'hooklint ({v.code})')}",
+                f"file={_property(v.path)}",
+                f"line={v.start.line}",
+                f"col={v.start.column}",
+                f"endLine={v.end.line}",
+                f"endColumn={v.end.column}",
+            ]
+        )
+        lines.append(f"::error {properties}::{_data(f'{v.code} {v.message}')}\n")
+    return "".join(lines)

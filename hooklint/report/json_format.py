@@ -1,0 +1,51 @@
+"""``--format json``: a list of violation objects.
+
+Schema (each item)::
+
+    {
+      "code": "HL001", "name": "post-hook-without-always-call", "message": "...",
+      "filename": "pkg/mod.py",
+      "location": {"row": 14, "column": 5},          # 1-based
+      "end_location": {"row": 14, "column": 66},      # exclusive column
+      "fix": null | {
+        "applicability": "safe" | "unsafe", "message": "...",
+        "edits": [{"content": "...", "location": {...}, "end_location": {...}}]
+      }
+    }
+"""
+
+from __future__ import annotations
+
+import json
+
+from hooklint.violation import Location, Violation
+
+
+def _location(location: Location) -> dict:
+    return {"row": location.line, "column": location.column}
+
+
+def as_dict(v: Violation) -> dict:
+    fix = None
+    if v.fix is not None:
+        fix = {
+            "applicability": v.fix.applicability,
+            "message": v.fix.message,
+            "edits": [
+                {"content": e.content, "location": _location(e.start), "end_location": _location(e.end)}
+                for e in v.fix.edits
+            ],
+        }
+    return {
+        "code": v.code,
+        "name": v.name,
+        "message": v.message,
+        "filename": v.path,
+        "location": _location(v.start),
+        "end_location": _location(v.end),
+        "fix": fix,
+    }
+
+
+def render(violations: list[Violation], **_: object) -> str:
+    return json.dumps([as_dict(v) for v in violations], indent=2) + "\n"

@@ -1,0 +1,98 @@
+"""The rule contract.
+
+A rule is a class: its docstring is the user documentation (ruff's sections: *What it
+does*, *Why is this bad?*, *Example*, *Use instead*, *Fix safety*), its ``VALID`` and
+``INVALID`` examples are turned into tests automatically and shown by
+``hooklint explain``, and :meth:`Rule.check` is a small query over the module's
+facts that yields :class:`Finding` values.  A rule never walks the tree, reads
+files or prints.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from hooklint.analysis.facts import ModuleFacts
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code the rule must not flag (``options`` are per-example settings, e.g.
+    ``{"target_torch": (2, 0)}``)."""
+
+    code: str
+    options: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code the rule must flag: ``line`` is the 1-based line the finding starts on (when
+    given), ``expected`` the code after applying the rule's fix (None: no fix offered),
+    ``message`` a substring the message must contain."""
+
+    code: str
+    expected: str | None = None
+    line: int | None = None
+    message: str | None = None
+    options: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    """Settings a rule may read."""
+
+    target_torch: tuple[int, int] = (2, 4)
+    registration_wrappers: tuple[str, ...] = ()
+
+
+@dataclass
+class Finding:
+    """A violation as a rule sees it: the node to point at, the message, and an
+    optional fix (edit primitives from :mod:`hooklint.fixes.edits`)."""
+
+    node: "cst.CSTNode"
+    message: str
+    fix_edits: Sequence = ()
+    fix_message: str = ""
+    unsafe_fix: bool = False
+    fix_withheld: str | None = None
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    #: On unless deselected (off-by-default rules need an explicit select).
+    default_on: ClassVar[bool] = True
+    #: Preview rules run only with ``--preview`` / ``preview = true``.
+    preview: ClassVar[bool] = False
+    #: ``safe``, ``unsafe`` or None when the rule offers no fix.
+    fix_applicability: ClassVar[str | None] = None
+    #: Substrings of which a file must contain at least one for the rule to apply.
+    prefilter: ClassVar[tuple[str, ...]] = ("register_",)
+    VALID: ClassVar[list[Valid]] = []
+    INVALID: ClassVar[list[Invalid]] = []
+
+    def check(self, facts: "ModuleFacts", context: RuleContext) -> Iterable[Finding]:
+        raise NotImplementedError
+
+    @classmethod
+    def summary(cls) -> str:
+        """The first line of the docs."""
+        return inspect.getdoc(cls).splitlines()[0] if cls.__doc__ else cls.name
+
+    @classmethod
+    def documentation(cls) -> str:
+        return inspect.getdoc(cls) or ""
+
+
+def torch_at_least(context: RuleContext, version: tuple[int, int]) -> bool:
+    return context.target_torch >= version
+
+
+def format_version(version: tuple[int, int]) -> str:
+    return f"{version[0]}.{version[1]}"

@@ -1,0 +1,323 @@
+"""HL001 post-hook-without-always-call."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.fixes.always_call import add_always_call, clamp_decrement
+from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, format_version
+
+ALWAYS_CALL_SINCE = (2, 1)
+
+
+class PostHookWithoutAlwaysCall(Rule):
+    """A forward hook that undoes its pre-hook's change is registered without `always_call=True`.
+
+    ## What it does
+    Finds a forward pre-hook / forward hook pair on the same target (one module, or the
+    process-wide `register_module_forward_pre_hook` / `register_module_forward_hook`
+    pair) where the pre-hook changes shared state one way (a counter incremented, an
+    item added to a set or stack, a flag set, an attribute set) and the post-hook
+    changes it back, and the post-hook is registered without `always_call=True`.
+
+    ## Why is this bad?
+    PyTorch skips plain forward hooks when `forward` raises. Then the pre-hook's
+    change is never undone. This is not only an error path: non-reentrant activation
+    checkpointing (`torch.utils.checkpoint(..., use_reentrant=False)`) stops
+    recomputation early by raising through `forward` on purpose, every backward.
+    bitsandbytes' 4-bit parametrization paired `P._cache_enabled += 1` with
+    `P._cache_enabled -= 1` this way: the counter climbed every step and the
+    dequantized weights stayed cached until the process ran out of memory.
+
+    ## Example
+    ```python
+    import torch.nn.utils.parametrize as P
+
+    def _enable(module, inputs):
+        P._cache_enabled += 1
+
+    def _disable(module, inputs, output):
+        P._cache_enabled -= 1
+
+    module.register_forward_pre_hook(_enable)
+    module.register_forward_hook(_disable)
+    ```
+
+    ## Use instead
+    ```python
+    def _disable(module, inputs, output):
+        P._cache_enabled = max(0, P._cache_enabled - 1)
+
+    module.register_forward_pre_hook(_enable)
+    module.register_forward_hook(_disable, always_call=True)
+    ```
+    The clamp matters: an `always_call` hook also runs when an earlier pre-hook
+    raised, so its own pre-hook never ran; an unclamped counter would go to -1,
+    which is truthy. `hooklint.runtime.hooks.paired_forward_hooks` is exact even
+    for nested failures (a per-call token instead of a clamp).
+
+    ## Fix safety
+    Safe when the target torch is at least 2.1 (`always_call` appeared in 2.1);
+    withheld otherwise. The fix adds `always_call=True` and clamps counter
+    decrements in the post-hook at zero. It does not reach into hooks defined in
+    other files, and it leaves set/stack removals as they are (see HL005).
+    """
+
+    code = "HL001"
+    name = "post-hook-without-always-call"
+    fix_applicability = "safe"
+    prefilter = ("register_forward_hook", "register_module_forward_hook")
+
+    def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
+        pre_hooks = [r for r in facts.registrations if r.api.kind == "forward_pre" and r.hook]
+        for post in facts.registrations:
+            if not _needs_always_call(post):
+                continue
+            for pre in pre_hooks:
+                if not _same_target(pre, post):
+                    continue
+                undone = _undone_keys(pre, post)
+                if undone:
+                    yield self._finding(facts, context, pre, post, undone)
+                    break
+
+    def _finding(self, facts, context, pre: Registration, post: Registration, undone) -> Finding:
+        keys = ", ".join(f"`{k}`" for k in sorted(undone))
+        message = (
+            f"forward hook `{post.hook.name}` undoes what pre-hook `{pre.hook.name}` does to {keys}, "
+            "but without `always_call=True` it does not run when forward raises "
+            "(non-reentrant checkpointing raises on purpose), so the change is never undone"
+        )
+        edits = add_always_call(post)
+        for effect in post.hook.effects:
+            if effect.key in undone and effect.op == "decrement":
+                edits += clamp_decrement(facts, effect)
+        withheld = None
+        if context.target_torch < ALWAYS_CALL_SINCE:
+            withheld = (
+                f"`always_call` needs torch >= {format_version(ALWAYS_CALL_SINCE)}, "
+                f"target is {format_version(context.target_torch)}"
+            )
+        return Finding(
+            node=post.call,
+            message=message,
+            fix_edits=edits,
+            fix_message="Add `always_call=True` and clamp the release at zero",
+            fix_withheld=withheld,
+        )
+
+    VALID = [
+        Valid(
+            """
+import torch.nn.utils.parametrize as P
+
+def _enable(module, inputs):
+    P._cache_enabled += 1
+
+def _disable(module, inputs, output):
+    P._cache_enabled = max(0, P._cache_enabled - 1)
+
+def install(module):
+    module.register_forward_pre_hook(_enable)
+    module.register_forward_hook(_disable, always_call=True)
+"""
+        ),
+        # A **kwargs splat may carry always_call: hooklint cannot see into it.
+        Valid(
+            """
+def install(module, options):
+    module.register_forward_pre_hook(lambda m, i: STACK.append(m))
+    module.register_forward_hook(lambda m, i, o: STACK.pop(), **options)
+"""
+        ),
+        # The two hooks share no state: nothing to undo.
+        Valid(
+            """
+class Timer:
+    def start(self, module, inputs):
+        self.started += 1
+
+    def stop(self, module, inputs, output):
+        self.outputs.append(output.shape)
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self.start)
+        model.register_forward_hook(self.stop)
+"""
+        ),
+        # Pre- and post-hook on different modules are not a pair.
+        Valid(
+            """
+depth = 0
+
+def enter(module, args):
+    global depth
+    depth += 1
+
+def leave(module, args, output):
+    global depth
+    depth -= 1
+
+encoder.register_forward_pre_hook(enter)
+decoder.register_forward_hook(leave)
+"""
+        ),
+    ]
+    INVALID = [
+        # The bitsandbytes shape (before PR #1999).
+        Invalid(
+            """
+from functools import partial
+import torch.nn.utils.parametrize as P
+
+def _disable_parametrization_cache(module, inputs, output):
+    P._cache_enabled -= 1
+    if not P._cache_enabled:
+        P._cache = {}
+
+def _enable_parametrization_cache(module, inputs):
+    P._cache_enabled += 1
+
+def _register_parametrization_hooks(module, param_name):
+    module.register_forward_pre_hook(_enable_parametrization_cache)
+    module.register_forward_hook(_disable_parametrization_cache)
+""",
+            expected="""
+from functools import partial
+import torch.nn.utils.parametrize as P
+
+def _disable_parametrization_cache(module, inputs, output):
+    P._cache_enabled = max(0, P._cache_enabled - 1)
+    if not P._cache_enabled:
+        P._cache = {}
+
+def _enable_parametrization_cache(module, inputs):
+    P._cache_enabled += 1
+
+def _register_parametrization_hooks(module, param_name):
+    module.register_forward_pre_hook(_enable_parametrization_cache)
+    module.register_forward_hook(_disable_parametrization_cache, always_call=True)
+""",
+            line=14,
+            message="torch.nn.utils.parametrize._cache_enabled",
+        ),
+        # Methods of a profiler: a stack pushed and popped through `self`.
+        Invalid(
+            """
+class ModuleTracer:
+    def __init__(self):
+        self.stack = []
+
+    def _push(self, module, args):
+        self.stack.append(type(module).__name__)
+
+    def _pop(self, module, args, output):
+        self.stack.pop()
+
+    def attach(self, model):
+        for sub in model.modules():
+            sub.register_forward_pre_hook(self._push)
+            sub.register_forward_hook(self._pop)
+""",
+            expected="""
+class ModuleTracer:
+    def __init__(self):
+        self.stack = []
+
+    def _push(self, module, args):
+        self.stack.append(type(module).__name__)
+
+    def _pop(self, module, args, output):
+        self.stack.pop()
+
+    def attach(self, model):
+        for sub in model.modules():
+            sub.register_forward_pre_hook(self._push)
+            sub.register_forward_hook(self._pop, always_call=True)
+""",
+            line=15,
+            message="self.stack",
+        ),
+        # Process-wide pair through import aliases, a flag set and reset on the module.
+        Invalid(
+            """
+from torch.nn.modules.module import (
+    register_module_forward_hook as add_post,
+    register_module_forward_pre_hook as add_pre,
+)
+
+def mark(module, args):
+    module._active = True
+
+def unmark(module, args, output):
+    module._active = False
+
+add_pre(mark)
+add_post(unmark)
+""",
+            expected="""
+from torch.nn.modules.module import (
+    register_module_forward_hook as add_post,
+    register_module_forward_pre_hook as add_pre,
+)
+
+def mark(module, args):
+    module._active = True
+
+def unmark(module, args, output):
+    module._active = False
+
+add_pre(mark)
+add_post(unmark, always_call=True)
+""",
+            line=14,
+            message="<module>._active",
+        ),
+        # Hooks built by a factory closure and functools.partial; target torch 2.0: fix withheld.
+        Invalid(
+            """
+import functools
+
+ACTIVE = set()
+
+def make_enter(tag):
+    def enter(module, args):
+        ACTIVE.add(tag)
+    return enter
+
+def leave(tag, module, args, output):
+    ACTIVE.discard(tag)
+
+def install(layer, tag):
+    layer.register_forward_pre_hook(make_enter(tag))
+    layer.register_forward_hook(functools.partial(leave, tag))
+""",
+            expected=None,
+            line=16,
+            message="`ACTIVE`",
+            options={"target_torch": (2, 0)},
+        ),
+    ]
+
+
+def _needs_always_call(post: Registration) -> bool:
+    if post.api.kind != "forward" or not post.api.accepts_always_call or post.hook is None:
+        return False
+    if post.has_star_kwargs:
+        return False
+    value = post.keywords.get("always_call")
+    if value is None:
+        return True
+    return type(value).__name__ == "Name" and value.value == "False"  # type: ignore[attr-defined]
+
+
+def _same_target(pre: Registration, post: Registration) -> bool:
+    if pre.api.is_global or post.api.is_global:
+        return pre.api.owner == post.api.owner
+    return pre.receiver_code == post.receiver_code and pre.site.function is post.site.function
+
+
+def _undone_keys(pre: Registration, post: Registration) -> set[str]:
+    acquired = {e.key for e in pre.hook.effects if e.acquires}
+    return {e.key for e in post.hook.effects if e.releases and e.key in acquired}

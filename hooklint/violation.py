@@ -1,0 +1,84 @@
+"""Violations and fixes as plain data: what rules produce and reporters print.
+
+Positions are 1-based lines and 1-based columns (as ruff reports them), counted in
+characters.  A :class:`Fix` is a list of non-overlapping text edits with an
+applicability: ``safe`` fixes are applied by ``--fix``, ``unsafe`` ones need
+``--unsafe-fixes`` too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+SAFE = "safe"
+UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text from ``start`` to ``end`` (exclusive) with ``content``."""
+
+    start: Location
+    end: Location
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    message: str
+    applicability: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True)
+class Violation:
+    code: str
+    name: str
+    message: str
+    path: str
+    start: Location
+    end: Location
+    fix: Fix | None = None
+    #: Why a fix exists but is not offered (e.g. it needs a newer torch than the target).
+    fix_withheld: str | None = None
+    source_line: str = field(default="", compare=False)
+
+    @property
+    def sort_key(self) -> tuple:
+        return (self.path, self.start.line, self.start.column, self.code)
+
+    def is_fixable(self, unsafe: bool) -> bool:
+        return self.fix is not None and (self.fix.applicability == SAFE or unsafe)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Violation":
+        fix = data.get("fix")
+        if fix is not None:
+            fix = Fix(
+                fix["message"],
+                fix["applicability"],
+                tuple(
+                    Edit(Location(**e["start"]), Location(**e["end"]), e["content"])
+                    for e in fix["edits"]
+                ),
+            )
+        return cls(
+            code=data["code"],
+            name=data["name"],
+            message=data["message"],
+            path=data["path"],
+            start=Location(**data["start"]),
+            end=Location(**data["end"]),
+            fix=fix,
+            fix_withheld=data.get("fix_withheld"),
+            source_line=data.get("source_line", ""),
+        )

@@ -1,0 +1,133 @@
+"""The per-block SignSGD loop of AutoRound.
+
+Each ``nn.Linear`` of a block gets a :class:`LinearTuner`: a rounding offset
+``V`` (grouped weight shape, starts at 0) and per-group min/max clipping scales
+(start at 1).  The block runs through :func:`torch.func.functional_call` with
+the tuners' fake-quantized weights substituted, so the block's modules are
+never replaced, wrapped or hooked.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hooklint.runtime import require_torch
+from hooklint.runtime._autoround_capture import BlockInputs
+from hooklint.runtime._autoround_quant import GroupCodes, fake_quantize, from_groups, to_groups
+
+torch = require_torch()
+nn = torch.nn
+
+
+class LinearTuner:
+    """Learnable rounding state of one ``nn.Linear`` weight."""
+
+    def __init__(self, linear: nn.Linear, bits: int, group_size: int, sym: bool, tune_minmax: bool):
+        weight = linear.weight.detach()
+        self.shape = tuple(weight.shape)
+        self.dtype = weight.dtype
+        self.bits, self.sym = bits, sym
+        self.grouped, self.pad = to_groups(weight.float(), group_size)
+        groups = self.grouped.shape[0]
+        self.offset = torch.zeros_like(self.grouped, requires_grad=True)
+        self.min_scale = torch.ones(groups, device=weight.device, requires_grad=tune_minmax)
+        self.max_scale = torch.ones(groups, device=weight.device, requires_grad=tune_minmax)
+
+    def scale_parameters(self) -> list[torch.Tensor]:
+        """The clipping scales, when they are tuned."""
+        return [self.min_scale, self.max_scale] if self.min_scale.requires_grad else []
+
+    def quantize(self) -> tuple[torch.Tensor, GroupCodes]:
+        """Fake-quantized weight in the layer's shape and dtype, and its integer codes."""
+        grouped, codes = fake_quantize(
+            self.grouped, self.bits, self.sym, self.offset, self.min_scale, self.max_scale
+        )
+        return from_groups(grouped, self.shape, self.pad).to(self.dtype), codes
+
+    def snapshot(self) -> tuple[torch.Tensor, ...]:
+        """Copies of the current offset and scales."""
+        return tuple(t.detach().clone() for t in (self.offset, self.min_scale, self.max_scale))
+
+    def restore(self, state: tuple[torch.Tensor, ...]) -> None:
+        """Load a :meth:`snapshot`."""
+        with torch.no_grad():
+            for target, value in zip((self.offset, self.min_scale, self.max_scale), state):
+                target.copy_(value)
+
+
+@dataclass(frozen=True)
+class TuneSettings:
+    """Hyper-parameters of the SignSGD loop."""
+
+    iters: int
+    lr: float
+    minmax_lr: float
+    batch_size: int
+    gradient_accumulate_steps: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """Iteration-0 (round-to-nearest) loss, best loss and the iteration that reached it."""
+
+    initial_loss: float
+    best_loss: float
+    best_iteration: int
+
+
+def tune_block(
+    block: nn.Module,
+    tuners: dict[str, LinearTuner],
+    inputs: BlockInputs,
+    targets: torch.Tensor,
+    settings: TuneSettings,
+    on_iteration: Callable[[int, float], None],
+) -> TuneResult:
+    """Minimise MSE(quantized block(inputs), targets) over the tuners' parameters.
+
+    SignSGD with learning rates decayed linearly to 0.  The loss of each
+    iteration is measured before its update; the parameters of the best
+    iteration are loaded into the tuners on return.  ``on_iteration(i, loss)``
+    runs after each iteration's backward pass.
+    """
+    groups = [([t.offset for t in tuners.values()], settings.lr)]
+    groups.append(([p for t in tuners.values() for p in t.scale_parameters()], settings.minmax_lr))
+    generator = torch.Generator().manual_seed(settings.seed)
+    count, steps = len(inputs), settings.gradient_accumulate_steps
+    per_step = min(settings.batch_size, count)
+    best_loss, best_iteration, initial_loss = math.inf, 0, math.nan
+    best_state = {name: tuner.snapshot() for name, tuner in tuners.items()}
+
+    def quantized_forward(args, kwargs):
+        weights = {f"{name}.weight": tuner.quantize()[0] for name, tuner in tuners.items()}
+        return torch.func.functional_call(block, weights, args, kwargs, strict=False)
+
+    for iteration in range(settings.iters):
+        loss_sum = 0.0
+        for _ in range(steps):
+            indices = torch.randperm(count, generator=generator)[:per_step]
+            output = inputs.call(block, indices, quantized_forward)
+            target = targets[indices.to(targets.device)]
+            loss = torch.nn.functional.mse_loss(output.float(), target.float())
+            loss_sum += loss.item()
+            loss.backward()
+        loss_value = loss_sum / steps
+        if iteration == 0:
+            initial_loss = loss_value
+        if loss_value < best_loss:
+            best_loss, best_iteration = loss_value, iteration
+            best_state = {name: tuner.snapshot() for name, tuner in tuners.items()}
+        on_iteration(iteration, loss_value)
+        decay = 1.0 - iteration / settings.iters
+        with torch.no_grad():
+            for params, lr in groups:
+                for param in params:
+                    if param.grad is not None:  # None: the layer is unused by this block's forward
+                        param.sub_(lr * decay * torch.sign(param.grad))
+                        param.grad = None
+    for name, tuner in tuners.items():
+        tuner.restore(best_state[name])
+    return TuneResult(initial_loss, best_loss, best_iteration)
