@@ -11,8 +11,8 @@ the cache size and how often weights were dequantized. Variants:
 * ``no_cache``: no hooks at all (every access dequantizes), for timing.
 
 Without CUDA it prints ``{"skipped": "no CUDA"}`` and exits 0. ``--device cpu``
-runs the same experiment on the CPU, where "memory" is the bytes of all live
-tensors found by the garbage collector. If ``benchmarks/gpu_autoround.py``
+runs the same experiment on the CPU, where "memory" is the bytes held by the
+model, the optimizer state and the parametrization cache. If ``benchmarks/gpu_autoround.py``
 exists and defines ``run() -> dict``, its result is added under ``"autoround"``.
 Exit status: 0 when every check passes (or skipped), 1 otherwise.
 
@@ -33,10 +33,9 @@ from pathlib import Path
 
 import torch
 import torch.nn.utils.parametrize as P
+from hooklint.runtime.parametrize import enable_dequant_cache, replace_parameter_4bit
 from torch import nn
 from torch.utils.checkpoint import checkpoint
-
-from hooklint.runtime.parametrize import Dequantize4bit, enable_dequant_cache, replace_parameter_4bit
 
 MIB = 2**20
 VARIANTS = ("original", "clamp", "enable_dequant_cache", "no_cache")
@@ -64,7 +63,9 @@ class FusedExperts(nn.Module):
 
     def __init__(self, experts: int, dim: int, dtype: torch.dtype) -> None:
         super().__init__()
-        self.weight = nn.Parameter(torch.randn(experts, dim, dim, dtype=dtype) / dim**0.5, requires_grad=False)
+        self.weight = nn.Parameter(
+            torch.randn(experts, dim, dim, dtype=dtype) / dim**0.5, requires_grad=False
+        )
 
     def forward(self, x: torch.Tensor, gates: torch.Tensor) -> torch.Tensor:
         outputs = [x @ self.weight[e].T for e in range(gates.shape[-1])]
@@ -112,7 +113,10 @@ def _disable_cache_clamped(module, args, output) -> None:
 
 def install_original_pair(module: nn.Module) -> list:
     """The bitsandbytes pair as first shipped: the post-hook is skipped when forward raises."""
-    return [module.register_forward_pre_hook(_enable_cache), module.register_forward_hook(_disable_cache)]
+    return [
+        module.register_forward_pre_hook(_enable_cache),
+        module.register_forward_hook(_disable_cache),
+    ]
 
 
 def install_clamp_pair(module: nn.Module) -> list:
@@ -135,23 +139,32 @@ def install_variant(variant: str, module: nn.Module) -> list:
     raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
 
 
-def live_tensor_bytes() -> int:
-    """Bytes of the distinct storages of all tensors the garbage collector can see (CPU probe)."""
-    storages = {}
-    for obj in gc.get_objects():
-        if issubclass(type(obj), torch.Tensor) and obj.device.type != "meta":
-            storage = obj.untyped_storage()
-            storages[storage.data_ptr()] = storage.nbytes()
+def tracked_tensor_bytes(model: nn.Module, optimizer: torch.optim.Optimizer) -> int:
+    """Bytes of the distinct storages held by the model, the optimizer state and the parametrization cache."""
+    tensors = [*model.parameters(), *model.buffers(), *P._cache.values()]
+    tensors += [
+        t
+        for state in optimizer.state.values()
+        for t in state.values()
+        if isinstance(t, torch.Tensor)
+    ]
+    storages = {
+        t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
+        for t in tensors
+        if t is not None
+    }
     return sum(storages.values())
 
 
-def memory_probe(device: torch.device) -> int:
-    """Allocated bytes after collecting cyclic garbage: the CUDA allocator on GPU, live tensor storages on CPU."""
-    gc.collect()
+def memory_probe(
+    device: torch.device, model: nn.Module, optimizer: torch.optim.Optimizer
+) -> int:
+    """Allocated bytes: the CUDA allocator after collecting cyclic garbage, or the tracked tensors on CPU."""
     if device.type == "cuda":
+        gc.collect()
         torch.cuda.synchronize(device)
         return torch.cuda.memory_allocated(device)
-    return live_tensor_bytes()
+    return tracked_tensor_bytes(model, optimizer)
 
 
 def cached_bytes() -> int:
@@ -170,7 +183,9 @@ class VariantRun:
     step_seconds: list[float] = field(default_factory=list)
 
 
-def run_variant(variant: str, config: ModelConfig, steps: int, device: torch.device, seed: int = 0) -> VariantRun:
+def run_variant(
+    variant: str, config: ModelConfig, steps: int, device: torch.device, seed: int = 0
+) -> VariantRun:
     """Train ``steps`` steps with ``variant`` hooks on every experts module; restores the global cache state."""
     torch.manual_seed(seed)
     model = MoEModel(config).to(device)
@@ -183,8 +198,12 @@ def run_variant(variant: str, config: ModelConfig, steps: int, device: torch.dev
     for block in model.blocks:
         replace_parameter_4bit(block.experts, "weight", quant_type="nf4", blocksize=64)
         block.experts.parametrizations.weight[0].register_forward_hook(count_dequant)
-    handles = [h for block in model.blocks for h in install_variant(variant, block.experts)]
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)
+    handles = [
+        h for block in model.blocks for h in install_variant(variant, block.experts)
+    ]
+    optimizer = torch.optim.AdamW(
+        [p for p in model.parameters() if p.requires_grad], lr=1e-3
+    )
     x = torch.randn(config.tokens, config.dim, device=device, dtype=config.dtype)
     target = torch.randn_like(x)
     run = VariantRun()
@@ -200,7 +219,7 @@ def run_variant(variant: str, config: ModelConfig, steps: int, device: torch.dev
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
             run.step_seconds.append(time.perf_counter() - start)
-            run.memory_bytes.append(memory_probe(device))
+            run.memory_bytes.append(memory_probe(device, model, optimizer))
             run.cache_enabled.append(P._cache_enabled)
             run.cache_entries.append(len(P._cache))
             run.cached_bytes.append(cached_bytes())
@@ -216,15 +235,26 @@ def run_variant(variant: str, config: ModelConfig, steps: int, device: torch.dev
 def check_runs(runs: dict[str, VariantRun], config: ModelConfig) -> dict[str, bool]:
     """The acceptance checks of issue 6 over the per-step observations."""
     layers = config.layers
-    original, clamp, cached = runs["original"], runs["clamp"], runs["enable_dequant_cache"]
+    original, clamp, cached = (
+        runs["original"],
+        runs["clamp"],
+        runs["enable_dequant_cache"],
+    )
     checks = {
-        "original_counter_climbs": original.cache_enabled == [layers * (k + 1) for k in range(len(original.cache_enabled))],
-        "original_pins_dequantized_weights": min(original.cached_bytes) >= config.dequantized_bytes()
-        and original.memory_bytes[-1] - cached.memory_bytes[-1] >= config.dequantized_bytes(),
-        "clamp_counter_zero": set(clamp.cache_enabled) == {0} and set(clamp.cache_entries) == {0},
+        "original_counter_climbs": original.cache_enabled
+        == [layers * (k + 1) for k in range(len(original.cache_enabled))],
+        "original_pins_dequantized_weights": min(original.cached_bytes)
+        >= config.dequantized_bytes()
+        and original.memory_bytes[-1] - cached.memory_bytes[-1]
+        >= config.dequantized_bytes(),
+        "clamp_counter_zero": set(clamp.cache_enabled) == {0}
+        and set(clamp.cache_entries) == {0},
         "cache_counter_zero_every_step": set(cached.cache_enabled) == {0},
         "cache_empty_every_step": set(cached.cache_entries) == {0},
-        "cache_memory_flat_after_step_2": max(abs(m - cached.memory_bytes[2]) for m in cached.memory_bytes[2:]) <= MIB,
+        "cache_memory_flat_after_step_2": max(
+            abs(m - cached.memory_bytes[2]) for m in cached.memory_bytes[2:]
+        )
+        <= MIB,
         "cache_dequantizes_once_per_forward": set(cached.dequant_calls) == {2 * layers},
     }
     return checks
@@ -245,18 +275,25 @@ def run_autoround() -> dict | None:
         if not callable(getattr(module, "run", None)):
             return {"error": "benchmarks/gpu_autoround.py defines no run()"}
         return module.run()
-    except Exception as exc:  # report, do not lose the dequant-cache results
+    except Exception as exc:  # noqa: BLE001 -- report it, do not lose the dequant-cache results
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def verify(config: ModelConfig, steps: int, device: torch.device) -> dict:
     """Run every variant and the checks; the JSON-ready report."""
-    runs = {variant: run_variant(variant, config, steps, device) for variant in VARIANTS}
+    runs = {
+        variant: run_variant(variant, config, steps, device) for variant in VARIANTS
+    }
     checks = check_runs(runs, config)
-    no_cache_s, cache_s = _median_step_seconds(runs["no_cache"]), _median_step_seconds(runs["enable_dequant_cache"])
+    no_cache_s, cache_s = (
+        _median_step_seconds(runs["no_cache"]),
+        _median_step_seconds(runs["enable_dequant_cache"]),
+    )
     return {
         "device": str(device),
-        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        "device_name": torch.cuda.get_device_name(device)
+        if device.type == "cuda"
+        else "cpu",
         "torch": torch.__version__,
         "steps": steps,
         "config": {**asdict(config), "dtype": str(config.dtype)},
@@ -281,7 +318,11 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"skipped": "no CUDA"}))
         return 0
     device = torch.device(args.device)
-    config = ModelConfig() if device.type == "cuda" else ModelConfig(layers=2, experts=4, dim=64, tokens=32)
+    config = (
+        ModelConfig()
+        if device.type == "cuda"
+        else ModelConfig(layers=2, experts=4, dim=64, tokens=32)
+    )
     report = verify(config, args.steps, device)
     if device.type == "cuda":
         report["autoround"] = run_autoround()

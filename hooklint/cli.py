@@ -151,7 +151,7 @@ def _fail(message: str) -> None:
 
 
 @main.command("rules")
-@click.option("--format", "output_format", type=click.Choice(("text", "json")), default="text", show_default=True)
+@click.option("--format", "output_format", type=click.Choice(("text", "json", "markdown")), default="text", show_default=True)
 def rules_command(output_format: str) -> None:
     """List every rule: code, name, default, fix availability and safety."""
     import json
@@ -172,9 +172,21 @@ def rules_command(output_format: str) -> None:
     if output_format == "json":
         click.echo(json.dumps(rows, indent=2))
         return
+    if output_format == "markdown":
+        click.echo(rules_markdown(rows), nl=False)
+        return
     click.echo(f"{'code':<6} {'name':<36} {'default':<8} {'tier':<8} {'fix':<7} summary")
     for row in rows:
         click.echo(f"{row['code']:<6} {row['name']:<36} {row['default']:<8} {row['tier']:<8} {row['fix']:<7} {row['summary']}")
+
+
+def rules_markdown(rows: list[dict]) -> str:
+    """The README's rules table."""
+    lines = ["| code | name | default | tier | fix | what it finds |", "|---|---|---|---|---|---|"]
+    for row in rows:
+        summary = row["summary"].replace("|", "\\|")
+        lines.append(f"| {row['code']} | `{row['name']}` | {row['default']} | {row['tier']} | {row['fix']} | {summary} |")
+    return "\n".join(lines) + "\n"
 
 
 @main.command()

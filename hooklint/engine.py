@@ -99,7 +99,7 @@ def lint_text(text: str, path: str, rules, context: RuleContext) -> list[Violati
         return [_syntax_error(exc, path, text)]
     except (RecursionError, ValueError) as exc:  # deeply nested or unparseable input
         return [_syntax_violation(path, 1, 1, f"cannot parse: {type(exc).__name__}", "")]
-    facts = collect(module)
+    facts = collect(module, context.registration_wrappers)
     findings = []
     for rule in rules:
         if rule.code == "HL000":

@@ -214,12 +214,14 @@ class AutoRound:
             )
             result = tune_block(block, tuners, q_inputs, targets, settings, report)
             self._fold(names[index], block, tuners)
-            if self.enable_quanted_input:
-                q_inputs = q_inputs.replaced(self._run(block, q_inputs))
-            fp_inputs = fp_inputs.replaced(targets)
-            if not self.enable_quanted_input:
-                q_inputs = fp_inputs
-            del targets, tuners, report
+            del tuners, report
+            if index + 1 < len(blocks):  # the next block's inputs replace (release) this block's
+                if self.enable_quanted_input:
+                    q_inputs = q_inputs.replaced(self._run(block, q_inputs))
+                fp_inputs = fp_inputs.replaced(targets)
+                if not self.enable_quanted_input:
+                    q_inputs = fp_inputs
+            del targets
             stats.append(BlockStats(
                 index, names[index], result.initial_loss, result.best_loss,
                 result.best_iteration, time.perf_counter() - started,

@@ -67,7 +67,7 @@ class PairedHooksHandle:
         for handle in self._handles:
             handle.remove()
 
-    def __enter__(self) -> PairedHooksHandle:
+    def __enter__(self) -> PairedHooksHandle:  # noqa: PYI034 -- typing.Self needs Python 3.11
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -150,7 +150,9 @@ class Captures:
         """The first record of ``module``; raises LookupError when it never ran."""
         records = self.by_module[module]
         if not records:
-            raise LookupError(f"{type(module).__name__} was not called during the capture")
+            raise LookupError(
+                f"{type(module).__name__} was not called during the capture"
+            )
         return records[0]
 
 
@@ -164,30 +166,41 @@ def _is_recomputing() -> bool:
 
 
 @contextlib.contextmanager
-def _capturing(modules, *, outputs, detach, to_cpu, max_calls, stop_early) -> Iterator[Captures]:
+def _capturing(
+    modules, *, outputs, detach, to_cpu, max_calls, stop_early
+) -> Iterator[Captures]:
     modules = _as_module_list(modules)
     if stop_early and max_calls is None:
-        raise ValueError("stop_early=True needs max_calls: it says when the capture is complete")
+        raise ValueError(
+            "stop_early=True needs max_calls: it says when the capture is complete"
+        )
     captures = Captures({module: [] for module in modules})
 
-    def store(value):
+    def store_tensor(tensor):
         if detach:
-            value = value.detach()
-        return value.to("cpu") if to_cpu else value
+            tensor = tensor.detach()
+        return tensor.to("cpu") if to_cpu else tensor
+
+    def store(value):
+        return torch.utils._pytree.tree_map_only(torch.Tensor, store_tensor, value)
+
+    def wants(module) -> bool:
+        return not _is_recomputing() and (
+            max_calls is None or len(captures.by_module[module]) < max_calls
+        )
 
     def record(module, value) -> None:
-        records = captures.by_module[module]
-        if _is_recomputing() or (max_calls is not None and len(records) >= max_calls):
-            return
-        records.append(torch.utils._pytree.tree_map_only(torch.Tensor, store, value))
+        captures.by_module[module].append(value)
         if stop_early and all(len(r) >= max_calls for r in captures.by_module.values()):
             raise _CaptureComplete
 
     def pre_hook(module, args, kwargs):
-        record(module, CapturedCall(tuple(args), dict(kwargs)))
+        if wants(module):
+            record(module, CapturedCall(store(tuple(args)), store(dict(kwargs))))
 
     def post_hook(module, args, output):
-        record(module, output)
+        if wants(module):
+            record(module, store(output))
 
     handles = [
         module.register_forward_hook(post_hook)
@@ -224,7 +237,12 @@ def capture_inputs(
         hidden = cap.first(model.blocks[3]).args[0]
     """
     return _capturing(
-        modules, outputs=False, detach=detach, to_cpu=to_cpu, max_calls=max_calls, stop_early=stop_early
+        modules,
+        outputs=False,
+        detach=detach,
+        to_cpu=to_cpu,
+        max_calls=max_calls,
+        stop_early=stop_early,
     )
 
 
@@ -238,5 +256,10 @@ def capture_outputs(
 ) -> contextlib.AbstractContextManager[Captures]:
     """Record what each module returns; options as in :func:`capture_inputs`."""
     return _capturing(
-        modules, outputs=True, detach=detach, to_cpu=to_cpu, max_calls=max_calls, stop_early=stop_early
+        modules,
+        outputs=True,
+        detach=detach,
+        to_cpu=to_cpu,
+        max_calls=max_calls,
+        stop_early=stop_early,
     )

@@ -38,7 +38,9 @@ class Dequantize4bit(nn.Module):
     ``load_state_dict()`` carry everything needed to dequantize.
     """
 
-    def __init__(self, absmax, *, shape, dtype, quant_type, blocksize, compress_statistics) -> None:
+    def __init__(
+        self, absmax, *, shape, dtype, quant_type, blocksize, compress_statistics
+    ) -> None:
         super().__init__()
         self.shape = torch.Size(shape)
         self.dtype = dtype
@@ -52,16 +54,22 @@ class Dequantize4bit(nn.Module):
             self.register_buffer("absmax_offset", offset)
         else:
             self.register_buffer("absmax", absmax)
-        self.register_buffer("code", code_book(quant_type, absmax.device), persistent=False)
+        self.register_buffer(
+            "code", code_book(quant_type, absmax.device), persistent=False
+        )
 
     def block_absmax(self) -> torch.Tensor:
         """The per-block scale, decompressed if needed."""
         if self.compress_statistics:
-            return decompress_absmax(self.absmax_codes, self.absmax_scales, self.absmax_offset)
+            return decompress_absmax(
+                self.absmax_codes, self.absmax_scales, self.absmax_offset
+            )
         return self.absmax
 
     def forward(self, packed: torch.Tensor) -> torch.Tensor:
-        return dequantize_4bit(packed, self.block_absmax(), self.code, self.shape, self.dtype)
+        return dequantize_4bit(
+            packed, self.block_absmax(), self.code, self.shape, self.dtype
+        )
 
     def get_extra_state(self) -> dict:
         return {

@@ -444,7 +444,9 @@ class _HookResolver:
         return None
 
     def _body(self, info: FunctionInfo, via: str) -> HookBody:
-        return HookBody(info.node, info.name, via, function=info, imports=self.facts.imports)
+        return HookBody(
+            info.node, info.name, via, function=info, imports=self.facts.imports, is_method=via == "method"
+        )
 
 
 def _returned_name(node: cst.FunctionDef) -> str | None:
@@ -457,12 +459,21 @@ def _returned_name(node: cst.FunctionDef) -> str | None:
     return None
 
 
-def collect(module: cst.Module) -> ModuleFacts:
-    """Walk ``module`` once and return its facts."""
+def collect(module: cst.Module, registration_wrappers: tuple[str, ...] = ()) -> ModuleFacts:
+    """Walk ``module`` once and return its facts.
+
+    ``registration_wrappers``: names of functions that register the hook they are
+    given (the ``registration-wrappers`` setting); calls to them, and to wrappers
+    inferred in the file, are recorded as registrations too.
+    """
+    from hooklint.analysis.wrappers import promote_wrapper_calls
+
     collector = _Collector(module)
     collector.visit_all(module.body)
     facts = collector.facts
     resolver = _HookResolver(facts, collector.local_values)
+    promote_wrapper_calls(facts, registration_wrappers, resolver.resolve)
     for registration in facts.registrations:
-        registration.hook = resolver.resolve(registration.hook_arg, registration.site)
+        if registration.hook is None:
+            registration.hook = resolver.resolve(registration.hook_arg, registration.site)
     return facts

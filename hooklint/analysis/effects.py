@@ -13,6 +13,7 @@ and the hook's first parameter (the module the hook fires for) becomes ``<module
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -77,7 +78,11 @@ def state_effects(hook: "HookBody") -> list[StateEffect]:
         declared, assigned = _declared_and_assigned(node)
     scope = _Scope(hook.imports, module_param, declared, assigned | set(params))
     effects: list[StateEffect] = []
-    for current in descendants(body, into_functions=False):
+    # A lambda's body is one expression: it is a node of interest itself.
+    nodes = descendants(body, into_functions=False)
+    if isinstance(node, cst.Lambda):
+        nodes = itertools.chain((body,), nodes)
+    for current in nodes:
         effect = scope.effect_of(current)
         if effect is not None:
             effects.append(effect)

@@ -151,12 +151,14 @@ class HookBody:
     bound_args: tuple["cst.BaseExpression", ...] = ()
     bound_keywords: tuple[str, ...] = ()
     imports: dict[str, str] = field(default_factory=dict, repr=False)
+    #: A bound method (``self.method``, also inside ``partial``): ``self`` is not a hook argument.
+    is_method: bool = False
 
     @property
     def params(self) -> list[str]:
         """Parameters the hook receives from torch (those bound by ``partial`` left out)."""
         names = parameter_names(self.node.params)
-        if self.via == "method":
+        if self.is_method:
             names = names[1:]  # ``self`` is bound
         names = names[len(self.bound_args) :]
         return [n for n in names if n not in self.bound_keywords]
@@ -183,6 +185,9 @@ class Registration:
     site: Site
     handle: HandleUse
     hook: HookBody | None = None
+    #: The wrapper function called (``register_hook`` of a ``HooksMixin``...), when the
+    #: hook is registered through one (see :mod:`hooklint.analysis.wrappers`).
+    wrapper: str | None = None
 
     def keyword_is_true(self, name: str) -> bool:
         """Whether ``name=True`` is passed literally."""

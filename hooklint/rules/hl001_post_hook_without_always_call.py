@@ -236,7 +236,7 @@ class ModuleTracer:
             sub.register_forward_pre_hook(self._push)
             sub.register_forward_hook(self._pop, always_call=True)
 """,
-            line=15,
+            line=14,
             message="self.stack",
         ),
         # Process-wide pair through import aliases, a flag set and reset on the module.
@@ -271,7 +271,7 @@ def unmark(module, args, output):
 add_pre(mark)
 add_post(unmark, always_call=True)
 """,
-            line=14,
+            line=13,
             message="<module>._active",
         ),
         # Hooks built by a factory closure and functools.partial; target torch 2.0: fix withheld.
@@ -294,7 +294,7 @@ def install(layer, tag):
     layer.register_forward_hook(functools.partial(leave, tag))
 """,
             expected=None,
-            line=16,
+            line=15,
             message="`ACTIVE`",
             options={"target_torch": (2, 0)},
         ),

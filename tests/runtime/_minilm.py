@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 CALIBRATION_MODULES = (
-    "argparse", "logging", "subprocess", "threading", "pathlib", "typing", "dataclasses",
+    "argparse", "logging", "subprocess", "threading", "pathlib", "functools", "dataclasses",
     "json", "csv", "textwrap", "inspect", "pickle", "shutil", "zipfile", "tarfile",
     "unittest.case", "asyncio.events", "http.client", "email.message", "decimal",
 )
@@ -166,12 +166,18 @@ class MiniLM(nn.Module):
         return hidden
 
 
-def load_model(weights: Path | None = None, dtype: torch.dtype = torch.float32) -> MiniLM:
-    """The pretrained model in eval mode; ``weights`` may point at another safetensors copy."""
-    directory = model_dir()
+def load_model(
+    directory: Path | None = None, weights: str = "model.safetensors", dtype: torch.dtype = torch.float32
+) -> MiniLM:
+    """The pretrained model in eval mode, as ``dtype``.
+
+    ``directory`` holds ``config.json`` and the ``weights`` file; it defaults
+    to the packaged model (another directory, e.g. an fp16 copy, needs no package).
+    """
+    directory = Path(directory) if directory is not None else model_dir()
     config = json.loads((directory / "config.json").read_text())
     model = MiniLM(config)
-    state = read_safetensors(weights or directory / "model.safetensors")
+    state = read_safetensors(directory / weights)
     wanted = model.state_dict().keys()
     model.load_state_dict({k: v.to(dtype) for k, v in state.items() if k in wanted}, strict=True)
     return model.to(dtype).eval()

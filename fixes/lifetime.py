@@ -1,0 +1,95 @@
+"""Fixes for HL003, HL004, HL009 and HL011: give a hook a lifetime the code can see.
+
+Each fix rewrites a run of whole lines of one block: a registration becomes a
+``with`` statement over the statements that need the hook, or the span between a
+registration and its removal goes into ``try``/``finally``.  The rewrite is one text
+edit over those lines (statements are re-indented by the module's indentation unit),
+so comments inside the span are kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import libcst as cst
+
+from hooklint.analysis.facts import ModuleFacts
+from hooklint.fixes.edits import Locator, indentation_of
+from hooklint.violation import Edit, Location
+
+#: A part of a rewrite: ("text", str) a new line at the block's indentation;
+#: ("indent", first, last) the original lines of those statements, one level deeper;
+#: ("drop", first, last) those statements removed.
+Part = tuple
+
+
+@dataclass(frozen=True)
+class RewriteBlock:
+    """Rewrite the lines from the first to the last statement named in ``parts``."""
+
+    parts: tuple[Part, ...]
+    unit: str
+    newline: str
+
+    def resolve(self, at: Locator) -> list[Edit]:
+        nodes = [p for p in self.parts if p[0] != "text"]
+        first_line = at.start(nodes[0][1]).line
+        last_line = at.end(nodes[-1][2]).line
+        indent = indentation_of(at, nodes[0][1])
+        out: list[str] = []
+        cursor = first_line  # the next original line not yet placed
+        for part in self.parts:
+            if part[0] == "text":
+                out.append(indent + part[1])
+                continue
+            op, first, last = part
+            start, end = at.start(first).line, at.end(last).line
+            gap = [at.line(n) for n in range(cursor, start)]  # comments and blank lines
+            lines = [at.line(n) for n in range(start, end + 1)]
+            cursor = end + 1
+            if op == "indent":
+                out += [self.unit + line if line.strip() else line for line in gap + lines]
+            else:  # drop: keep the comments above, lose the statement
+                out += [line for line in gap if line.strip()]
+        end_column = len(at.line(last_line)) + 1
+        return [Edit(Location(first_line, 1), Location(last_line, end_column), self.newline.join(out))]
+
+
+def _unit(facts: ModuleFacts) -> str:
+    return facts.module.default_indent
+
+
+def with_over_rest(
+    facts: ModuleFacts, statement: cst.CSTNode, header: str, rest: Sequence[cst.CSTNode], drop: Sequence[cst.CSTNode] = ()
+) -> list:
+    """``statement`` becomes ``with <header>:`` over ``rest``; ``drop`` statements
+    (following ``rest``, contiguous) are removed."""
+    parts: list[Part] = [("drop", statement, statement), ("text", f"with {header}:"), ("indent", rest[0], rest[-1])]
+    if drop:
+        parts.append(("drop", drop[0], drop[-1]))
+    return [RewriteBlock(tuple(parts), _unit(facts), facts.module.default_newline)]
+
+
+def try_finally(facts: ModuleFacts, body: Sequence[cst.CSTNode], cleanup: Sequence[cst.CSTNode]) -> list:
+    """Put ``body`` in ``try:`` and the ``cleanup`` statements that follow it in ``finally:``."""
+    parts: tuple[Part, ...] = (
+        ("text", "try:"),
+        ("indent", body[0], body[-1]),
+        ("text", "finally:"),
+        ("indent", cleanup[0], cleanup[-1]),
+    )
+    return [RewriteBlock(parts, _unit(facts), facts.module.default_newline)]
+
+
+def with_replacing(
+    facts: ModuleFacts, opening: Sequence[cst.CSTNode], header: str, body: Sequence[cst.CSTNode], closing: Sequence[cst.CSTNode]
+) -> list:
+    """``opening`` statements become ``with <header>:`` over ``body``; ``closing`` goes."""
+    parts: tuple[Part, ...] = (
+        ("drop", opening[0], opening[-1]),
+        ("text", f"with {header}:"),
+        ("indent", body[0], body[-1]),
+        ("drop", closing[0], closing[-1]),
+    )
+    return [RewriteBlock(parts, _unit(facts), facts.module.default_newline)]

@@ -1,0 +1,121 @@
+"""Fixes for HL005: make an ``always_call`` post-hook's release tolerate a call whose
+pre-hook never ran.
+
+- ``n -= 1`` / ``n = n - 1`` → ``n = max(0, n - 1)`` (the same rewrite as HL001's fix)
+- ``s.remove(x)`` on a set → ``s.discard(x)``; on a list → ``if x in s: s.remove(x)``
+- ``d.pop(k)`` on a dict, ``del d[k]`` → ``d.pop(k, None)``
+- ``stack.pop()`` → ``if stack: stack.pop()`` (a statement), or ``if not stack: return``
+  before a statement that uses the popped value, or ``(stack.pop() if stack else None)``
+  in a lambda.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from hooklint.analysis.effects import StateEffect
+from hooklint.analysis.facts import ModuleFacts
+from hooklint.fixes.always_call import clamp_decrement
+from hooklint.fixes.edits import InsertAfter, Replace, indentation_of
+from hooklint.violation import Edit, Location
+
+
+@dataclass(frozen=True)
+class GuardStatement:
+    """Put a one-statement line under ``if condition:`` (continuation lines re-indented)."""
+
+    node: cst.CSTNode
+    condition: str
+
+    def resolve(self, at) -> list[Edit]:
+        indent = indentation_of(at, self.node)
+        start = at.start(self.node)
+        edits = [Edit(start, start, f"if {self.condition}:\n{indent}    ")]
+        for number in range(start.line + 1, at.end(self.node).line + 1):
+            if at.line(number).strip():
+                here = Location(number, 1)
+                edits.append(Edit(here, here, "    "))
+        return edits
+
+
+@dataclass(frozen=True)
+class ReturnUnless:
+    """Insert ``if not condition: return`` before a statement."""
+
+    node: cst.CSTNode
+    condition: str
+
+    def resolve(self, at) -> list[Edit]:
+        indent = indentation_of(at, self.node)
+        start = at.start(self.node)
+        return [Edit(start, start, f"if not {self.condition}:\n{indent}    return\n{indent}")]
+
+
+def tolerant_release(
+    facts: ModuleFacts,
+    effect: StateEffect,
+    container: str,
+    statement: cst.CSTNode | None,
+    statement_is_call: bool,
+    in_lambda: bool,
+) -> tuple[list, str]:
+    """Edits that make ``effect`` tolerate an unmatched call, and the fix's title.
+
+    ``container`` is what the pre-hook filled (``set``, ``list``, ``dict`` or ``""``
+    when unknown); ``statement`` is the simple statement holding the effect (None in a
+    lambda); ``statement_is_call`` says the statement is the bare call itself.
+    Returns ``([], "")`` when no safe rewrite is known.
+    """
+    node = effect.node
+    if effect.op == "decrement":
+        edits = clamp_decrement(facts, effect)
+        return edits, "Clamp the release at zero: `max(0, n - 1)`"
+    if isinstance(node, cst.Del):
+        target = node.target
+        if container == "list" and isinstance(target, cst.Subscript) and statement is not None and _pure(target.value):
+            return [GuardStatement(statement, facts.code(target.value))], "Delete only from a non-empty list"
+        if container == "dict" and isinstance(target, cst.Subscript) and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+            base = facts.code(target.value)
+            key = facts.code(target.slice[0].slice.value)
+            return [Replace(node, f"{base}.pop({key}, None)")], "Use `pop(key, None)`, which tolerates a missing key"
+        return [], ""
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+        return [], ""
+    method = node.func.attr.value
+    owner = facts.code(node.func.value)
+    if method == "remove" and len(node.args) == 1:
+        if container == "set":
+            return [Replace(node.func.attr, "discard")], "Use `discard`, which tolerates a missing item"
+        item = node.args[0].value
+        if container == "list" and statement_is_call and statement is not None and _pure(item):
+            return [GuardStatement(statement, f"{facts.code(item)} in {owner}")], "Remove the item only if it is there"
+        return [], ""
+    if method == "pop" and len(node.args) == 1 and container == "dict":
+        return [InsertAfter(node.args[0].value, ", None")], "Use `pop(key, None)`, which tolerates a missing key"
+    if method in ("pop", "popleft") and (not node.args or container == "list"):
+        if not _pure(node.func.value):
+            return [], ""
+        if in_lambda:
+            code = facts.code(node)
+            return [Replace(node, f"({code} if {owner} else None)")], "Pop only from a non-empty stack"
+        if statement is None:
+            return [], ""
+        if statement_is_call:
+            return [GuardStatement(statement, owner)], "Pop only from a non-empty stack"
+        return [ReturnUnless(statement, owner)], "Return early when the stack is empty"
+    return [], ""
+
+
+def _pure(node: cst.BaseExpression) -> bool:
+    """A name, attribute chain, constant or subscript of those (safe to evaluate twice)."""
+    if isinstance(node, (cst.Name, cst.Integer, cst.SimpleString, cst.Float)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _pure(node.value)
+    if isinstance(node, cst.Subscript):
+        return _pure(node.value) and all(
+            isinstance(e.slice, cst.Index) and _pure(e.slice.value) for e in node.slice
+        )
+    return False

@@ -1,0 +1,420 @@
+"""Capture hooks and the lifetime of their handles (HL002's questions).
+
+A *capture* is a place in a hook body where the hook stores what it received (its
+args, kwargs, inputs, outputs or gradients, or values derived from them) into a store
+that outlives the call and grows with every call: ``store.append(x)``,
+``store.extend(xs)``, ``store.insert(i, x)``, ``store.setdefault(k, []).append(x)``,
+``store[k].append(x)``, ``store += [x]``, ``store = torch.cat([store, x])`` and
+``store[k] = x`` with a key that changes per call (``len(store)``, a counter the hook
+increments, ``next(...)``, ``id(...)``, ``time...``).
+
+A store outlives the call when it is an attribute of ``self`` (a method hook, or a
+callable object's ``__call__``), an attribute of the hooked module, a module global, a
+closure or ``nonlocal`` variable, or an object bound into ``functools.partial``.  A
+store obtained per call (a local, a plain argument, ``ContextVar.get()``) does not
+accumulate.  Bounded accumulation (``self.H[name] = self.H[name] + x.T @ x``,
+``total += x.sum()``, overwriting a fixed key) is not a capture.
+
+Only the hook body (and, for handles kept in a local, the one registering function)
+is looked at: nothing here walks the module.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator
+
+import libcst as cst
+
+from hooklint.analysis.facts import HookBody, ModuleFacts, Registration, parameter_names
+from hooklint.analysis.names import dotted_name
+from hooklint.analysis.walk import descendants
+
+_GROWING = {"append": "appends to", "extend": "extends", "insert": "inserts into",
+            "appendleft": "appends to", "add": "adds to"}
+_CONCAT = frozenset({"cat", "concat", "concatenate", "stack", "vstack", "hstack", "row_stack", "column_stack"})
+_PER_CALL_KEY_CALLS = frozenset({"len", "next", "id", "time", "perf_counter", "monotonic", "uuid4", "count"})
+_MODULE_OWNERS = frozenset({"module", "global_module"})
+
+
+@dataclass(frozen=True)
+class Capture:
+    """One place where a hook stores what it received into a growing store."""
+
+    store: str  # the store's code: ``self._all_module_input``, ``feats``
+    verb: str  # "appends to", "extends", "concatenates onto", "adds a new key to"...
+    node: cst.CSTNode  # the call or statement that stores
+    captured: str  # the code of what is stored
+    key: cst.BaseExpression | None = None  # for keyed stores: the per-registration key
+
+
+def hook_of(facts: ModuleFacts, registration: Registration) -> HookBody | None:
+    """The registration's hook body; also a callable object ``Capture(...)`` whose class
+    in this file defines ``__call__``."""
+    if registration.hook is not None:
+        return registration.hook
+    arg = registration.hook_arg
+    if isinstance(arg, cst.Call) and isinstance(arg.func, cst.Name) and arg.func.value in facts.classes:
+        method = facts.method(arg.func.value, "__call__")
+        if method is not None:
+            return HookBody(method.node, f"{arg.func.value}.__call__", "method", function=method,
+                            imports=facts.imports, is_method=True)
+    return None
+
+
+def captures(hook: HookBody, registration: Registration | None = None) -> list[Capture]:
+    """The captures of a hook body, in source order."""
+    node = hook.node
+    raw = parameter_names(node.params)
+    received = hook.params
+    is_method = getattr(hook, "is_method", False) or hook.via == "method"
+    self_name = raw[0] if is_method and raw else None
+    bound = {n for n in raw if n not in received and n != self_name}
+    module_owner = registration is None or registration.api.owner in _MODULE_OWNERS
+    module_param = received[0] if module_owner and received else None
+    if isinstance(node, cst.Lambda):
+        body: cst.CSTNode = node.body
+        local, declared = set(), set()
+    else:
+        body = node.body
+        local, declared = _locals(node)
+    scope = _Scope(self_name, bound, set(received), module_param, local, declared)
+    scope.taint(body, set(received) - {module_param})
+    found = []
+    nodes = [body] if isinstance(node, cst.Lambda) else []
+    for current in [*nodes, *descendants(body, into_functions=False)]:
+        capture = scope.capture(current)
+        if capture is not None:
+            found.append(capture)
+    return found
+
+
+def _locals(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
+    declared: set[str] = set()
+    assigned: set[str] = set()
+    for current in descendants(node.body, into_functions=False):
+        if isinstance(current, (cst.Global, cst.Nonlocal)):
+            declared.update(n.name.value for n in current.names)
+        elif isinstance(current, cst.AssignTarget):
+            assigned.update(_target_names(current.target))
+        elif isinstance(current, (cst.AugAssign, cst.AnnAssign)) and isinstance(current.target, cst.Name):
+            assigned.add(current.target.value)
+        elif isinstance(current, (cst.For, cst.CompFor)):
+            assigned.update(_target_names(current.target))
+        elif isinstance(current, cst.AsName):
+            assigned.update(_target_names(current.name))
+    return assigned - declared, declared
+
+
+def _target_names(target: cst.CSTNode) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: set[str] = set()
+        for element in target.elements:
+            names |= _target_names(element.value)
+        return names
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()
+
+
+def _names_in(node: cst.CSTNode) -> Iterator[str]:
+    if isinstance(node, cst.Name):
+        yield node.value
+    for current in descendants(node):
+        if isinstance(current, cst.Name):
+            yield current.value
+
+
+_EMPTY = cst.Module([])
+
+
+def _code(node: cst.CSTNode) -> str:
+    return _EMPTY.code_for_node(node)
+
+
+class _Scope:
+    def __init__(self, self_name, bound, params, module_param, local, declared) -> None:
+        self.self_name = self_name
+        self.bound = bound
+        self.params = params
+        self.module_param = module_param
+        self.local = local
+        self.declared = declared
+        self.tainted: set[str] = set()
+        self.aliases: set[str] = set()  # locals bound to a shared store (``buf = self.buf``)
+        self.incremented: set[str] = set()  # codes the hook increments (per-call keys)
+
+    def taint(self, body: cst.CSTNode, seeds: set[str]) -> None:
+        self.tainted = set(seeds)
+        nodes = [body, *descendants(body, into_functions=False)]
+        for _ in range(2):
+            for current in nodes:
+                if isinstance(current, cst.Assign):
+                    names = set(_names_in(current.value))
+                    targets = set()
+                    for t in current.targets:
+                        targets |= _target_names(t.target)
+                    if names & self.tainted:
+                        self.tainted |= targets - {self.self_name}
+                    if len(current.targets) == 1 and isinstance(current.targets[0].target, cst.Name):
+                        if self.store_key(current.value) is not None and not isinstance(current.value, cst.Call):
+                            self.aliases.add(current.targets[0].target.value)
+                elif isinstance(current, (cst.For, cst.CompFor)) and set(_names_in(current.iter)) & self.tainted:
+                    self.tainted |= _target_names(current.target)
+                elif isinstance(current, cst.AugAssign):
+                    self.incremented.add(_code(current.target))
+
+    def is_tainted(self, node: cst.CSTNode) -> bool:
+        return bool(set(_names_in(node)) & self.tainted)
+
+    def store_key(self, expr: cst.BaseExpression) -> str | None:
+        """The code of the shared store ``expr`` reaches (subscripts and
+        ``setdefault``/``get`` stripped), or None when it is per call."""
+        while True:
+            if isinstance(expr, cst.Subscript):
+                expr = expr.value
+            elif (
+                isinstance(expr, cst.Call)
+                and isinstance(expr.func, cst.Attribute)
+                and expr.func.attr.value in ("setdefault", "get", "__getitem__")
+            ):
+                expr = expr.func.value
+            else:
+                break
+        dotted = dotted_name(expr)
+        if dotted is None:
+            return None
+        head, dot, _ = dotted.partition(".")
+        if head == self.self_name:
+            return dotted if dot else None
+        if head in self.bound:
+            return dotted
+        if head == self.module_param:
+            return dotted if dot else None
+        if head in self.declared:
+            return dotted
+        if head in self.aliases:
+            return dotted
+        if head in self.params or head in self.local:
+            return None
+        return dotted  # a closure or module global
+
+    def capture(self, node: cst.CSTNode) -> Capture | None:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            method = node.func.attr.value
+            if method not in _GROWING or not node.args:
+                return None
+            store = self.store_key(node.func.value)
+            if store is None:
+                return None
+            values = [a.value for a in node.args]
+            if not any(self.is_tainted(v) for v in values):
+                return None
+            key = _key_of(node.func.value)
+            return Capture(store, _GROWING[method], node, _code(values[-1]), key)
+        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
+            if not isinstance(node.value, (cst.List, cst.Tuple, cst.ListComp)):
+                return None
+            store = self.store_key(node.target)
+            if store is None or not self.is_tainted(node.value):
+                return None
+            return Capture(store, "extends", node, _code(node.value), _key_of(node.target))
+        if isinstance(node, cst.Assign) and len(node.targets) == 1:
+            target = node.targets[0].target
+            value = node.value
+            if isinstance(target, cst.Subscript):
+                store = self.store_key(target)
+                if store is None or not self.is_tainted(value):
+                    return None
+                if not self.per_call_key(target):
+                    return None
+                return Capture(store, "adds a new key to", node, _code(value))
+            store = self.store_key(target)
+            if store is None or not self.is_tainted(value):
+                return None
+            target_code = _code(target)
+            if _grows_itself(value, target_code):
+                return Capture(store, "concatenates onto", node, _code(value))
+        return None
+
+    def per_call_key(self, target: cst.Subscript) -> bool:
+        for element in target.slice:
+            index = element.slice
+            if not isinstance(index, cst.Index):
+                return False
+            key = index.value
+            for current in [key, *descendants(key)]:
+                if isinstance(current, cst.Call):
+                    name = dotted_name(current.func)
+                    if name is not None and name.rsplit(".", 1)[-1] in _PER_CALL_KEY_CALLS:
+                        return True
+                code = _code(current) if isinstance(current, (cst.Name, cst.Attribute)) else None
+                if code is not None and code in self.incremented:
+                    return True
+        return False
+
+
+def _key_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``k`` for ``store[k]`` and ``store.setdefault(k, ...)``."""
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        return expr.slice[0].slice.value
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in ("setdefault", "get")
+        and expr.args
+    ):
+        return expr.args[0].value
+    return None
+
+
+def _grows_itself(value: cst.BaseExpression, target_code: str) -> bool:
+    """``torch.cat([store, x])`` or ``store + [x]``."""
+    if isinstance(value, cst.Call):
+        name = dotted_name(value.func)
+        if name is None or name.rsplit(".", 1)[-1] not in _CONCAT:
+            return False
+        return any(
+            isinstance(n, (cst.Name, cst.Attribute)) and _code(n) == target_code for n in descendants(value)
+        )
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+        return _code(value.left) == target_code and isinstance(value.right, (cst.List, cst.Tuple))
+    return False
+
+
+# -- handles ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class HandleFate:
+    """What becomes of a registration's handle.
+
+    ``kind``: ``removed`` (``.remove()``, ``with``, an ``ExitStack``, a removal helper),
+    ``escapes`` (returned, yielded, passed on: the caller's to remove), ``discarded``,
+    ``kept`` (stored in ``targets`` but never removed).
+    """
+
+    kind: str
+    targets: tuple[str, ...] = ()
+
+
+_BASE = re.compile(r"\[|\.pop\(|\.get\(|\.values\(|\.items\(|\.copy\(")
+
+
+def base_of(code: str) -> str:
+    """``self._hooks`` for ``self._hooks[name]``, ``self._hooks.pop(k)``..."""
+    match = _BASE.search(code)
+    return code[: match.start()] if match else code
+
+
+def handle_fate(facts: ModuleFacts, registration: Registration) -> HandleFate:
+    use = registration.handle.final
+    if use.role in ("with", "exit_stack"):
+        return HandleFate("removed")
+    if use.role == "discarded":
+        return HandleFate("discarded")
+    if use.role not in ("bound", "appended"):
+        return HandleFate("escapes")
+    targets = set(use.targets)
+    if use.role == "bound":
+        function = registration.site.function
+        names = {t for t in use.targets if re.fullmatch(r"\w+", t)}
+        if function is not None and names:
+            fate = _follow_locals(facts, function, names, targets)
+            if fate is not None:
+                return HandleFate(fate)
+    if any(_is_removed(facts, base_of(t)) for t in targets):
+        return HandleFate("removed")
+    return HandleFate("kept", tuple(sorted(targets)))
+
+
+def _follow_locals(facts, function: cst.FunctionDef, names: set[str], targets: set[str]) -> str | None:
+    """Follow a handle kept in a local through one function: into collections and
+    attributes (added to ``targets``), out of the function (``escapes``), or into
+    ``with``/``enter_context``/a removal helper (``removed``)."""
+    for current in descendants(function.body):
+        if isinstance(current, cst.Assign) and _mentions(current.value, names):
+            if isinstance(current.value, cst.Call) and not _is_collection_call(current.value):
+                continue
+            targets.update(facts.code(t.target) for t in current.targets)
+        elif isinstance(current, cst.Call):
+            args = [a.value for a in current.args]
+            if not any(_mentions(a, names) for a in args):
+                continue
+            attr = current.func.attr.value if isinstance(current.func, cst.Attribute) else None
+            callee = dotted_name(current.func) or ""
+            if attr in ("append", "extend", "add", "insert", "update", "setdefault", "appendleft"):
+                targets.add(facts.code(current.func.value))  # type: ignore[union-attr]
+            elif attr in ("enter_context", "callback", "push") or "remove" in callee.lower():
+                return "removed"
+            elif any(isinstance(a, cst.Name) and a.value in names for a in args):
+                return "escapes"
+        elif isinstance(current, (cst.Return, cst.Yield)) and current.value is not None and _mentions(current.value, names):
+            return "escapes"
+        elif isinstance(current, cst.WithItem) and _mentions(current.item, names):
+            return "removed"
+    return None
+
+
+def _is_collection_call(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Name) and call.func.value in ("list", "tuple", "set", "dict")
+
+
+def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
+    return any(n in names for n in _names_in(node))
+
+
+def _is_removed(facts: ModuleFacts, base: str) -> bool:
+    for key, calls in facts.removals.items():
+        if base_of(key) == base:
+            return True
+        for call in calls:
+            for frame in call.site.frames:
+                if frame.kind == "for" and base in facts.code(frame.node.iter):  # type: ignore[attr-defined]
+                    return True
+                if frame.kind == "comp" and base in facts.code(frame.node.for_in.iter):  # type: ignore[attr-defined]
+                    return True
+    pattern = re.compile(r"(?<![\w.])" + re.escape(base) + r"(?![\w])")
+    for call in facts.calls:
+        name = (call.callee or call.attr or "").lower()
+        helper = "remove" in name or call.attr in ("enter_context", "callback", "push")
+        for arg in call.node.args:
+            value = arg.value
+            if isinstance(value, cst.Attribute) and value.attr.value == "remove" and base_of(facts.code(value.value)) == base:
+                return True  # atexit.register(h.remove), weakref.finalize(obj, h.remove)
+            if helper and pattern.search(facts.code(value)):
+                return True
+    return False
+
+
+def bulk_removal(facts: ModuleFacts, class_name: str | None) -> str | None:
+    """A call that removes every hook an object holds (``self.remove_hooks()``), if any."""
+    for call in facts.calls:
+        if call.attr and "remove" in call.attr and call.attr != "remove" and not call.node.args:
+            if class_name is None or call.site.class_def is None or call.site.class_def.name.value == class_name:
+                return facts.code(call.node)
+    return None
+
+
+def store_reads(facts: ModuleFacts, class_name: str, store: str, skip: set[int]) -> Iterator[tuple[cst.CSTNode, cst.CSTNode, "cst.FunctionDef"]]:
+    """Reads of ``store`` (``self.X[k]``, ``self.X.pop(k)``, ``self.X.get(k)``) in the
+    methods of ``class_name`` other than those in ``skip``: (read node, key, method)."""
+    for info in facts.functions:
+        if info.class_name != class_name or id(info.node) in skip:
+            continue
+        assigned: set[int] = set()
+        for current in descendants(info.node.body, into_functions=False):
+            if isinstance(current, cst.AssignTarget):
+                assigned.add(id(current.target))
+            elif isinstance(current, cst.Subscript) and id(current) not in assigned:
+                if facts.code(current.value) == store and len(current.slice) == 1 and isinstance(current.slice[0].slice, cst.Index):
+                    yield current, current.slice[0].slice.value, info.node
+            elif (
+                isinstance(current, cst.Call)
+                and isinstance(current.func, cst.Attribute)
+                and current.func.attr.value in ("pop", "get")
+                and current.args
+                and facts.code(current.func.value) == store
+            ):
+                yield current, current.args[0].value, info.node

@@ -1,0 +1,315 @@
+"""Queries about *when a hook goes away*, shared by HL003, HL004, HL009 and HL011.
+
+Everything here looks at one function (or one loop) at a time, never the module:
+where a statement sits in its blocks (:func:`statement_path`), which names change
+from one call or iteration to the next (:func:`varying_names`), whether a handle is
+removed, and whether the code between two statements can raise.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import libcst as cst
+
+from hooklint.analysis.facts import CallSite, ModuleFacts, Registration, Site
+from hooklint.analysis.walk import child_nodes, descendants
+
+#: Context managers that install pack/unpack hooks for the thread (import aliases resolved).
+SAVED_TENSORS_HOOKS = frozenset(
+    {
+        "torch.autograd.graph.saved_tensors_hooks",
+        "torch.autograd.graph.save_on_cpu",
+        "torch.autograd.graph.disable_saved_tensors_hooks",
+        "torch.autograd.saved_tensors_hooks",
+        "torch.autograd.save_on_cpu",
+    }
+)
+CONTEXTMANAGERS = frozenset({"contextlib.contextmanager", "contextmanager", "contextlib.asynccontextmanager"})
+
+
+# -- where a statement sits ------------------------------------------------------------------
+@dataclass(frozen=True)
+class Level:
+    """One block on the way from a function's body to a statement, and the index of
+    the statement of that block that holds it."""
+
+    block: Sequence[cst.BaseStatement]
+    index: int
+
+    @property
+    def statement(self) -> cst.BaseStatement:
+        return self.block[self.index]
+
+
+def _contains(statement: cst.CSTNode, target: cst.CSTNode) -> bool:
+    if statement is target:
+        return True
+    if isinstance(statement, (cst.Try, cst.TryStar)):
+        return target in statement.handlers or target is statement.orelse or target is statement.finalbody
+    if isinstance(statement, cst.If):
+        branch = statement.orelse
+        while isinstance(branch, cst.If):
+            if branch is target:
+                return True
+            branch = branch.orelse
+    return False
+
+
+def _blocks_of(node: cst.CSTNode) -> list:
+    blocks = []
+    body = getattr(node, "body", None)
+    if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+        blocks.append(body)
+    if isinstance(node, cst.If):
+        branch = node.orelse
+        while isinstance(branch, cst.If):
+            blocks.append(branch.body)
+            branch = branch.orelse
+        if isinstance(branch, cst.Else):
+            blocks.append(branch.body)
+    return blocks
+
+
+def statement_path(facts: ModuleFacts, site: Site) -> list[Level] | None:
+    """The blocks from the site's function body (or the module) down to the block that
+    holds the site's statement, outermost first; None when the site sits somewhere a
+    statement path cannot describe (a lambda, a comprehension, a one-line suite)."""
+    frames = list(site.frames)
+    start = -1
+    for index, frame in enumerate(frames):
+        if frame.kind in ("def", "class"):
+            start = index
+    if start >= 0 and frames[start].kind == "class":
+        return None
+    inner = frames[start + 1 :]
+    if any(f.kind in ("lambda", "comp", "def", "class") for f in inner):
+        return None
+    targets = [f.node for f in inner] + [site.statement]
+    # An ``elif`` is its own frame, but it is part of the ``if`` statement above it.
+    cleaned: list[cst.CSTNode] = []
+    for node in targets:
+        if cleaned and isinstance(node, cst.If) and isinstance(cleaned[-1], cst.If) and _contains(cleaned[-1], node) and cleaned[-1] is not node:
+            continue
+        if cleaned and cleaned[-1] is node:
+            continue
+        cleaned.append(node)
+    block: object = facts.module if start < 0 else frames[start].node.body  # type: ignore[attr-defined]
+    path: list[Level] = []
+    for position, target in enumerate(cleaned):
+        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            return None
+        statements = block.body
+        index = next((i for i, s in enumerate(statements) if _contains(s, target)), None)
+        if index is None:
+            return None
+        path.append(Level(statements, index))
+        if target is site.statement or position == len(cleaned) - 1:
+            break
+        following = cleaned[position + 1]
+        container = target
+        candidates = _blocks_of(container)
+        block = next(
+            (b for b in candidates if isinstance(b, cst.IndentedBlock) and any(_contains(s, following) for s in b.body)),
+            None,
+        )
+        if block is None:
+            return None
+    if not path or path[-1].statement is not site.statement:
+        return None
+    return path
+
+
+def common_level(first: list[Level], second: list[Level]) -> tuple[Level, Level] | None:
+    """The deepest block both paths pass through, with each path's statement there."""
+    found = None
+    for a, b in zip(first, second):
+        if a.block is not b.block:
+            break
+        found = (a, b)
+        if a.index != b.index:
+            break
+    return found
+
+
+# -- what can raise ----------------------------------------------------------------------------
+_LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.Name, cst.Imaginary, cst.ConcatenatedString)
+
+
+def _simple_value(node: cst.BaseExpression | None) -> bool:
+    if node is None or isinstance(node, _LITERALS):
+        return True
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return all(_simple_value(e.value) for e in node.elements)
+    if isinstance(node, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and _simple_value(e.key) and _simple_value(e.value) for e in node.elements)
+    return False
+
+
+def cannot_raise(statement: cst.CSTNode) -> bool:
+    """``pass``, a docstring, and assignments of names and literals to names."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Pass):
+            continue
+        if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+            continue
+        if isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Name) for t in small.targets) and _simple_value(small.value):
+            continue
+        if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and _simple_value(small.value):
+            continue
+        return False
+    return True
+
+
+def has_multiline_string(facts: ModuleFacts, statements: Sequence[cst.CSTNode]) -> bool:
+    """Re-indenting would change a triple-quoted string that spans lines."""
+    for statement in statements:
+        code = facts.code(statement)
+        if ('"""' in code or "'''" in code) and "\n" in code:
+            return True
+    return False
+
+
+# -- names ---------------------------------------------------------------------------------------
+def names_in(node: cst.CSTNode | None) -> set[str]:
+    """Names read in an expression (the ``b`` of ``a.b`` left out)."""
+    found: set[str] = set()
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+        elif isinstance(current, cst.Attribute):
+            stack.append(current.value)
+        else:
+            stack.extend(child_nodes(current))
+    return found
+
+
+def _target_names(target: cst.CSTNode) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out: set[str] = set()
+        for element in target.elements:
+            out |= _target_names(element.value)
+        return out
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()
+
+
+def _fresh_value(value: cst.BaseExpression, varying: set[str], imports: dict[str, str]) -> bool:
+    """Whether an assigned value is new on every pass: it reads a varying name, or it
+    is a call to a ``torch.*`` factory (a tensor created right here)."""
+    if names_in(value) & varying:
+        return True
+    if isinstance(value, cst.Call):
+        from hooklint.analysis.names import dotted_name, resolve
+
+        callee = resolve(dotted_name(value.func), imports) or ""
+        return callee.startswith("torch.") and not callee.startswith("torch.nn.")
+    return False
+
+
+def varying_names(facts: ModuleFacts, scope: cst.CSTNode, seed: set[str]) -> set[str]:
+    """Names that hold something new on each pass through ``scope`` (a loop or a
+    function body): ``seed`` (the loop target, the function's argument names) and the
+    names bound inside from them, or from a ``torch.*`` factory call."""
+    varying = set(seed)
+    nodes = list(descendants(scope, into_functions=False))
+    for _ in range(2):
+        for node in nodes:
+            if isinstance(node, cst.Assign):
+                if _fresh_value(node.value, varying, facts.imports):
+                    for target in node.targets:
+                        varying |= _target_names(target.target)
+            elif isinstance(node, cst.AnnAssign) and node.value is not None:
+                if _fresh_value(node.value, varying, facts.imports):
+                    varying |= _target_names(node.target)
+            elif isinstance(node, cst.For) and node is not scope:
+                if names_in(node.iter) & varying:
+                    varying |= _target_names(node.target)
+            elif isinstance(node, cst.CompFor):
+                if names_in(node.iter) & varying:
+                    varying |= _target_names(node.target)
+            elif isinstance(node, cst.WithItem) and node.asname is not None:
+                if _fresh_value(node.item, varying, facts.imports):
+                    varying |= _target_names(node.asname.name)
+            elif isinstance(node, cst.NamedExpr):
+                if _fresh_value(node.value, varying, facts.imports):
+                    varying |= _target_names(node.target)
+    return varying
+
+
+# -- handles and removals --------------------------------------------------------------------
+def base_of(target: str) -> str:
+    """``self._handles`` for ``self._handles[name]``."""
+    return target.split("[", 1)[0]
+
+
+def same_function(a: Site, b: Site) -> bool:
+    return a.function is b.function and a.is_module_level == b.is_module_level
+
+
+def removals_of(facts: ModuleFacts, target: str) -> list[CallSite]:
+    """``target.remove()`` calls, ``for h in target: h.remove()`` loops, and calls of a
+    helper that removes ``target`` (``remove_hooks(target)``, ``self.remove_hooks()``
+    when that method removes ``self.*`` handles)."""
+    found = list(facts.removals.get(target, ()))
+    for call in facts.calls:
+        if call.callee and "remove" in call.callee.rsplit(".", 1)[-1].lower() and call.attr != "remove":
+            if any(facts.code(a.value) == target for a in call.node.args):
+                found.append(call)
+    if target.startswith("self."):
+        removing_methods = {
+            r.site.function.name.value
+            for key, calls in facts.removals.items()
+            if key == target or key.startswith(target + "[")
+            for r in calls
+            if r.site.function is not None
+        }
+        for name in removing_methods:
+            for call in facts.calls:
+                if call.callee == f"self.{name}" and call not in found:
+                    found.append(call)
+    return found
+
+
+def word_count(code: str, name: str) -> int:
+    """Occurrences of a name (``h``, ``self.h``) as a whole word, not as ``x.h``."""
+    return len(re.findall(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", code))
+
+
+def enclosing_ifs(site: Site) -> list[cst.If]:
+    out = []
+    for frame in reversed(site.frames):
+        if frame.kind in ("def", "lambda", "class"):
+            break
+        if frame.kind == "if":
+            out.append(frame.node)
+    return out  # type: ignore[return-value]
+
+
+def is_contextmanager(facts: ModuleFacts, function: cst.FunctionDef | None) -> bool:
+    if function is None:
+        return False
+    info = facts.function_for(function)
+    return info is not None and any(d in CONTEXTMANAGERS for d in info.decorators)
+
+
+def registration_statement_alone(registration: Registration) -> bool:
+    """The registration is the whole statement: ``h = reg(...)`` or ``reg(...)``."""
+    statement = registration.site.statement
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    if isinstance(small, cst.Expr):
+        return small.value is registration.call
+    if isinstance(small, cst.Assign):
+        return small.value is registration.call and len(small.targets) == 1
+    return False

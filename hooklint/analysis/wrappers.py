@@ -1,0 +1,197 @@
+"""Registration wrappers: functions that register the hook they are given.
+
+Many code bases register hooks through a helper, e.g. llm-compressor's
+``HooksMixin.register_hook(module, hook, "forward_pre", with_kwargs=True)``, which
+calls ``getattr(module, f"register_{hook_type}_hook")(wrapped, **kwargs)`` and keeps
+the handle in ``self._hooks``.  A call to such a helper is a registration too.
+
+Wrappers are found two ways, after the facts pass (nothing here re-walks the module):
+
+* *inferred*: a function or method of the same file whose body passes one of its own
+  parameters as the hook of a registration and returns or stores the handle;
+* *configured*: the names in the ``registration-wrappers`` setting (last dotted part
+  matched: ``HooksMixin.register_hook`` and ``register_hook`` both match
+  ``self.register_hook(...)``), for wrappers that live in other files or packages.
+
+``X.register_hook(a, b, ...)`` with two or more positional arguments cannot be
+``Tensor.register_hook`` (it takes one), so it is read as a wrapper call too.
+
+A wrapper call becomes a :class:`Registration` with ``wrapper`` set: its hook is the
+argument at the wrapper's hook parameter (configured wrappers: the first argument that
+resolves to a hook body), its receiver the first other positional argument, and its
+API the one named by a string argument (``"forward_pre"`` →
+``register_forward_pre_hook``) when there is one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import libcst as cst
+
+from hooklint.analysis import hookapi
+from hooklint.analysis.facts import FunctionInfo, ModuleFacts, Registration
+from hooklint.analysis.hookapi import HookApi
+
+WRAPPER_API = HookApi("register_<wrapper>_hook", "wrapper", "module")
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """A registration wrapper: its name, and (when inferred) the positions of its
+    hook and target parameters among the call's arguments (``self`` left out)."""
+
+    name: str
+    hook_index: int | None = None
+    hook_param: str | None = None
+    target_index: int | None = None
+    api: HookApi | None = None
+    class_name: str | None = None
+
+
+def infer_wrappers(facts: ModuleFacts) -> dict[str, Wrapper]:
+    """In-file wrappers, keyed by function name."""
+    found: dict[str, Wrapper] = {}
+    for registration in facts.registrations:
+        hook_arg = registration.hook_arg
+        if not isinstance(hook_arg, cst.Name):
+            continue
+        node = registration.site.function
+        if node is None:
+            continue
+        info = facts.function_for(node)
+        if info is None or info.parent is not None:
+            continue
+        params = info.params
+        if info.class_name is not None and "staticmethod" not in info.decorators and params:
+            params = params[1:]
+        if hook_arg.value not in params:
+            continue
+        final = registration.handle.final
+        if final.role not in ("returned", "bound", "appended", "exit_stack"):
+            continue
+        target_index = None
+        if isinstance(registration.receiver, cst.Name) and registration.receiver.value in params:
+            target_index = params.index(registration.receiver.value)
+        found[info.name] = Wrapper(
+            info.name, params.index(hook_arg.value), hook_arg.value, target_index,
+            registration.api if registration.api is not hookapi.DYNAMIC_API else None, info.class_name,
+        )
+    return found
+
+
+def promote_wrapper_calls(
+    facts: ModuleFacts, configured: Iterable[str], resolve_hook: Callable[[cst.BaseExpression, object], object]
+) -> None:
+    """Add (or correct) the registrations made through wrapper calls."""
+    wrappers = infer_wrappers(facts)
+    configured_names = {name.rsplit(".", 1)[-1] for name in configured if name}
+    existing = {id(r.call): r for r in facts.registrations}
+    for call in facts.calls:
+        node = call.node
+        name = _called_name(node.func)
+        if name is None:
+            continue
+        wrapper = wrappers.get(name)
+        registration = existing.get(id(node))
+        if wrapper is not None:
+            if registration is not None and registration.wrapper is None and registration.api.name == name:
+                continue  # a real torch API shadowed by a same-named in-file function: keep both readings apart
+            if wrapper.class_name is not None and not _is_self_call(node.func):
+                continue
+            if call.site.function is not None and facts.function_for(call.site.function) is not None and (
+                facts.function_for(call.site.function).name == name  # the wrapper's own recursion
+            ):
+                continue
+        elif name in configured_names or _is_multi_arg_register_hook(node, name):
+            wrapper = Wrapper(name)
+        else:
+            continue
+        promoted = _registration(facts, call, wrapper, resolve_hook)
+        if promoted is None:
+            continue
+        if registration is not None:
+            index = facts.registrations.index(registration)
+            facts.registrations[index] = promoted
+        else:
+            facts.registrations.append(promoted)
+    facts.registrations.sort(key=lambda r: r.site.order)
+
+
+def _called_name(func: cst.BaseExpression) -> str | None:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
+
+
+def _is_self_call(func: cst.BaseExpression) -> bool:
+    return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls", "super")
+
+
+def _is_multi_arg_register_hook(node: cst.Call, name: str) -> bool:
+    if name != "register_hook":
+        return False
+    return sum(1 for a in node.args if a.keyword is None and not a.star) >= 2
+
+
+def _registration(facts: ModuleFacts, call, wrapper: Wrapper, resolve_hook) -> Registration | None:
+    node: cst.Call = call.node
+    positional = [a.value for a in node.args if a.keyword is None and not a.star]
+    keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+    hook_arg = None
+    hook_body = None
+    if wrapper.hook_index is not None:
+        if wrapper.hook_param in keywords:
+            hook_arg = keywords.pop(wrapper.hook_param)
+        elif wrapper.hook_index < len(positional):
+            hook_arg = positional[wrapper.hook_index]
+    else:
+        for candidate in positional + [keywords.get("hook"), keywords.get("fn")]:
+            if candidate is None or isinstance(candidate, (cst.SimpleString, cst.FormattedString, cst.Integer)):
+                continue
+            body = resolve_hook(candidate, call.site)
+            if body is not None:
+                hook_arg, hook_body = candidate, body
+                break
+        for name in ("hook", "fn"):
+            if keywords.get(name) is hook_arg:
+                del keywords[name]
+    if hook_arg is None:
+        return None
+    receiver = None
+    if wrapper.target_index is not None and wrapper.target_index < len(positional):
+        receiver = positional[wrapper.target_index]
+    else:
+        for candidate in positional:
+            if candidate is not hook_arg and not isinstance(candidate, (cst.SimpleString, cst.FormattedString)):
+                receiver = candidate
+                break
+    api = wrapper.api or _api_from_strings(positional + list(keywords.values())) or WRAPPER_API
+    return Registration(
+        call=node,
+        api=api,
+        receiver=receiver,
+        receiver_code=facts.code(receiver) if receiver is not None else None,
+        hook_arg=hook_arg,
+        keywords={k: v for k, v in keywords.items()},
+        has_star_kwargs=any(a.star == "**" for a in node.args),
+        site=call.site,
+        handle=call.use,
+        hook=hook_body,
+        wrapper=wrapper.name,
+    )
+
+
+def _api_from_strings(values) -> HookApi | None:
+    """``"forward_pre"`` → ``register_forward_pre_hook``."""
+    for value in values:
+        if isinstance(value, cst.SimpleString):
+            kind = value.evaluated_value
+            if isinstance(kind, str):
+                api = hookapi.METHOD_APIS.get(f"register_{kind}_hook")
+                if api is not None:
+                    return api
+    return None

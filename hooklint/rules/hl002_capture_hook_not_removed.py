@@ -1,0 +1,462 @@
+"""HL002 capture-hook-not-removed."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from hooklint.analysis.captures import bulk_removal, captures, handle_fate, hook_of
+from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
+from hooklint.analysis.walk import descendants
+from hooklint.fixes.capture import keyed_removal, with_block
+from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
+
+_EVENT = {
+    "forward": "forward", "forward_pre": "forward", "wrapper": "call", "dynamic": "call",
+    "backward": "backward", "full_backward": "backward", "full_backward_pre": "backward",
+    "tensor": "backward", "post_accumulate_grad": "backward", "multi_grad": "backward",
+    "node_pre": "backward", "step_pre": "optimizer step", "step_post": "optimizer step",
+}
+
+
+class CaptureHookNotRemoved(Rule):
+    """A hook that stores what it receives into a growing store is never removed.
+
+    ## What it does
+    Finds *capture hooks*: hooks that store their inputs, outputs or gradients (or
+    values derived from them) into a store that outlives the call and grows on every
+    call (`store.append(x)`, `extend`, `insert`, `store.setdefault(k, []).append(x)`,
+    `store += [x]`, `store = torch.cat([store, x])`, `store[k] = x` with a key that
+    changes per call) where the store is a `self` attribute, an attribute of the
+    hooked module, a module global, a closure or `nonlocal` variable, or an object
+    bound with `functools.partial` or held by a callable object. It flags the
+    registration when the handle is discarded (the registration is an expression
+    statement) or is kept but never removed anywhere in the file (`.remove()`,
+    `with`, an `ExitStack`, a helper whose name says it removes, `h.remove` handed to
+    `atexit`/`weakref.finalize`).
+
+    Registrations are every `register_*hook` of `nn.Module`, `Tensor` and optimizers,
+    the global `register_module_*` functions, `getattr(m, f"register_{kind}_hook")`,
+    and calls to *registration wrappers*: functions of the same file that register
+    the hook they are given and return or store the handle (inferred), names listed
+    in the `registration-wrappers` setting (for wrappers in other packages, such as
+    llm-compressor's `HooksMixin.register_hook`), and `x.register_hook(target, hook,
+    ...)` calls with two or more positional arguments (never `Tensor.register_hook`).
+
+    A handle discarded into a wrapper that keeps it (llm-compressor's `HooksMixin`)
+    can only be removed in bulk (`self.remove_hooks()`), at the end of a lifecycle;
+    the rule approximates "removed only in bulk while the same object re-runs the
+    hooked module before that point" by flagging every such discarded handle of a
+    capture hook: bounded hooks (a running statistic) are not capture hooks and are
+    not flagged.
+
+    Not flagged: handles removed in `finally`, by `with`, through an `ExitStack` or
+    a removal helper; handles that are returned or passed on (the caller's to
+    remove); stores obtained per call (a local, an argument, `ContextVar.get()`);
+    bounded accumulation (`self.H[name] = self.H[name] + x.T @ x`, a fixed key
+    overwritten); hooks that remove themselves (or all hooks) unconditionally on
+    their first call.
+
+    ## Why is this bad?
+    The store grows with every forward (or backward) for as long as the hook is
+    installed, and each stored tensor can pin the autograd graph behind it.
+    llm-compressor's `AutoRoundModifier` registered an input-capture pre-hook on
+    every decoding layer and removed the hooks only at calibration end; meanwhile
+    the SignSGD tuning loop re-ran each layer, and the hook appended the layer's
+    hidden states on every mini-batch: +204 MB per iteration until out of memory.
+
+    ## Example
+    ```python
+    def extract(model, batch):
+        feats = []
+        model.layer4.register_forward_hook(lambda m, i, o: feats.append(o.detach()))
+        model(batch)
+        return torch.cat(feats)
+    ```
+
+    ## Use instead
+    ```python
+    def extract(model, batch):
+        feats = []
+        with model.layer4.register_forward_hook(lambda m, i, o: feats.append(o.detach())):
+            model(batch)
+        return torch.cat(feats)
+    ```
+    For a capture that another method consumes, keep each handle (keyed like the
+    store) and remove it before the captured data is consumed:
+    ```python
+    self._capture_hooks[module.name] = module.register_forward_pre_hook(self.capture)
+    ...
+    if layer.name in self._capture_hooks:
+        self._capture_hooks.pop(layer.name).remove()
+    inputs = self._inputs[layer.name]
+    ```
+
+    ## Fix safety
+    When registration, model run and the read of the capture are all in one
+    function, the fix wraps the statements that need the hook in
+    `with <registration>:` (a registration loop goes under a
+    `contextlib.ExitStack`). This is safe: the hook is removed once nothing in the
+    function runs the model any more.
+    When the capture is consumed in another method of the class and the store is
+    keyed by the hooked module (`self._inputs[module.name].append(...)`), the fix
+    keeps each handle in a dict keyed the same way, declared like the store, and
+    removes it right before the store's entry is first read. This is unsafe: it
+    assumes that the captured data for a key is complete when it is first read.
+    Otherwise no fix is offered and the message says what to do.
+    """
+
+    code = "HL002"
+    name = "capture-hook-not-removed"
+    fix_applicability = "safe"
+    prefilter = ("register_", "_hook(")
+
+    def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
+        for registration in facts.registrations:
+            if registration.api.owner in ("optimizer", "global_optimizer") or registration.api.kind in (
+                "state_dict_pre", "state_dict_post", "load_state_dict_pre", "load_state_dict_post",
+                "buffer_registration", "module_registration", "parameter_registration",
+            ):
+                continue
+            hook = hook_of(facts, registration)
+            if hook is None:
+                continue
+            found = captures(hook, registration)
+            if not found or _removes_itself(hook):
+                continue
+            fate = handle_fate(facts, registration)
+            if fate.kind not in ("discarded", "kept"):
+                continue
+            yield self._finding(facts, registration, hook, found, fate.kind, fate.targets)
+
+    def _finding(self, facts, registration: Registration, hook: HookBody, found, kind, kept) -> Finding:
+        capture = found[0]
+        event = _EVENT.get(registration.api.kind, "call")
+        receiver = registration.receiver_code
+        class_def = registration.site.class_def
+        bulk = bulk_removal(facts, class_def.name.value if class_def is not None else None)
+        if kind == "discarded":
+            if registration.wrapper or bulk:
+                tail = "its handle is discarded, so it keeps capturing until all hooks are removed"
+            else:
+                where = f"`{receiver}`" if receiver else "the process"
+                tail = f"its handle is discarded, so it can never be removed and keeps capturing as long as {where} lives"
+        else:
+            names = ", ".join(f"`{t}`" for t in kept)
+            tail = f"its handle ({names}) is never removed, so it keeps capturing as long as the hooked object lives"
+        message = f"capture hook `{hook.name}` {capture.verb} `{capture.store}` on every {event}; {tail}"
+
+        edits = with_block(facts, registration, found, kind, kept)
+        if edits:
+            return Finding(registration.call, message, edits, "Scope the hook to a `with` block around its use")
+        params = hook.params
+        module_param = params[0] if params and registration.api.owner in ("module", "global_module") else None
+        for candidate in found:
+            if candidate.key is None:
+                continue
+            edits = keyed_removal(facts, registration, candidate, module_param)
+            if edits:
+                return Finding(
+                    registration.call, message, edits,
+                    f"Keep each handle keyed like `{candidate.store}` and remove it before that entry is read",
+                    unsafe_fix=True,
+                )
+        message += (
+            "; keep the handle and remove it once the capture has been consumed "
+            "(`with <registration>:` around the code that needs it, or `handle.remove()` in a `finally`)"
+        )
+        return Finding(registration.call, message)
+
+    VALID = [
+        # Removed through `with`: the hook lives only while the model runs.
+        Valid(
+            """
+import torch
+
+def penultimate_features(model, images):
+    feats = []
+    with model.avgpool.register_forward_hook(lambda m, i, o: feats.append(o.flatten(1))):
+        model(images)
+    return torch.cat(feats)
+"""
+        ),
+        # Handles kept in a list and removed in `finally` by a helper.
+        Valid(
+            """
+def remove_handles(handles):
+    for handle in handles:
+        handle.remove()
+
+class ActivationRecorder:
+    def __init__(self, model):
+        self.model = model
+        self.records = {}
+
+    def _record(self, name, module, args, output):
+        self.records.setdefault(name, []).append(output.detach().cpu())
+
+    def run(self, batch):
+        handles = []
+        try:
+            for name, module in self.model.named_modules():
+                handles.append(module.register_forward_hook(functools.partial(self._record, name)))
+            return self.model(batch)
+        finally:
+            remove_handles(handles)
+"""
+        ),
+        # Handles entered into an ExitStack.
+        Valid(
+            """
+import contextlib
+
+def collect_inputs(model, layers, batch):
+    inputs = []
+    with contextlib.ExitStack() as stack:
+        for layer in layers:
+            stack.enter_context(layer.register_forward_pre_hook(lambda m, args: inputs.append(args[0])))
+        model(batch)
+    return inputs
+"""
+        ),
+        # Bounded accumulation: a running Hessian per module (GPTQ's shape), never grows.
+        Valid(
+            """
+class HessianObserver(HooksMixin):
+    def calibrate_module(self, module, args, _output):
+        inp = args[0]
+        if module not in self._num_samples:
+            self._hessians[module] = make_empty_hessian(module)
+            self._num_samples[module] = 0
+        self._hessians[module], self._num_samples[module] = accumulate_hessian(
+            inp, module, self._hessians[module], self._num_samples[module]
+        )
+
+    def on_calibration_start(self, model):
+        for module in model.modules():
+            self.register_hook(module, self.calibrate_module, "forward")
+
+    def on_calibration_end(self, model):
+        self.remove_hooks()
+"""
+        ),
+        # Bounded: a fixed key overwritten, and a running sum replaced.
+        Valid(
+            """
+class Stats:
+    def __init__(self, model):
+        self.last = {}
+        self.sq_sum = {}
+        for name, module in model.named_modules():
+            module.register_forward_hook(partial(self.observe, name))
+
+    def observe(self, name, module, args, output):
+        self.last[name] = output.detach()
+        self.sq_sum[name] = self.sq_sum.get(name, 0) + output.pow(2).sum()
+"""
+        ),
+        # A store obtained per call: nothing accumulates across calls.
+        Valid(
+            """
+from contextvars import ContextVar
+
+_current = ContextVar("current_trace")
+
+def trace_hook(module, args, output):
+    buffer = _current.get()
+    buffer.append(output.shape)
+
+def install(model):
+    for module in model.modules():
+        module.register_forward_hook(trace_hook)
+"""
+        ),
+        # A hook that removes itself on its first (certain) call.
+        Valid(
+            """
+class FirstBatchCatcher:
+    def __init__(self, model):
+        self.batches = []
+        self.handle = model.register_forward_pre_hook(self.catch)
+
+    def catch(self, module, args):
+        self.batches.append(args)
+        self.handle.remove()
+"""
+        ),
+        # The handle is returned: removing it is the caller's job.
+        Valid(
+            """
+def attach_probe(module, store):
+    return module.register_forward_hook(lambda m, i, o: store.append(o.detach()))
+"""
+        ),
+    ]
+    INVALID = [
+        # The AutoRound shape: discarded into the HooksMixin wrapper, consumed in another method.
+        Invalid(
+            """
+class AutoRoundLike(HooksMixin):
+    _all_module_input: dict[str, list[tuple]] = PrivateAttr(default_factory=dict)
+
+    def input_capture_hook(self, module, args, kwargs):
+        if module._tmp_name not in self._all_module_input:
+            self._all_module_input[module._tmp_name] = []
+        self._all_module_input[module._tmp_name].append((args, kwargs))
+
+    def on_calibration_start(self, state):
+        for _, module in state.model.named_modules():
+            if self._is_decoding_layer(module):
+                self.register_hook(module, self.input_capture_hook, "forward_pre", with_kwargs=True)
+
+    def apply_autoround(self, layer):
+        cur_inputs = self._all_module_input[layer._tmp_name]
+        self.tune(layer, cur_inputs)
+
+    def on_calibration_end(self, state):
+        self.remove_hooks()
+""",
+            expected="""
+class AutoRoundLike(HooksMixin):
+    _all_module_input: dict[str, list[tuple]] = PrivateAttr(default_factory=dict)
+    _capture_hooks: dict = PrivateAttr(default_factory=dict)
+
+    def input_capture_hook(self, module, args, kwargs):
+        if module._tmp_name not in self._all_module_input:
+            self._all_module_input[module._tmp_name] = []
+        self._all_module_input[module._tmp_name].append((args, kwargs))
+
+    def on_calibration_start(self, state):
+        for _, module in state.model.named_modules():
+            if self._is_decoding_layer(module):
+                self._capture_hooks[module._tmp_name] = self.register_hook(module, self.input_capture_hook, "forward_pre", with_kwargs=True)
+
+    def apply_autoround(self, layer):
+        if layer._tmp_name in self._capture_hooks:
+            self._capture_hooks.pop(layer._tmp_name).remove()
+        cur_inputs = self._all_module_input[layer._tmp_name]
+        self.tune(layer, cur_inputs)
+
+    def on_calibration_end(self, state):
+        self.remove_hooks()
+""",
+            line=12,
+            message=(
+                "capture hook `input_capture_hook` appends to `self._all_module_input` on every forward; "
+                "its handle is discarded, so it keeps capturing until all hooks are removed"
+            ),
+        ),
+        # Register, run, read in one function: scoped with `with`.
+        Invalid(
+            """
+import torch
+
+def penultimate_features(model, images):
+    feats = []
+    model.avgpool.register_forward_hook(lambda m, i, o: feats.append(o.flatten(1)))
+    model(images)
+    return torch.cat(feats)
+""",
+            expected="""
+import torch
+
+def penultimate_features(model, images):
+    feats = []
+    with model.avgpool.register_forward_hook(lambda m, i, o: feats.append(o.flatten(1))):
+        model(images)
+    return torch.cat(feats)
+""",
+            line=5,
+            message="capture hook `<lambda>` appends to `feats` on every forward; its handle is discarded",
+        ),
+        # A registration loop: an ExitStack.
+        Invalid(
+            """
+import torch
+
+def layer_inputs(model, batch):
+    inputs = {}
+
+    def save(name, module, args):
+        inputs.setdefault(name, []).append(args[0].detach())
+
+    for name, layer in model.named_children():
+        layer.register_forward_pre_hook(functools.partial(save, name))
+    with torch.no_grad():
+        model(batch)
+    return {k: torch.cat(v) for k, v in inputs.items()}
+""",
+            expected="""
+import torch
+import contextlib
+
+def layer_inputs(model, batch):
+    inputs = {}
+
+    def save(name, module, args):
+        inputs.setdefault(name, []).append(args[0].detach())
+
+    with contextlib.ExitStack() as stack:
+        for name, layer in model.named_children():
+            stack.enter_context(layer.register_forward_pre_hook(functools.partial(save, name)))
+        with torch.no_grad():
+            model(batch)
+    return {k: torch.cat(v) for k, v in inputs.items()}
+""",
+            line=10,
+            message="appends to `inputs`",
+        ),
+        # Kept but never removed; the capture is consumed elsewhere: no fix, advice instead.
+        Invalid(
+            """
+class GradientLogger:
+    def __init__(self, model):
+        self.grads = []
+        self.handle = model.fc.weight.register_hook(self._log)
+
+    def _log(self, grad):
+        self.grads.append(grad.clone())
+""",
+            line=4,
+            message="its handle (`self.handle`) is never removed",
+        ),
+        # A global accumulating through torch.cat, a process-wide hook.
+        Invalid(
+            """
+import torch
+from torch.nn.modules.module import register_module_forward_hook
+
+ALL_OUTPUTS = torch.empty(0)
+
+def _grab(module, args, output):
+    global ALL_OUTPUTS
+    ALL_OUTPUTS = torch.cat([ALL_OUTPUTS, output.flatten()])
+
+register_module_forward_hook(_grab)
+""",
+            line=10,
+            message="concatenates onto `ALL_OUTPUTS`",
+        ),
+    ]
+
+
+def _removes_itself(hook: HookBody) -> bool:
+    """An unconditional removal at the top level of the hook body: the hook removes
+    itself (or all hooks) on its first call."""
+    node = hook.node
+    if not isinstance(node, cst.FunctionDef) or not isinstance(node.body, cst.IndentedBlock):
+        return False
+    for statement in node.body.body:
+        if isinstance(statement, (cst.If, cst.Try, cst.While, cst.With)) or not isinstance(
+            statement, (cst.SimpleStatementLine, cst.For)
+        ):
+            continue
+        for current in descendants(statement):
+            if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
+                attr = current.func.attr.value
+                if attr == "remove" and not current.args:
+                    return True
+                if "remove" in attr and "hook" in attr:
+                    return True
+    return False

@@ -1,0 +1,453 @@
+"""HL003 hook-registered-per-call."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from hooklint.analysis.facts import Frame, ModuleFacts, Registration
+from hooklint.analysis.facts import parameter_names
+from hooklint.analysis.lifetime import (
+    base_of,
+    enclosing_ifs,
+    has_multiline_string,
+    names_in,
+    registration_statement_alone,
+    removals_of,
+    same_function,
+    statement_path,
+    varying_names,
+    word_count,
+)
+from hooklint.fixes.lifetime import with_over_rest
+from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
+
+#: Methods that run once per forward, step or generated token.
+PER_CALL_NAMES = frozenset({"forward", "_forward", "__call__", "generate", "step"})
+_STORING_METHODS = frozenset({"add", "append", "update", "setdefault", "__setitem__", "extend"})
+
+
+class HookRegisteredPerCall(Rule):
+    """A hook is registered on every call or loop iteration, and its handle is not removed there.
+
+    ## What it does
+    Finds a registration that runs once per call of something that runs many times:
+    inside `forward()` or `__call__`, inside `generate`, `step` or a `*_step` method,
+    inside the body of another hook, or inside a `for`/`while` loop, when the object
+    it hooks is the same on every pass (a parameter, `self`, a submodule) and the
+    handle is not removed in that same scope. It also finds a handle assigned to one
+    name or attribute on every iteration of a loop, so that all but the last handle
+    are lost.
+
+    A registration on something new on every pass is fine: the loop variable of
+    `for module in model.modules()`, a function argument of `forward`, a tensor
+    created in the call (an activation), since the hook dies with it. So is an
+    install-once registration (guarded by a flag or an attribute that is tested
+    first), and handles kept in a list that is removed in the same function.
+
+    ## Why is this bad?
+    Every pass adds one more hook and none goes away: the hook count, the memory the
+    hooks capture and the time per step grow without bound. The worst case is
+    `Tensor.register_hook` on a parameter in a training loop: the parameter lives
+    forever, so after k steps k hooks run, and a hook that halves the gradient
+    yields 0.5, 0.25, 0.125... times the gradient: silently wrong training.
+
+    ## Example
+    ```python
+    for batch in loader:
+        for p in model.parameters():
+            p.register_hook(lambda g: g.clamp(-1, 1))
+        loss_fn(model(batch)).backward()
+    ```
+
+    ## Use instead
+    ```python
+    for p in model.parameters():
+        p.register_hook(lambda g: g.clamp(-1, 1))
+    for batch in loader:
+        loss_fn(model(batch)).backward()
+    ```
+    or, when the hook is meant for one pass only, remove it in that pass:
+    `with module.register_forward_hook(fn): ...`.
+
+    ## Fix safety
+    Unsafe. When the handle is dropped (or bound to a name used nowhere else) and
+    statements follow the registration in its block, the fix wraps those
+    statements in `with register(...):`, so the hook is removed at the end of the
+    pass. That changes the hook's lifetime: if later code relied on the hook
+    staying, it no longer fires. Otherwise no fix is offered: hoist the
+    registration out of the loop, or keep the handle and remove it.
+    """
+
+    code = "HL003"
+    name = "hook-registered-per-call"
+    fix_applicability = "unsafe"
+    prefilter = ("register_",)
+
+    def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
+        hook_bodies = {id(r.hook.node): r for r in facts.registrations if r.hook is not None and r.hook.via != "lambda"}
+        for registration in facts.registrations:
+            finding = self._check(facts, registration, hook_bodies)
+            if finding is not None:
+                yield finding
+
+    def _check(self, facts: ModuleFacts, registration: Registration, hook_bodies) -> Finding | None:
+        if registration.api.is_global or registration.api.owner == "autograd_graph":
+            return None  # process-wide hooks: HL009
+        use = registration.handle
+        if use.final.role in ("with", "exit_stack", "returned", "yielded", "argument", "other"):
+            return None
+        site = registration.site
+        receiver_names = names_in(registration.receiver)
+        function = site.function
+        # 1. a loop whose passes all hook the same object
+        for frame in site.loops:
+            seed = _loop_targets(frame)
+            varying = varying_names(facts, frame.node, seed)
+            if receiver_names & varying:
+                lost = self._lost_handles(facts, registration, frame)
+                if lost is not None:
+                    return lost
+                continue
+            if self._removed_or_guarded(facts, registration, frame.node):
+                return None
+            return self._finding(facts, registration, "on every iteration of this loop", frame)
+        # 2. a function that runs once per forward / step / hook call
+        if function is None:
+            return None
+        reason = _per_call_reason(function, hook_bodies)
+        if reason is None:
+            return None
+        hook_registration = hook_bodies.get(id(function))
+        seed = set(parameter_names(function.params)) - {"self", "cls"}
+        if function.params.star_arg is not None and isinstance(function.params.star_arg, cst.Param):
+            seed.add(function.params.star_arg.name.value)
+        if hook_registration is not None and hook_registration.api.owner in ("module", "global_module"):
+            params = hook_registration.hook.params
+            if params:
+                seed.discard(params[0])  # the hooked module lives on
+        varying = varying_names(facts, function.body, seed)
+        if receiver_names & varying:
+            return None
+        if self._removed_or_guarded(facts, registration, function):
+            return None
+        return self._finding(facts, registration, reason, None)
+
+    # -- exceptions --------------------------------------------------------------------------
+    def _removed_or_guarded(self, facts: ModuleFacts, registration: Registration, scope: cst.CSTNode) -> bool:
+        use = registration.handle
+        site = registration.site
+        target = None
+        if use.role == "bound" and len(use.targets) == 1:
+            target = use.targets[0]
+        elif use.role == "appended" and use.targets:
+            target = use.targets[0]
+        elif use.role == "collected" and use.final.role == "bound" and use.final.targets:
+            target = use.final.targets[0]
+        if target is not None:
+            single = use.role == "bound" and "[" not in target
+            for removal in removals_of(facts, base_of(target)):
+                if not same_function(removal.site, site):
+                    continue
+                if not single or removal.site.inside(scope) or "." in target or isinstance(scope, cst.FunctionDef):
+                    return True
+        return _guarded(facts, registration, target)
+
+    def _lost_handles(self, facts: ModuleFacts, registration: Registration, frame: Frame) -> Finding | None:
+        """``for m in mods: self.handle = m.register_forward_hook(fn)``: all but the last lost."""
+        use = registration.handle
+        if use.role != "bound" or len(use.targets) != 1:
+            return None
+        target = use.targets[0]
+        if "[" in target or not isinstance(frame.node, (cst.For, cst.While)):
+            return None
+        body_code = facts.code(frame.node.body)
+        if word_count(body_code, target) != 1:
+            return None  # used in the loop: appended, stored by key, removed...
+        if "." not in target and not any(same_function(r.site, registration.site) for r in facts.removals.get(target, ())):
+            return None  # a local that is never removed: HL002's "never removed"
+        message = (
+            f"the handle is assigned to `{target}` on every iteration of this loop, so all but the last "
+            "handle are lost and those hooks can never be removed; collect the handles in a list"
+        )
+        return Finding(node=registration.call, message=message)
+
+    def _finding(self, facts: ModuleFacts, registration: Registration, reason: str, frame) -> Finding:
+        what = "a hook" if registration.api.owner != "tensor" else "a tensor hook"
+        message = (
+            f"`{registration.api.name}` registers {what} {reason} and the handle is not removed there, "
+            "so hooks pile up on the same object"
+        )
+        if registration.api.owner == "tensor":
+            message += " (on a parameter, every step's gradient runs through all of them)"
+        message += "; hoist the registration, or keep the handle and remove it"
+        edits = self._fix(facts, registration)
+        return Finding(
+            node=registration.call,
+            message=message,
+            fix_edits=edits,
+            fix_message="Remove the hook at the end of the block (`with register(...):`)" if edits else "",
+        )
+
+    def _fix(self, facts: ModuleFacts, registration: Registration) -> list:
+        if not registration_statement_alone(registration):
+            return []
+        use = registration.handle
+        if use.role == "bound":
+            target = use.targets[0]
+            function = registration.site.function
+            scope_code = facts.code(function) if function is not None else facts.module.code
+            if "." in target or "[" in target or word_count(scope_code, target) != 1:
+                return []
+        elif use.role != "discarded":
+            return []
+        path = statement_path(facts, registration.site)
+        if path is None:
+            return []
+        level = path[-1]
+        rest = level.block[level.index + 1 :]
+        if not rest or has_multiline_string(facts, rest):
+            return []
+        return with_over_rest(facts, level.statement, facts.code(registration.call), rest)
+
+    VALID = [
+        # One hook per module of the model, installed once (a profiler's attach()).
+        Valid(
+            """
+class ActivationStats:
+    def attach(self, model):
+        self.handles = []
+        for name, module in model.named_modules():
+            self.handles.append(module.register_forward_hook(self._record))
+        hooks = [p.register_hook(self._grad_norm) for p in model.parameters()]
+        self.handles.extend(hooks)
+"""
+        ),
+        # Tensor hooks on activations created in forward die with them.
+        Valid(
+            """
+class Block(nn.Module):
+    def forward(self, x):
+        h = self.proj(x)
+        if h.requires_grad:
+            h.register_hook(self._save_grad)
+        out = torch.relu(h)
+        out.register_hook(lambda g: g.clamp(-1, 1))
+        return out
+"""
+        ),
+        # Install-once guard inside forward (a PEFT-style adapter), and a hook removed in the loop.
+        Valid(
+            """
+class Adapter(nn.Module):
+    def forward(self, x):
+        if self._scale_handle is None:
+            self._scale_handle = self.base.register_forward_hook(self._scale)
+        return self.base(x)
+
+
+def calibrate(layer, loader, observer):
+    for batch in loader:
+        with layer.register_forward_pre_hook(observer):
+            layer(batch)
+        h = layer.register_forward_hook(observer)
+        try:
+            layer(batch)
+        finally:
+            h.remove()
+"""
+        ),
+        # Handles appended in a loop and removed later in the same function.
+        Valid(
+            """
+def trace(model, batches):
+    handles = []
+    for batch in batches:
+        handles.append(model.register_forward_hook(print_shape))
+        model(batch)
+    for h in handles:
+        h.remove()
+"""
+        ),
+        # A forward hook that hooks the output tensor (new on every call).
+        Valid(
+            """
+def _attach_grad_hook(module, args, output):
+    output.register_hook(lambda g: GRADS.append(g.norm()))
+
+def install(model):
+    return model.register_forward_hook(_attach_grad_hook)
+"""
+        ),
+    ]
+    INVALID = [
+        # Gradient clipping hooks re-registered every step: gradients scaled k times.
+        Invalid(
+            """
+def train(model, loader, optimizer, loss_fn):
+    for batch, target in loader:
+        for p in model.parameters():
+            p.register_hook(lambda g: g * 0.5)
+        loss_fn(model(batch), target).backward()
+        optimizer.step()
+""",
+            expected=None,
+            line=4,
+            message="every iteration of this loop",
+        ),
+        # Registered in forward() on a submodule: one more hook per forward call.
+        Invalid(
+            """
+class Wrapper(nn.Module):
+    def forward(self, x):
+        self.encoder.register_forward_hook(self._store)
+        hidden = self.encoder(x)
+        return self.head(hidden)
+""",
+            expected="""
+class Wrapper(nn.Module):
+    def forward(self, x):
+        with self.encoder.register_forward_hook(self._store):
+            hidden = self.encoder(x)
+            return self.head(hidden)
+""",
+            line=3,
+            message="inside `forward()`",
+        ),
+        # A generation loop that hooks the same layer for every token.
+        Invalid(
+            """
+def generate(model, input_ids, steps):
+    cache = []
+    for _ in range(steps):
+        handle = model.lm_head.register_forward_hook(lambda m, i, o: cache.append(o[:, -1].detach()))
+        logits = model(input_ids)
+        input_ids = torch.cat([input_ids, logits[:, -1:].argmax(-1)], dim=1)
+    return input_ids, cache
+""",
+            expected="""
+def generate(model, input_ids, steps):
+    cache = []
+    for _ in range(steps):
+        with model.lm_head.register_forward_hook(lambda m, i, o: cache.append(o[:, -1].detach())):
+            logits = model(input_ids)
+            input_ids = torch.cat([input_ids, logits[:, -1:].argmax(-1)], dim=1)
+    return input_ids, cache
+""",
+            line=4,
+        ),
+        # A forward pre-hook that registers a forward hook on its module every call.
+        Invalid(
+            """
+def _pre(module, args):
+    module.register_forward_hook(_post)
+
+def _post(module, args, output):
+    module.calls += 1
+
+def install(model):
+    model.register_forward_pre_hook(_pre)
+""",
+            expected=None,
+            line=2,
+            message="inside hook `_pre`",
+        ),
+        # One attribute for the handles of every layer: only the last can be removed.
+        Invalid(
+            """
+class Probe:
+    def attach(self, model):
+        for layer in model.layers:
+            self.handle = layer.register_forward_hook(self.record)
+
+    def detach(self):
+        self.handle.remove()
+""",
+            expected=None,
+            line=4,
+            message="all but the last",
+        ),
+    ]
+
+
+def _loop_targets(frame: Frame) -> set[str]:
+    from hooklint.analysis.lifetime import _target_names
+
+    node = frame.node
+    if isinstance(node, cst.For):
+        return _target_names(node.target)
+    if frame.kind == "comp":
+        names: set[str] = set()
+        for_in = node.for_in  # type: ignore[attr-defined]
+        while for_in is not None:
+            names |= _target_names(for_in.target)
+            for_in = for_in.inner_for_in
+        return names
+    return set()
+
+
+def _per_call_reason(function: cst.FunctionDef, hook_bodies) -> str | None:
+    name = function.name.value
+    if id(function) in hook_bodies:
+        return f"inside hook `{name}` (once per hook call)"
+    if name in PER_CALL_NAMES or name.endswith("_step"):
+        return f"inside `{name}()` (once per call)"
+    return None
+
+
+def _guarded(facts: ModuleFacts, registration: Registration, target: str | None) -> bool:
+    """An install-once check: an ``if`` around the registration (or an early
+    ``return``/``continue`` before it) that tests something the function stores."""
+    site = registration.site
+    function = site.function
+    stored = _stored(facts, function)
+    if target is not None:
+        stored.add(base_of(target))
+    tests = [facts.code(node.test) for node in enclosing_ifs(site)]
+    path = statement_path(facts, site)
+    if path is not None:
+        for level in path:
+            for statement in level.block[: level.index]:
+                if isinstance(statement, cst.If) and _exits(statement):
+                    tests.append(facts.code(statement.test))
+    # Locals are left out: ``h = self.proj(x); if h.requires_grad:`` is no install-once check.
+    stored = {name for name in stored if "." in name or name == (target and base_of(target))}
+    for test in tests:
+        if "hasattr(" in test or "getattr(" in test:
+            return True
+        if any(word_count(test, name) for name in stored if name):
+            return True
+    return False
+
+
+def _exits(statement: cst.If) -> bool:
+    body = statement.body
+    if not isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+        return False
+    last = body.body[-1] if body.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1]
+    return isinstance(last, (cst.Return, cst.Continue, cst.Raise))
+
+
+def _stored(facts: ModuleFacts, function: cst.FunctionDef | None) -> set[str]:
+    """What a function assigns to (``self._hooked``, ``_installed``) or adds to."""
+    stored: set[str] = set()
+    if function is None:
+        return stored
+    for node in _walk(function):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                stored.add(base_of(facts.code(target.target)))
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            stored.add(base_of(facts.code(node.target)))
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _STORING_METHODS:
+            stored.add(facts.code(node.func.value))
+    return stored
+
+
+def _walk(function: cst.FunctionDef):
+    from hooklint.analysis.walk import descendants
+
+    return descendants(function.body, into_functions=False)

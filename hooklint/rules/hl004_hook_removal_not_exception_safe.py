@@ -1,0 +1,408 @@
+"""HL004 hook-removal-not-exception-safe."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.analysis.lifetime import (
+    base_of,
+    cannot_raise,
+    common_level,
+    has_multiline_string,
+    is_contextmanager,
+    registration_statement_alone,
+    removals_of,
+    same_function,
+    statement_path,
+    word_count,
+)
+from hooklint.fixes.lifetime import try_finally, with_replacing
+from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
+
+
+class HookRemovalNotExceptionSafe(Rule):
+    """A hook's handle is removed after code that can raise, outside `finally`/`with`.
+
+    ## What it does
+    Finds `handle = register_*hook(...)` (or handles collected into a list), then code
+    that can raise, then `handle.remove()` (or a loop or helper that removes the list)
+    that is not in a `finally` block or a `with` statement. This includes a removal
+    after the `yield` of a `@contextmanager` function, which is skipped when the body of
+    the caller's `with` raises.
+
+    ## Why is this bad?
+    If anything between the registration and the removal raises (an out-of-memory
+    error, a shape mismatch, a `KeyboardInterrupt` in a notebook), the removal never
+    runs and the hook stays registered for the rest of the process. Attribution and
+    summary tools that hook every layer then keep capturing (and pinning memory) on
+    every later forward, and a retried notebook cell stacks a second set of hooks.
+
+    ## Example
+    ```python
+    def layer_shapes(model, x):
+        shapes = []
+        handle = model.register_forward_hook(lambda m, i, o: shapes.append(o.shape))
+        model(x)
+        handle.remove()
+        return shapes
+    ```
+
+    ## Use instead
+    ```python
+    def layer_shapes(model, x):
+        shapes = []
+        with model.register_forward_hook(lambda m, i, o: shapes.append(o.shape)):
+            model(x)
+        return shapes
+    ```
+    `RemovableHandle` is a context manager in every torch release since 1.8. When
+    the handle is used for something else too, or handles are collected in a list,
+    the span goes into `try`/`finally` instead.
+
+    ## Fix safety
+    Safe: the hook is removed at the same point on the normal path, and also when
+    the code in between raises. The fix turns the span into `with register(...):`
+    when the handle is a local name used for nothing else, and into
+    `try`/`finally` otherwise (for a `@contextmanager`, that puts `yield` in
+    `try`/`finally`). No fix is offered when the registration and the removal are
+    not in the same block, or the span holds a multi-line string.
+    """
+
+    code = "HL004"
+    name = "hook-removal-not-exception-safe"
+    fix_applicability = "safe"
+    prefilter = ("register_",)
+
+    def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
+        reported: set[int] = set()
+        for registration in facts.registrations:
+            finding = self._check(facts, registration, reported)
+            if finding is not None:
+                yield finding
+
+    def _check(self, facts: ModuleFacts, registration: Registration, reported: set[int]) -> Finding | None:
+        target, single = _handle_target(registration)
+        if target is None:
+            return None
+        site = registration.site
+        later = [c for c in removals_of(facts, target) if same_function(c.site, site)]
+        if not later:
+            return None
+        if any(c.site.in_finally or c.site.in_except for c in later):
+            return None
+        later = [c for c in later if c.site.order > site.order]
+        if not later:
+            return None
+        removal = later[0]
+        path_r = statement_path(facts, site)
+        path_m = statement_path(facts, removal.site)
+        if path_r is None or path_m is None:
+            return None
+        levels = common_level(path_r, path_m)
+        if levels is None:
+            return None
+        at_r, at_m = levels
+        if at_r.index >= at_m.index:
+            return None
+        depth = path_r.index(at_r)
+        below = path_r[depth + 1 :]
+        if single and any(isinstance(level.block[level.index], (cst.For, cst.While)) for level in [at_r, *below][:-1]):
+            return None  # a name re-bound in a loop: HL003's "all but the last handle are lost"
+        if single and at_r.statement is not site.statement and any(
+            isinstance(level.statement, (cst.For, cst.While)) for level in [at_r, *below]
+        ):
+            return None
+        between = at_r.block[at_r.index + 1 : at_m.index]
+        if all(cannot_raise(s) for s in between):
+            return None
+        if id(at_m.statement) in reported:
+            return None
+        reported.add(id(at_m.statement))
+        in_cm = is_contextmanager(facts, site.function) and any(
+            isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, cst.Expr) and isinstance(x.value, cst.Yield) for x in s.body)
+            for s in between
+        )
+        if in_cm:
+            message = (
+                f"`{target}` is removed after `yield` outside `finally`: when the body of the caller's `with` raises, "
+                "the removal is skipped and the hook stays registered"
+            )
+        else:
+            message = (
+                f"`{target}` is removed outside `finally`/`with`: if the code between the registration and the removal "
+                "raises, the hook stays registered for the rest of the process"
+            )
+        edits, fix_message = self._fix(facts, registration, target, single, at_r, at_m, between, in_cm)
+        return Finding(node=registration.call, message=message, fix_edits=edits, fix_message=fix_message)
+
+    def _fix(self, facts, registration, target, single, at_r, at_m, between, in_cm):
+        removal_statement = at_m.statement
+        if not _is_removal_only(facts, removal_statement, target):
+            return [], ""
+        if has_multiline_string(facts, [*between, removal_statement]):
+            return [], ""
+        if single:
+            if at_r.statement is not registration.site.statement:
+                return [], ""
+            function = registration.site.function
+            scope_code = facts.code(function) if function is not None else facts.module.code
+            if (
+                not in_cm
+                and "." not in target
+                and registration_statement_alone(registration)
+                and isinstance(removal_statement, cst.SimpleStatementLine)
+                and word_count(scope_code, target) == 2
+            ):
+                header = facts.code(registration.call)
+                return with_replacing(facts, [at_r.statement], header, between, [removal_statement]), (
+                    "Use the handle as a context manager (`with register(...):`)"
+                )
+            return try_finally(facts, between, [removal_statement]), "Remove the hook in `finally`"
+        if registration.handle.role == "collected":
+            body = between  # ``handles = [...]`` must run before `try`, or `finally` sees no list
+        else:
+            body = at_r.block[at_r.index : at_m.index]
+        return try_finally(facts, body, [removal_statement]), "Remove the hooks in `finally`"
+
+    VALID = [
+        # Removal in `finally`: a summary tool that hooks every leaf module.
+        Valid(
+            """
+def summarize(model, example):
+    rows = []
+    handles = [m.register_forward_hook(lambda mod, i, o: rows.append(o.shape)) for m in model.modules()]
+    try:
+        model(example)
+    finally:
+        for h in handles:
+            h.remove()
+    return rows
+"""
+        ),
+        # The handle is a context manager; a second one sits in an ExitStack.
+        Valid(
+            """
+import contextlib
+
+def attribute(model, layer, inputs, store):
+    with layer.register_forward_hook(lambda m, i, o: store.append(o.detach())):
+        model(inputs)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(layer.register_full_backward_hook(lambda m, gi, go: store.append(go[0])))
+        model(inputs).sum().backward()
+"""
+        ),
+        # Nothing that can raise between registering and removing (a probe that is reset).
+        Valid(
+            """
+def reset_probe(module, probe):
+    handle = module.register_forward_hook(probe)
+    calls = 0
+    name = "probe"
+    handle.remove()
+    return calls, name
+"""
+        ),
+        # A @contextmanager that already guards its yield.
+        Valid(
+            """
+from contextlib import contextmanager
+
+@contextmanager
+def capture(module, sink):
+    handle = module.register_forward_hook(lambda m, i, o: sink.append(o.detach()))
+    try:
+        yield sink
+    finally:
+        handle.remove()
+"""
+        ),
+        # Removed in an except handler that re-raises, and on the normal path.
+        Valid(
+            """
+def calibrate(layer, batches, observer):
+    handle = layer.register_forward_pre_hook(observer)
+    try:
+        for batch in batches:
+            layer(batch)
+    except Exception:
+        handle.remove()
+        raise
+    handle.remove()
+"""
+        ),
+    ]
+    INVALID = [
+        # An attribution method: hook, run, unhook.
+        Invalid(
+            """
+def layer_activations(model, layer, inputs):
+    saved = []
+    handle = layer.register_forward_hook(lambda m, i, o: saved.append(o.detach()))
+    model(inputs)
+    handle.remove()
+    return saved[0]
+""",
+            expected="""
+def layer_activations(model, layer, inputs):
+    saved = []
+    with layer.register_forward_hook(lambda m, i, o: saved.append(o.detach())):
+        model(inputs)
+    return saved[0]
+""",
+            line=3,
+            message="`handle` is removed outside `finally`/`with`",
+        ),
+        # Handles collected in a loop and removed by a loop: try/finally.
+        Invalid(
+            """
+from functools import partial
+
+def record_shape(summary, name, module, inputs, output):
+    summary[name] = tuple(output.shape)
+
+def model_summary(model, example):
+    summary = {}
+    hooks = []
+    for name, module in model.named_modules():
+        hooks.append(module.register_forward_hook(partial(record_shape, summary, name)))
+    model(example)
+    # drop the hooks again
+    for h in hooks:
+        h.remove()
+    return summary
+""",
+            expected="""
+from functools import partial
+
+def record_shape(summary, name, module, inputs, output):
+    summary[name] = tuple(output.shape)
+
+def model_summary(model, example):
+    summary = {}
+    hooks = []
+    try:
+        for name, module in model.named_modules():
+            hooks.append(module.register_forward_hook(partial(record_shape, summary, name)))
+        model(example)
+    finally:
+        # drop the hooks again
+        for h in hooks:
+            h.remove()
+    return summary
+""",
+            line=10,
+        ),
+        # A @contextmanager whose removal follows a bare yield.
+        Invalid(
+            """
+from contextlib import contextmanager
+
+@contextmanager
+def record_inputs(module, sink):
+    handle = module.register_forward_pre_hook(lambda m, args: sink.append(args[0].detach()))
+    yield sink
+    handle.remove()
+""",
+            expected="""
+from contextlib import contextmanager
+
+@contextmanager
+def record_inputs(module, sink):
+    handle = module.register_forward_pre_hook(lambda m, args: sink.append(args[0].detach()))
+    try:
+        yield sink
+    finally:
+        handle.remove()
+""",
+            line=5,
+            message="after `yield`",
+        ),
+        # The handle is kept on the object (used elsewhere): try/finally, in a calibration loop.
+        Invalid(
+            """
+class Calibrator:
+    def run(self, layer, loader):
+        self.handle = layer.register_forward_hook(self.observe)
+        for batch in loader:
+            layer(batch)
+        self.handle.remove()
+""",
+            expected="""
+class Calibrator:
+    def run(self, layer, loader):
+        self.handle = layer.register_forward_hook(self.observe)
+        try:
+            for batch in loader:
+                layer(batch)
+        finally:
+            self.handle.remove()
+""",
+            line=3,
+        ),
+        # Removed through a helper that takes the handle list.
+        Invalid(
+            """
+def remove_hooks(handles):
+    for h in handles:
+        h.remove()
+
+def collect_grads(model, loss_fn, batch):
+    grads = {}
+    handles = []
+    for name, p in model.named_parameters():
+        handles.append(p.register_hook(lambda g, name=name: grads.__setitem__(name, g)))
+    loss_fn(model(batch)).backward()
+    remove_hooks(handles)
+    return grads
+""",
+            expected="""
+def remove_hooks(handles):
+    for h in handles:
+        h.remove()
+
+def collect_grads(model, loss_fn, batch):
+    grads = {}
+    handles = []
+    try:
+        for name, p in model.named_parameters():
+            handles.append(p.register_hook(lambda g, name=name: grads.__setitem__(name, g)))
+        loss_fn(model(batch)).backward()
+    finally:
+        remove_hooks(handles)
+    return grads
+""",
+            line=9,
+        ),
+    ]
+
+
+def _handle_target(registration: Registration) -> tuple[str | None, bool]:
+    """The code that holds the handle, and whether it is a single handle."""
+    use = registration.handle
+    if use.role == "bound" and len(use.targets) == 1:
+        target = use.targets[0]
+        if "[" in target:
+            return base_of(target), False
+        return target, True
+    if use.role == "appended" and use.targets:
+        return use.targets[0], False
+    if use.role == "collected":
+        final = use.final
+        if final.role == "bound" and len(final.targets) == 1:
+            return base_of(final.targets[0]), False
+    return None, False
+
+
+def _is_removal_only(facts: ModuleFacts, statement: cst.CSTNode, target: str) -> bool:
+    """The removal statement does nothing but remove: ``h.remove()``, ``helper(h)``, or
+    ``for h in handles: h.remove()``."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr)
+    if isinstance(statement, cst.For) and statement.orelse is None and isinstance(statement.body, cst.IndentedBlock):
+        body = statement.body.body
+        return len(body) == 1 and _is_removal_only(facts, body[0], target) and ".remove()" in facts.code(body[0])
+    return False

@@ -1,0 +1,451 @@
+"""HL005 unclamped-always-call-release."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+import libcst as cst
+
+from hooklint.analysis.effects import StateEffect
+from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
+from hooklint.analysis.hook_roles import ancestors, parameter_roles, parents
+from hooklint.fixes.release_guard import tolerant_release
+from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
+
+_LIST_ADDS = frozenset({"append", "appendleft", "insert", "push"})
+
+
+class UnclampedAlwaysCallRelease(Rule):
+    """An `always_call=True` forward hook undoes its pre-hook's change but breaks when that pre-hook never ran.
+
+    ## What it does
+    Finds a forward hook registered with `always_call=True` (on a module, or
+    process-wide with `register_module_forward_hook`) that undoes what its forward
+    pre-hook on the same target did (a counter incremented, an item added to a set, a
+    stack pushed, a dict entry set) with a release that assumes the pre-hook ran: a
+    bare `n -= 1`, `s.remove(x)`, `stack.pop()`, `d.pop(k)` or `del d[k]`, with no
+    guard around it.
+
+    ## Why is this bad?
+    An `always_call` hook also runs when forward never started because an *earlier*
+    pre-hook raised (a prepended or process-wide pre-hook, or an input check), so its
+    own pre-hook never ran. The counter then goes to -1, which is truthy: a gate such
+    as `P._cache_enabled` stays on forever. `remove`/`pop`/`del` raise instead; torch
+    turns an exception inside an `always_call` hook into a warning, so the rest of
+    the cleanup in that hook silently never runs.
+
+    ## Example
+    ```python
+    def _enter(module, args):
+        P._cache_enabled += 1
+
+    def _exit(module, args, output):
+        P._cache_enabled -= 1
+
+    module.register_forward_pre_hook(_enter)
+    module.register_forward_hook(_exit, always_call=True)
+    ```
+
+    ## Use instead
+    ```python
+    def _exit(module, args, output):
+        P._cache_enabled = max(0, P._cache_enabled - 1)
+    ```
+    For sets use `discard`, for dicts `pop(key, None)`, for stacks `if stack:
+    stack.pop()`. The clamp is the same rewrite HL001's fix makes, so code fixed by
+    HL001 is clean here. It is still approximate when an outer module legitimately
+    holds the gate; `hooklint.runtime.hooks.paired_forward_hooks` (a per-call token)
+    is exact.
+
+    ## Fix safety
+    Safe: each rewrite behaves exactly as before whenever the pre-hook did run, and
+    only tolerates the unmatched call. No fix is offered when the container's type is
+    unknown (a `remove(x)` on something the pre-hook did not visibly fill with
+    `add`/`append`) or the popped stack is not a plain name or attribute.
+    """
+
+    code = "HL005"
+    name = "unclamped-always-call-release"
+    fix_applicability = "safe"
+    prefilter = ("always_call",)
+
+    def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
+        pre_hooks = [r for r in facts.registrations if r.api.kind == "forward_pre" and r.hook is not None]
+        if not pre_hooks:
+            return
+        for post in facts.registrations:
+            if post.api.kind != "forward" or post.hook is None or not post.keyword_is_true("always_call"):
+                continue
+            acquired: dict[str, StateEffect] = {}
+            for pre in pre_hooks:
+                if _same_target(pre, post):
+                    for effect in pre.hook.effects:  # type: ignore[union-attr]
+                        if effect.acquires:
+                            acquired.setdefault(_base(effect.key), effect)
+            if not acquired:
+                continue
+            hook = post.hook
+            parent_map = None
+            for effect in hook.effects:
+                acquire = acquired.get(_base(effect.key))
+                if acquire is None or not _intolerant(effect):
+                    continue
+                if parent_map is None:
+                    parent_map = parents(hook.node)
+                if _guarded(facts, effect, hook, post, parent_map):
+                    continue
+                yield self._finding(facts, post, effect, acquire, parent_map)
+
+    def _finding(self, facts, post: Registration, effect: StateEffect, acquire: StateEffect, parent_map) -> Finding:
+        code = facts.code(effect.node).strip()
+        if effect.op == "decrement":
+            what = "goes below zero (a negative counter is truthy: the gate stays on)"
+        else:
+            what = "raises (torch turns it into a warning and the rest of the cleanup is skipped)"
+        message = (
+            f"`always_call` forward hook `{post.hook.name}` releases `{effect.key}` with `{code}`, which {what} "
+            "when its pre-hook never ran because an earlier pre-hook raised"
+        )
+        statement, statement_is_call = _statement_of(effect.node, parent_map)
+        edits, title = tolerant_release(
+            facts,
+            effect,
+            _container(acquire),
+            statement,
+            statement_is_call,
+            isinstance(post.hook.node, cst.Lambda),
+        )
+        return Finding(node=effect.node, message=message, fix_edits=edits, fix_message=title)
+
+    VALID = [
+        # HL001's fix: always_call plus a clamped decrement.
+        Valid(
+            """
+import torch.nn.utils.parametrize as P
+
+def _enable(module, inputs):
+    P._cache_enabled += 1
+
+def _disable(module, inputs, output):
+    P._cache_enabled = max(0, P._cache_enabled - 1)
+    if not P._cache_enabled:
+        P._cache = {}
+
+def install(module):
+    module.register_forward_pre_hook(_enable)
+    module.register_forward_hook(_disable, always_call=True)
+"""
+        ),
+        # Guarded releases: an `if` on the container, a try/except KeyError, a dict pop default.
+        Valid(
+            """
+class ActivationScope:
+    def __init__(self):
+        self.stack = []
+        self.active = set()
+        self.started = {}
+
+    def _enter(self, module, args):
+        self.stack.append(module)
+        self.active.add(id(module))
+        self.started[id(module)] = time.perf_counter()
+
+    def _exit(self, module, args, output):
+        if self.stack:
+            self.stack.pop()
+        try:
+            self.active.remove(id(module))
+        except KeyError:
+            pass
+        self.started.pop(id(module), None)
+
+    def attach(self, model):
+        for layer in model.modules():
+            layer.register_forward_pre_hook(self._enter)
+            layer.register_forward_hook(self._exit, always_call=True)
+"""
+        ),
+        # Without always_call an unmatched call cannot happen (HL001's business, not this rule's).
+        Valid(
+            """
+depth = 0
+
+def enter(module, args):
+    global depth
+    depth += 1
+
+def leave(module, args, output):
+    global depth
+    depth -= 1
+
+block.register_forward_pre_hook(enter)
+block.register_forward_hook(leave)
+"""
+        ),
+        # The always_call hook returns early when the forward did not run.
+        Valid(
+            """
+def track(model, live):
+    def push(module, args):
+        live.append(module)
+
+    def pop(module, args, output):
+        if output is None:
+            return
+        live.pop()
+
+    model.register_forward_pre_hook(push)
+    model.register_forward_hook(pop, always_call=True)
+"""
+        ),
+    ]
+    INVALID = [
+        # The bitsandbytes hooks after adding always_call but not the clamp.
+        Invalid(
+            """
+import torch.nn.utils.parametrize as P
+
+def _enable_parametrization_cache(module, inputs):
+    P._cache_enabled += 1
+
+def _disable_parametrization_cache(module, inputs, output):
+    P._cache_enabled -= 1
+    if not P._cache_enabled:
+        P._cache = {}
+
+def _register_parametrization_hooks(module):
+    module.register_forward_pre_hook(_enable_parametrization_cache)
+    module.register_forward_hook(_disable_parametrization_cache, always_call=True)
+""",
+            expected="""
+import torch.nn.utils.parametrize as P
+
+def _enable_parametrization_cache(module, inputs):
+    P._cache_enabled += 1
+
+def _disable_parametrization_cache(module, inputs, output):
+    P._cache_enabled = max(0, P._cache_enabled - 1)
+    if not P._cache_enabled:
+        P._cache = {}
+
+def _register_parametrization_hooks(module):
+    module.register_forward_pre_hook(_enable_parametrization_cache)
+    module.register_forward_hook(_disable_parametrization_cache, always_call=True)
+""",
+            line=7,
+            message="goes below zero",
+        ),
+        # A module tracker: a set of active names and a stack of parents (the HL001 fix's output).
+        Invalid(
+            """
+class ModuleTracker:
+    def __init__(self):
+        self.parents = []
+        self.active = set()
+
+    def _fw_pre_hook(self, module, args):
+        name = type(module).__name__
+        self.parents.append(name)
+        self.active.add(name)
+
+    def _fw_post_hook(self, module, args, output):
+        self.active.remove(type(module).__name__)
+        self.parents.pop()
+
+    def __enter__(self):
+        self._pre = register_module_forward_pre_hook(self._fw_pre_hook)
+        self._post = register_module_forward_hook(self._fw_post_hook, always_call=True)
+        return self
+""",
+            expected="""
+class ModuleTracker:
+    def __init__(self):
+        self.parents = []
+        self.active = set()
+
+    def _fw_pre_hook(self, module, args):
+        name = type(module).__name__
+        self.parents.append(name)
+        self.active.add(name)
+
+    def _fw_post_hook(self, module, args, output):
+        self.active.discard(type(module).__name__)
+        if self.parents:
+            self.parents.pop()
+
+    def __enter__(self):
+        self._pre = register_module_forward_pre_hook(self._fw_pre_hook)
+        self._post = register_module_forward_hook(self._fw_post_hook, always_call=True)
+        return self
+""",
+            line=12,
+            message="self.active",
+        ),
+        # A shape recorder keyed by module id, with a stack of open layers.
+        Invalid(
+            """
+class ShapeRecorder:
+    def __init__(self):
+        self.inflight = {}
+        self.stack = []
+
+    def _start(self, module, args):
+        self.inflight[id(module)] = tuple(args[0].shape)
+        self.stack.append(module)
+
+    def _stop(self, module, args, output):
+        del self.inflight[id(module)]
+        del self.stack[-1]
+
+    def attach(self, model):
+        for sub in model.modules():
+            sub.register_forward_pre_hook(self._start)
+            sub.register_forward_hook(self._stop, always_call=True)
+""",
+            expected="""
+class ShapeRecorder:
+    def __init__(self):
+        self.inflight = {}
+        self.stack = []
+
+    def _start(self, module, args):
+        self.inflight[id(module)] = tuple(args[0].shape)
+        self.stack.append(module)
+
+    def _stop(self, module, args, output):
+        self.inflight.pop(id(module), None)
+        if self.stack:
+            del self.stack[-1]
+
+    def attach(self, model):
+        for sub in model.modules():
+            sub.register_forward_pre_hook(self._start)
+            sub.register_forward_hook(self._stop, always_call=True)
+""",
+            line=11,
+            message="self.inflight",
+        ),
+        # Lambdas on one layer: a depth counter in a dict and a popped stack.
+        Invalid(
+            """
+def watch(layer, stack):
+    layer.register_forward_pre_hook(lambda m, a: stack.append(m))
+    layer.register_forward_hook(lambda m, a, o: stack.pop(), always_call=True)
+""",
+            expected="""
+def watch(layer, stack):
+    layer.register_forward_pre_hook(lambda m, a: stack.append(m))
+    layer.register_forward_hook(lambda m, a, o: (stack.pop() if stack else None), always_call=True)
+""",
+            line=3,
+            message="`stack`",
+        ),
+    ]
+
+
+def _base(key: str) -> str:
+    return key[:-2] if key.endswith("[]") else key
+
+
+def _intolerant(effect: StateEffect) -> bool:
+    """A release that assumes its acquire happened."""
+    if effect.op == "decrement":
+        return True
+    node = effect.node
+    if isinstance(node, cst.Del):
+        return isinstance(node.target, cst.Subscript)
+    if effect.op == "remove" and isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.attr.value in ("remove", "pop", "popleft")
+    return False
+
+
+def _same_target(pre: Registration, post: Registration) -> bool:
+    if pre.api.is_global or post.api.is_global:
+        return pre.api.owner == post.api.owner
+    return pre.receiver_code == post.receiver_code
+
+
+def _container(acquire: StateEffect) -> str:
+    node = acquire.node
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        method = node.func.attr.value
+        if method == "add":
+            return "set"
+        if method in _LIST_ADDS:
+            return "list"
+        return ""
+    if acquire.key.endswith("[]") and isinstance(node, cst.Assign):
+        return "dict"
+    return ""
+
+
+def _target_code(facts: ModuleFacts, effect: StateEffect) -> str | None:
+    node = effect.node
+    if isinstance(node, (cst.AugAssign,)):
+        return facts.code(node.target)
+    if isinstance(node, cst.Assign):
+        return facts.code(node.targets[0].target)
+    if isinstance(node, cst.Del) and isinstance(node.target, cst.Subscript):
+        return facts.code(node.target.value)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return facts.code(node.func.value)
+    return None
+
+
+def _mentions(text: str, name: str) -> bool:
+    return re.search(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", text) is not None
+
+
+def _guarded(facts, effect: StateEffect, hook: HookBody, post: Registration, parent_map) -> bool:
+    """Whether the release sits under a check, a ``try``, or after an early return."""
+    target = _target_code(facts, effect)
+    if target is None:
+        return True
+    for ancestor in ancestors(effect.node, parent_map):
+        if isinstance(ancestor, (cst.If, cst.While, cst.IfExp)) and _mentions(facts.code(ancestor.test), target):
+            return True
+        if isinstance(ancestor, (cst.Try, cst.TryStar)) and ancestor.handlers:
+            return True
+        if isinstance(ancestor, cst.BooleanOperation) and _mentions(facts.code(ancestor.left), target):
+            return True
+        if isinstance(ancestor, cst.With) and any("suppress" in facts.code(i.item) for i in ancestor.items):
+            return True
+    if isinstance(hook.node, cst.FunctionDef):
+        output = [name for name, role in parameter_roles(post).items() if role == "output"]
+        watched = [target] + output
+        statement, _ = _statement_of(effect.node, parent_map)
+        body = hook.node.body.body if isinstance(hook.node.body, cst.IndentedBlock) else ()
+        for stmt in body:
+            if stmt is statement or any(a is stmt for a in ancestors(effect.node, parent_map)):
+                break
+            if isinstance(stmt, cst.If) and _returns(stmt) and any(_mentions(facts.code(stmt.test), w) for w in watched):
+                return True
+    return False
+
+
+def _returns(node: cst.If) -> bool:
+    body = node.body.body
+    last = body[-1] if body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        return isinstance(last.body[-1], (cst.Return, cst.Raise))
+    return False
+
+
+def _statement_of(node: cst.CSTNode, parent_map) -> tuple[cst.CSTNode | None, bool]:
+    """The simple statement line holding ``node`` (None in a lambda), and whether the
+    line is exactly that node as an expression statement."""
+    previous = node
+    for ancestor in ancestors(node, parent_map):
+        if isinstance(ancestor, cst.Lambda):
+            return None, False
+        if isinstance(ancestor, cst.SimpleStatementLine):
+            alone = len(ancestor.body) == 1
+            small = ancestor.body[0]
+            is_call = alone and (small is node or (isinstance(small, cst.Expr) and small.value is node))
+            return (ancestor if alone else None), is_call
+        previous = ancestor
+    if isinstance(node, cst.Del):
+        return None, False
+    del previous
+    return None, False

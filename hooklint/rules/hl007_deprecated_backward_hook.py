@@ -1,0 +1,220 @@
+"""HL007 deprecated-backward-hook."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.fixes.full_backward import use_full_backward_hook
+from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, format_version
+
+FULL_BACKWARD_SINCE = (1, 8)
+_REPLACEMENTS = {
+    "register_backward_hook": "register_full_backward_hook",
+    "register_module_backward_hook": "register_module_full_backward_hook",
+}
+
+
+class DeprecatedBackwardHook(Rule):
+    """A backward hook is registered with the deprecated `register_backward_hook`.
+
+    ## What it does
+    Finds calls to `Module.register_backward_hook` and to the process-wide
+    `torch.nn.modules.module.register_module_backward_hook`.
+
+    ## Why is this bad?
+    These hooks receive the gradients of the module's *last autograd node*, not of
+    the module's inputs and outputs. For `relu(linear(x)) * 3` the hook's
+    `grad_input` is the gradient of the multiplication: shapes that do not match the
+    inputs, an extra `None`, and `grad_input[0] != x.grad`. Code that clips, logs or
+    rescales "input gradients" this way silently works on the wrong tensors. The
+    APIs have been deprecated since torch 1.8 and warn only when forward has more
+    than one autograd node.
+
+    ## Example
+    ```python
+    def log_grads(module, grad_input, grad_output):
+        stats[module] = grad_input[0].norm()
+
+    layer.register_backward_hook(log_grads)
+    ```
+
+    ## Use instead
+    ```python
+    layer.register_full_backward_hook(log_grads)
+    ```
+
+    ## Fix safety
+    Unsafe, and withheld when the target torch is older than 1.8 (where the full
+    variants appeared). The full hook's semantics differ on purpose:
+    - `grad_input` now holds the gradients of the forward's positional tensor inputs
+      (`None` for inputs that do not require grad), so its length and shapes change;
+    - the module's inputs and outputs become views produced by `BackwardHookFunction`,
+      so an in-place op on them right after the module (`out.relu_()`) now raises
+      "Output 0 of BackwardHookFunction is a view and is being modified inplace";
+    - the hook no longer fires when no input requires grad (for example the first
+      layer of a frozen model).
+    Review hooks that index `grad_input` by position or return a replacement tuple.
+    A process-wide function imported by name is reported without a fix (its import
+    would have to change as well).
+    """
+
+    code = "HL007"
+    name = "deprecated-backward-hook"
+    fix_applicability = "unsafe"
+    prefilter = ("register_backward_hook", "register_module_backward_hook")
+
+    def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
+        own_methods = _classes_defining(facts, "register_backward_hook")
+        for registration in facts.registrations:
+            replacement = _REPLACEMENTS.get(registration.api.name)
+            if replacement is None:
+                continue
+            if _is_own_method(registration, own_methods):
+                continue
+            yield self._finding(facts, context, registration, replacement)
+
+    def _finding(self, facts, context, registration: Registration, replacement: str) -> Finding:
+        old = registration.api.name
+        message = (
+            f"`{old}` reports the gradients of the module's last autograd node, not of its inputs; "
+            f"use `{replacement}`"
+        )
+        edits = use_full_backward_hook(registration, replacement)
+        withheld = None
+        if edits and context.target_torch < FULL_BACKWARD_SINCE:
+            withheld = (
+                f"`{replacement}` needs torch >= {format_version(FULL_BACKWARD_SINCE)}, "
+                f"target is {format_version(context.target_torch)}"
+            )
+        return Finding(
+            node=registration.call,
+            message=message,
+            fix_edits=edits,
+            fix_message=f"Use `{replacement}` (inputs become views; grad_input changes meaning)",
+            fix_withheld=withheld,
+        )
+
+    VALID = [
+        Valid(
+            """
+def clip_input_grads(module, grad_input, grad_output):
+    return tuple(g.clamp(-1, 1) if g is not None else None for g in grad_input)
+
+layer.register_full_backward_hook(clip_input_grads)
+"""
+        ),
+        # A wrapper class that defines its own `register_backward_hook` (RemoteModule's shape).
+        Valid(
+            """
+class RemoteLayer:
+    def register_backward_hook(self, hook):
+        raise RuntimeError("backward hooks are not supported for remote modules")
+
+    def setup(self, hook):
+        self.register_backward_hook(hook)
+"""
+        ),
+        # Tensor hooks and process-wide full hooks are fine.
+        Valid(
+            """
+from torch.nn.modules.module import register_module_full_backward_hook
+
+def watch(model, log):
+    handles = [p.register_hook(lambda g: log.append(g.norm())) for p in model.parameters()]
+    handles.append(register_module_full_backward_hook(lambda m, gi, go: log.append(len(gi))))
+    return handles
+"""
+        ),
+    ]
+    INVALID = [
+        # A gradient-norm logger over every child (captum/torchsummary-era shape).
+        Invalid(
+            """
+class GradientLogger:
+    def __init__(self, model):
+        self.norms = {}
+        self.handles = [
+            child.register_backward_hook(self._log) for child in model.children()
+        ]
+
+    def _log(self, module, grad_input, grad_output):
+        self.norms[type(module).__name__] = grad_output[0].norm().item()
+""",
+            expected="""
+class GradientLogger:
+    def __init__(self, model):
+        self.norms = {}
+        self.handles = [
+            child.register_full_backward_hook(self._log) for child in model.children()
+        ]
+
+    def _log(self, module, grad_input, grad_output):
+        self.norms[type(module).__name__] = grad_output[0].norm().item()
+""",
+            line=5,
+            message="register_full_backward_hook",
+        ),
+        # The process-wide variant through the module attribute.
+        Invalid(
+            """
+import torch
+
+def install_nan_check():
+    def check(module, grad_input, grad_output):
+        if any(g is not None and g.isnan().any() for g in grad_input):
+            raise FloatingPointError(type(module).__name__)
+
+    return torch.nn.modules.module.register_module_backward_hook(check)
+""",
+            expected="""
+import torch
+
+def install_nan_check():
+    def check(module, grad_input, grad_output):
+        if any(g is not None and g.isnan().any() for g in grad_input):
+            raise FloatingPointError(type(module).__name__)
+
+    return torch.nn.modules.module.register_module_full_backward_hook(check)
+""",
+            line=8,
+        ),
+        # Imported by name: reported, no fix (the import would have to change too).
+        Invalid(
+            """
+from torch.nn.modules.module import register_module_backward_hook
+
+handle = register_module_backward_hook(lambda m, gi, go: print(type(m).__name__, len(gi)))
+""",
+            expected=None,
+            line=3,
+        ),
+        # A target torch older than 1.8: the fix is withheld.
+        Invalid(
+            """
+def scale_grads(module, grad_input, grad_output):
+    return tuple(g * 0.5 if g is not None else g for g in grad_input)
+
+encoder.register_backward_hook(scale_grads)
+""",
+            expected=None,
+            line=4,
+            message="fix withheld",
+            options={"target_torch": (1, 7)},
+        ),
+    ]
+
+
+def _classes_defining(facts: ModuleFacts, method: str) -> set[str]:
+    return {info.class_name for info in facts.functions if info.name == method and info.class_name}
+
+
+def _is_own_method(registration: Registration, own_methods: set[str]) -> bool:
+    """``self.register_backward_hook(...)`` inside a class that defines that method."""
+    receiver = registration.receiver
+    if not (isinstance(receiver, cst.Name) and receiver.value == "self"):
+        return False
+    class_def = registration.site.class_def
+    return class_def is not None and class_def.name.value in own_methods

@@ -1,0 +1,342 @@
+"""Behaviour of hooklint.runtime.autoround on small synthetic models (fast, CPU)."""
+
+from __future__ import annotations
+
+import copy
+import gc
+import io
+import weakref
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hooklint.runtime._autoround_quant import (  # noqa: E402
+    fake_quantize,
+    pack_codes,
+    to_groups,
+    unpack_codes,
+)
+from hooklint.runtime.autoround import AutoRound, dequantize_packed, find_blocks  # noqa: E402
+
+HIDDEN, SEQ, BATCH, STEPS = 32, 8, 4, 4
+HIDDEN_BATCH_BYTES = BATCH * SEQ * HIDDEN * 4  # one float32 batch of block inputs
+
+
+class Block(torch.nn.Module):
+    """A small transformer-like block: masked mixing, MLP, norm; returns a tuple like HF layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.mix = torch.nn.Linear(HIDDEN, HIDDEN)
+        self.up = torch.nn.Linear(HIDDEN, 4 * HIDDEN)
+        self.down = torch.nn.Linear(4 * HIDDEN, HIDDEN)
+        self.norm = torch.nn.LayerNorm(HIDDEN)
+        self.calls = 0
+
+    def forward(self, hidden, attention_mask=None):
+        self.calls += 1
+        mixed = self.mix(hidden)
+        if attention_mask is not None:
+            mixed = mixed * attention_mask[..., None]
+        return (self.norm(hidden + mixed + self.down(torch.relu(self.up(mixed)))),)
+
+
+class Model(torch.nn.Module):
+    def __init__(self, layers: int = 3):
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed = torch.nn.Embedding(50, HIDDEN)
+        self.layers = torch.nn.ModuleList(Block() for _ in range(layers))
+        self.heads = torch.nn.ModuleList([torch.nn.Linear(HIDDEN, 2), torch.nn.ReLU()])
+
+    def forward(self, input_ids, attention_mask=None):
+        hidden = self.embed(input_ids)
+        for layer in self.layers:
+            hidden = layer(hidden, attention_mask=attention_mask)[0]
+        return hidden
+
+
+def calibration(samples: int = 16):
+    generator = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, 50, (samples, SEQ), generator=generator)
+    return [{"input_ids": ids[i : i + 2], "attention_mask": torch.ones(2, SEQ)} for i in range(0, samples, 2)]
+
+
+def small(**overrides) -> AutoRound:
+    settings = dict(group_size=16, iters=12, nsamples=16, batch_size=BATCH, progress=False)
+    return AutoRound(**{**settings, **overrides})
+
+
+def hooks_in(model: torch.nn.Module) -> int:
+    """Number of forward/backward hooks registered on any submodule."""
+    return sum(
+        len(m._forward_pre_hooks) + len(m._forward_hooks) + len(m._backward_hooks)
+        for m in model.modules()
+    )
+
+
+def live_tensor_bytes() -> int:
+    """Bytes of every tensor storage reachable from Python objects."""
+    storages = {}
+    for obj in gc.get_objects():
+        if issubclass(type(obj), torch.Tensor):  # type(): no attribute access on lazy proxies
+            storage = obj.untyped_storage()
+            storages[storage.data_ptr()] = storage.nbytes()
+    return sum(storages.values())
+
+
+class LeakyAutoRound(AutoRound):
+    """The seed's bug, for contrast: the capture hook stays registered during optimisation.
+
+    Every block forward, including each of the ``gradient_accumulate_steps``
+    per iteration, appends the hidden states to the capture store.
+    """
+
+    def _capture(self, model, block, calibration):
+        inputs = super()._capture(model, block, calibration)
+
+        def keep_capturing(_module, args):
+            inputs.extras.append(((), {"leaked": args[0].detach()}))
+
+        block.register_forward_pre_hook(keep_capturing)
+        return inputs
+
+
+# --- quantizer -------------------------------------------------------------------------------
+
+
+def test_asymmetric_rtn_codes_lie_on_grid_and_error_is_half_a_step():
+    weight = torch.randn(8, 64)
+    grouped, _ = to_groups(weight, 16)
+    dequantized, codes = fake_quantize(grouped, bits=4, sym=False)
+    assert codes.codes.max() <= 15 and codes.zero.max() <= 15
+    error = (dequantized - grouped).abs()
+    assert torch.all(error <= codes.scale[:, None] / 2 + 1e-6)
+    rebuilt = codes.scale[:, None] * (codes.codes.float() - codes.zero.float()[:, None])
+    assert torch.equal(rebuilt, dequantized)
+
+
+def test_symmetric_uses_the_full_range_and_keeps_the_extreme_exact():
+    grouped = torch.tensor([[-1.0, 0.25, 0.5, 0.6], [0.2, -0.1, 0.9, 0.0]])
+    dequantized, codes = fake_quantize(grouped, bits=4, sym=True)
+    assert codes.codes[0, 0] == 0 and codes.codes[1, 2] == 0  # the extreme takes code -8
+    assert dequantized[0, 0] == pytest.approx(-1.0) and dequantized[1, 2] == pytest.approx(0.9)
+    assert torch.all(codes.zero == 8)
+
+
+def test_min_max_scales_are_clamped_to_unit_interval():
+    grouped = torch.randn(4, 16)
+    above, _ = fake_quantize(grouped, 4, False, min_scale=torch.full((4,), 3.0), max_scale=torch.full((4,), 3.0))
+    plain, _ = fake_quantize(grouped, 4, False)
+    assert torch.equal(above, plain)
+
+
+def test_offset_gets_straight_through_gradients():
+    grouped = torch.randn(4, 16)
+    offset = torch.zeros_like(grouped, requires_grad=True)
+    scales = torch.ones(4, requires_grad=True)
+    dequantized, _ = fake_quantize(grouped, 4, False, offset, scales, scales)
+    dequantized.sum().backward()
+    assert offset.grad is not None and offset.grad.abs().sum() > 0
+    assert scales.grad is not None
+
+
+@pytest.mark.parametrize("bits,columns", [(4, 24), (2, 33), (3, 20), (8, 7)])
+def test_pack_unpack_round_trip(bits, columns):
+    codes = torch.randint(0, 2**bits, (5, columns), dtype=torch.uint8)
+    words = pack_codes(codes, bits)
+    assert words.dtype == torch.int32
+    assert words.shape == (5, -(-columns // (32 // bits)))
+    assert torch.equal(unpack_codes(words, bits, columns), codes)
+
+
+# --- block finding and the quantize flow ------------------------------------------------------
+
+
+def test_find_blocks_takes_the_largest_list_of_same_type_modules():
+    model = Model(layers=3)
+    assert find_blocks(model) == list(model.layers)
+    with pytest.raises(ValueError):
+        find_blocks(torch.nn.Sequential(torch.nn.Linear(2, 2)))
+
+
+def test_rtn_needs_no_calibration_and_autoround_does():
+    model = Model()
+    stats = AutoRound.rtn(group_size=16).quantize(model)
+    assert [s.initial_loss for s in stats] == [None, None, None]
+    with pytest.raises(ValueError, match="calibration"):
+        small().quantize(Model())
+
+
+def test_iteration_zero_is_round_to_nearest():
+    rtn_model, tuned_model = Model(), Model()
+    AutoRound.rtn(group_size=16).quantize(rtn_model)
+    small(iters=1).quantize(tuned_model, calibration())
+    for rtn_param, tuned_param in zip(rtn_model.parameters(), tuned_model.parameters()):
+        assert torch.equal(rtn_param, tuned_param)
+
+
+@pytest.mark.parametrize("sym", [False, True])
+def test_tuning_beats_round_to_nearest(sym):
+    reference = Model()
+    rtn_model, tuned_model = copy.deepcopy(reference), copy.deepcopy(reference)
+    AutoRound.rtn(group_size=16, sym=sym).quantize(rtn_model)
+    stats = small(iters=40, sym=sym).quantize(tuned_model, calibration())
+    for block in stats:
+        assert block.best_loss <= block.initial_loss
+        assert 0 <= block.best_iteration < 40
+    batch = calibration()[0]
+    with torch.no_grad():
+        target = reference(**batch)
+        rtn_error = (rtn_model(**batch) - target).pow(2).mean()
+        tuned_error = (tuned_model(**batch) - target).pow(2).mean()
+    assert tuned_error < rtn_error
+
+
+def test_only_block_linears_are_quantized_and_model_state_is_restored():
+    model = Model()
+    model.train()
+    head_before = model.heads[0].weight.clone()
+    small(iters=2).quantize(model, calibration())
+    assert torch.equal(model.heads[0].weight, head_before)
+    assert model.training
+    assert all(p.requires_grad for p in model.parameters())
+    codes_per_row = len(torch.unique(model.layers[0].up.weight[0, :16]))
+    assert codes_per_row <= 16
+
+
+def test_export_state_dict_packs_weights_and_round_trips():
+    model = Model()
+    quantizer = small(iters=3)
+    quantizer.quantize(model, calibration())
+    state = quantizer.export_state_dict(model)
+    assert "layers.0.up.weight" not in state and "layers.0.up.bias" in state
+    assert state["layers.0.up.qweight"].dtype == torch.int32
+    assert state["layers.0.up.qweight"].shape == (4 * HIDDEN, HIDDEN // 8)
+    assert state["layers.0.up.scales"].shape == (4 * HIDDEN, HIDDEN // 16)
+    for name in ("layers.0.up", "layers.2.down"):
+        weight = dequantize_packed(
+            state[f"{name}.qweight"], state[f"{name}.scales"], state[f"{name}.qzeros"],
+            bits=4, group_size=16, in_features=model.get_submodule(name).in_features,
+        )
+        assert torch.equal(weight, model.get_submodule(name).weight)
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch):
+    silent, shown = io.StringIO(), io.StringIO()
+    monkeypatch.setattr("sys.stderr", silent)
+    small(iters=2, progress=None).quantize(Model(), calibration())
+    monkeypatch.setattr("sys.stderr", shown)
+    small(iters=2, progress=True).quantize(Model(), calibration())
+    assert silent.getvalue() == ""
+    assert "autoround [" in shown.getvalue() and "block 3/3" in shown.getvalue()
+
+
+# --- no leaks, by construction -----------------------------------------------------------------
+
+
+def test_capture_stops_the_model_forward_at_the_first_block():
+    model = Model()
+    small(nsamples=4, iters=1).quantize(model, calibration())
+    # The hook stops the forward before block 0's body runs, and later blocks never run
+    # during capture: blocks 0 and 1 each ran only for their own targets, tuning and
+    # propagation, so their counts agree.
+    assert model.layers[0].calls == model.layers[1].calls > 0
+
+
+def test_no_hook_on_any_module_while_a_block_is_optimised():
+    model = Model()
+    hook_counts = []
+    small(on_iteration=lambda event: hook_counts.append(hooks_in(model))).quantize(model, calibration())
+    assert len(hook_counts) == 3 * 12 and set(hook_counts) == {0}
+
+    leaky_model = Model()
+    leaky_counts = []
+    LeakyAutoRound(
+        group_size=16, iters=2, nsamples=16, batch_size=BATCH, progress=False,
+        on_iteration=lambda event: leaky_counts.append(hooks_in(leaky_model)),
+    ).quantize(leaky_model, calibration())
+    assert set(leaky_counts) == {1}  # the check does catch a hook left behind
+
+
+def test_capture_store_size_is_constant_across_iterations():
+    sizes = []
+    small(
+        gradient_accumulate_steps=STEPS,
+        on_iteration=lambda event: sizes.append((event.block_index, len(event.inputs), event.inputs.nbytes())),
+    ).quantize(Model(), calibration())
+    for block_index in range(3):
+        per_block = {size[1:] for size in sizes if size[0] == block_index}
+        assert len(per_block) == 1 and next(iter(per_block))[0] == 16
+
+
+def _bytes_per_iteration(quantizer_class) -> float:
+    """Slope of live tensor bytes over block 0's iterations with gradient_accumulate_steps = 4."""
+    held = []
+
+    def record(event):
+        if event.block_index == 0 and event.iteration >= 1:
+            gc.collect()
+            held.append(live_tensor_bytes())
+
+    quantizer_class(
+        group_size=16, iters=10, nsamples=16, batch_size=BATCH, progress=False,
+        gradient_accumulate_steps=STEPS, on_iteration=record,
+    ).quantize(Model(), calibration())
+    return (held[-1] - held[0]) / (len(held) - 1)
+
+
+def test_bytes_held_do_not_grow_per_iteration():
+    assert _bytes_per_iteration(AutoRound) == 0
+
+
+def test_leaky_variant_grows_by_steps_times_hidden_state_per_iteration():
+    slope = _bytes_per_iteration(LeakyAutoRound)
+    assert slope == pytest.approx(STEPS * HIDDEN_BATCH_BYTES, rel=0.05)
+
+
+def test_captured_inputs_are_released_once_consumed():
+    first_store = []
+    alive_later = []
+
+    def watch(event):
+        if event.block_index == 0 and not first_store:
+            first_store.append(weakref.ref(event.inputs.hidden))
+        if event.block_index == 2:
+            gc.collect()
+            alive_later.append(first_store[0]() is not None)
+
+    small(on_iteration=watch).quantize(Model(), calibration())
+    assert alive_later and not any(alive_later)
+
+
+def test_exception_mid_quantization_leaves_no_hook_and_a_usable_model():
+    model = Model()
+    model.train()
+    original = copy.deepcopy(model.layers[1].state_dict())
+
+    def fail(event):
+        if event.block_index == 1 and event.iteration == 3:
+            raise RuntimeError("interrupted")
+
+    with pytest.raises(RuntimeError, match="interrupted"):
+        small(on_iteration=fail).quantize(model, calibration())
+    assert hooks_in(model) == 0
+    assert model.training and all(p.requires_grad for p in model.parameters())
+    for key, value in model.layers[1].state_dict().items():
+        assert torch.equal(value, original[key])
+    output = model(**calibration()[0])
+    assert output.shape == (2, SEQ, HIDDEN) and torch.isfinite(output).all()
+
+
+def test_exception_during_capture_removes_the_hook():
+    model = Model()
+
+    def broken_calibration():
+        yield calibration()[0]
+        raise OSError("dataset went away")
+
+    with pytest.raises(OSError):
+        small(nsamples=16).quantize(model, broken_calibration())
+    assert hooks_in(model) == 0

@@ -1,0 +1,312 @@
+"""The engine through the CLI: autofix writes, rollback, bad input, parallelism, no torch."""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import hooklint.rules as rules_module
+import hooklint.selection as selection_module
+from hooklint.fixes.edits import Replace
+from hooklint.rules.base import Finding, Rule
+from _hooklint_cli import BUGGY, CLEAN, FIXED, PROJECT_ROOT, check, no_traceback, run_subprocess, write
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+# -- fix: writing ------------------------------------------------------------------------
+def test_fix_is_atomic_via_replace_and_leaves_no_temporary(tree, monkeypatch):
+    path = write(tree, "m.py", BUGGY)
+    replaced = []
+    real_replace = os.replace
+
+    def spy(source, target):
+        replaced.append((Path(source), Path(target)))
+        return real_replace(source, target)
+
+    monkeypatch.setattr("hooklint.engine.os.replace", spy)
+    result = check("m.py", "--fix", "--no-cache")
+    assert result.exit_code == 0, result.output
+    assert path.read_text() == FIXED
+    assert len(replaced) == 1
+    temporary, target = replaced[0]
+    assert target.resolve() == path.resolve() and temporary.parent.resolve() == tree.resolve()
+    assert sorted(p.name for p in tree.iterdir()) == ["m.py"]
+
+
+def test_fix_keeps_latin1_encoding(tree):
+    source = "# -*- coding: latin-1 -*-\n# Auteur: Fran\u00e7ois, caf\u00e9\n" + BUGGY
+    path = write(tree, "m.py", source.encode("latin-1"))
+    result = check("m.py", "--fix", "--no-cache")
+    assert result.exit_code == 0, result.output
+    raw = path.read_bytes()
+    assert b"Fran\xe7ois, caf\xe9" in raw  # still latin-1, not utf-8
+    assert raw.decode("latin-1") == "# -*- coding: latin-1 -*-\n# Auteur: Fran\u00e7ois, caf\u00e9\n" + FIXED
+
+
+def test_fix_keeps_bom(tree):
+    path = write(tree, "m.py", codecs.BOM_UTF8 + ("# \u00fcber\n" + BUGGY).encode())
+    assert check("m.py", "--fix", "--no-cache").exit_code == 0
+    raw = path.read_bytes()
+    assert raw.startswith(codecs.BOM_UTF8) and not raw[3:].startswith(codecs.BOM_UTF8)
+    assert raw[3:].decode() == "# \u00fcber\n" + FIXED
+
+
+def test_fix_keeps_crlf(tree):
+    path = write(tree, "m.py", BUGGY.replace("\n", "\r\n").encode())
+    assert check("m.py", "--fix", "--no-cache").exit_code == 0
+    raw = path.read_bytes()
+    assert raw == FIXED.replace("\n", "\r\n").encode()
+
+
+def test_fix_keeps_permissions(tree):
+    path = write(tree, "m.py", BUGGY)
+    path.chmod(0o751)
+    assert check("m.py", "--fix", "--no-cache").exit_code == 0
+    assert stat.S_IMODE(path.stat().st_mode) == 0o751
+    assert path.read_text() == FIXED
+
+
+def test_fix_is_idempotent(tree):
+    path = write(tree, "m.py", BUGGY)
+    assert check("m.py", "--fix", "--no-cache").exit_code == 0
+    once = path.read_bytes()
+    second = check("m.py", "--fix", "--no-cache")
+    assert second.exit_code == 0 and "All checks passed!" in second.output
+    assert path.read_bytes() == once
+    assert check("m.py", "--diff", "--no-cache").stdout.count("---") == 0
+
+
+def test_fix_refuses_to_overwrite_a_file_changed_since_read(tree, monkeypatch):
+    path = write(tree, "m.py", BUGGY)
+    edited = BUGGY + "\n# edited by someone else meanwhile\n"
+    import hooklint.runner as runner
+
+    real = runner.check_paths
+
+    def check_then_edit(*args, **kwargs):
+        results = real(*args, **kwargs)
+        path.write_text(edited)  # the file changes between reading and writing
+        return results
+
+    monkeypatch.setattr(runner, "check_paths", check_then_edit)
+    result = check("m.py", "--fix", "--no-cache")
+    no_traceback(result)
+    assert path.read_text() == edited
+    assert "changed on disk" in result.stderr and "m.py" in result.stderr
+    assert result.exit_code != 0
+    assert "All checks passed" not in result.output
+
+
+def test_unsafe_fixes_flag_is_accepted(tree):
+    path = write(tree, "m.py", BUGGY)
+    assert check("m.py", "--fix", "--unsafe-fixes", "--no-cache").exit_code == 0
+    assert path.read_text() == FIXED
+
+
+def test_fix_withheld_for_old_target_torch(tree):
+    path = write(tree, "m.py", BUGGY)
+    result = check("m.py", "--fix", "--no-cache", "--target-torch", "2.0")
+    assert result.exit_code == 1
+    assert path.read_text() == BUGGY
+    assert "fix withheld" in result.stdout and "always_call" in result.stdout and "2.1" in result.stdout
+
+
+# -- fix: rollback of a fix that breaks parsing -------------------------------------------------
+class BreakingRule(Rule):
+    """Test-only rule whose fix leaves code that does not parse."""
+
+    code = "HL990"
+    name = "test-breaking-fix"
+    fix_applicability = "safe"
+    prefilter = ("register_forward_hook",)
+
+    def check(self, facts, context):
+        for registration in facts.registrations:
+            yield Finding(node=registration.call, message="test finding", fix_edits=[Replace(registration.call, "broken(")], fix_message="break it")
+
+
+@pytest.fixture
+def breaking_rule(monkeypatch):
+    original = rules_module.all_rules()
+    extended = lambda: tuple(sorted(original + (BreakingRule,), key=lambda r: r.code))  # noqa: E731
+    monkeypatch.setattr(rules_module, "all_rules", extended)
+    monkeypatch.setattr(selection_module, "all_rules", extended)
+    return BreakingRule
+
+
+def test_fix_that_breaks_parsing_is_rolled_back_and_reported(tree, breaking_rule):
+    path = write(tree, "m.py", CLEAN)
+    result = check("m.py", "--fix", "--no-cache", "--select", "HL990")
+    no_traceback(result)
+    assert path.read_text() == CLEAN
+    assert "HL990 fix rolled back" in result.stderr and "does not parse" in result.stderr
+    assert result.exit_code == 1
+    assert "HL990" in result.stdout
+
+
+def test_breaking_fix_does_not_block_good_fixes(tree, breaking_rule):
+    path = write(tree, "m.py", BUGGY)
+    result = check("m.py", "--fix", "--no-cache", "--select", "HL001,HL990")
+    no_traceback(result)
+    text = path.read_text()
+    assert "always_call=True" in text and "broken(" not in text
+    assert "rolled back" in result.stderr
+
+
+# -- bad input ------------------------------------------------------------------------------
+def _bad_tree(root: Path) -> None:
+    write(root, "good.py", BUGGY)
+    write(root, "syntax.py", "def broken(:\n    module.register_forward_hook(f)\n")
+    write(root, "undecodable.py", b"x = 1  # register_forward_hook\n\xff\xfe\xfa\n")
+    write(root, "binary.py", b"\x7fELF\x00\x00register_forward_hook\x00")
+    write(root, "cookie.py", b"# -*- coding: no-such-codec -*-\nregister_forward_hook\n")
+    (root / "dir.py").mkdir()
+    write(root, "dir.py/inner.py", BUGGY)
+
+
+def test_bad_input_gives_one_line_diagnostics_and_checks_the_rest(tree):
+    _bad_tree(tree)
+    result = check(".", "--no-cache", "--format", "concise")
+    no_traceback(result)
+    assert "good.py:14:5: HL001" in result.stdout
+    assert "dir.py/inner.py:14:5: HL001" in result.stdout
+    assert "syntax.py:1:" in result.stdout and "HL000" in result.stdout
+    diagnostics = result.stderr.strip().splitlines()
+    assert any(line.startswith("hooklint: undecodable.py: ") and "decode" in line for line in diagnostics)
+    assert any(line.startswith("hooklint: binary.py: ") and "binary" in line for line in diagnostics)
+    assert any(line.startswith("hooklint: cookie.py: ") for line in diagnostics)
+    assert len(diagnostics) == 3
+    assert result.exit_code == 2
+
+
+def test_syntax_error_position_is_where_the_parser_stopped(tree):
+    write(tree, "syntax.py", "import torch\n\ndef broken(:\n    module.register_forward_hook(f)\n")
+    data = json.loads(check("syntax.py", "--no-cache", "--format", "json").stdout)
+    assert [d["code"] for d in data] == ["HL000"]
+    assert data[0]["name"] == "syntax-error"
+    assert data[0]["location"]["row"] in (3, 4)
+
+
+def test_unreadable_file(tree, monkeypatch):
+    write(tree, "good.py", BUGGY)
+    secret = write(tree, "secret.py", BUGGY)
+    real = Path.read_bytes
+
+    def read_bytes(self):
+        if self.name == "secret.py":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    result = check(".", "--no-cache", "--format", "concise")
+    no_traceback(result)
+    assert "good.py:14:5: HL001" in result.stdout
+    assert result.stderr.strip() == "hooklint: secret.py: cannot read: Permission denied"
+    assert result.exit_code == 2
+    assert secret.exists()
+
+
+def test_missing_path(tree):
+    write(tree, "good.py", BUGGY)
+    result = check("good.py", "missing.py", "--no-cache", "--format", "concise")
+    no_traceback(result)
+    assert "good.py:14:5: HL001" in result.stdout
+    assert result.stderr.strip() == "hooklint: missing.py: no such file or directory"
+    assert result.exit_code == 2
+
+
+def test_directory_named_like_a_python_file_is_walked(tree):
+    write(tree, "pkg.py/inner.py", BUGGY)
+    result = check("pkg.py", "--no-cache", "--format", "concise")
+    no_traceback(result)
+    assert result.stdout.startswith("pkg.py/inner.py:14:5: HL001")
+
+
+def test_deeply_nested_code_is_a_diagnostic_not_a_crash(tree):
+    write(tree, "good.py", BUGGY)
+    write(tree, "deep.py", "register_forward_hook\nx = " + "(" * 3000 + "1" + ")" * 3000 + "\n")
+    result = check(".", "--no-cache", "--format", "concise")
+    no_traceback(result)
+    assert "good.py:14:5: HL001" in result.stdout
+    assert "deep.py" in result.output
+
+
+# -- prefilter ------------------------------------------------------------------------------
+def test_file_without_hook_tokens_is_never_parsed(tree, monkeypatch):
+    write(tree, "plain.py", "def f(:\n")  # would be HL000 if parsed
+    import libcst
+
+    monkeypatch.setattr(libcst, "parse_module", lambda *a, **k: pytest.fail("parsed"))
+    result = check("plain.py", "--no-cache")
+    assert result.exit_code == 0, result.output
+
+
+# -- parallelism ----------------------------------------------------------------------------
+def _big_tree(root: Path) -> None:
+    for i in range(40):
+        write(root, f"pkg/sub{i % 4}/m{i:02d}.py", (BUGGY if i % 3 == 0 else CLEAN) + f"\n# file {i}\n")
+    write(root, "pkg/syntax.py", "def broken(:\n    module.register_forward_hook(f)\n")
+    write(root, "pkg/bad.py", b"register_forward_hook\n\xff\n")
+    for i in range(30):
+        write(root, f"pkg/plain{i}.py", f"x = {i}\n")
+
+
+@pytest.mark.parametrize("fmt", ["concise", "json"])
+def test_jobs_2_equals_jobs_1(tree, fmt):
+    _big_tree(tree)
+    serial = run_subprocess(["check", "--no-cache", "--jobs", "1", "--format", fmt, "pkg"], tree)
+    parallel = run_subprocess(["check", "--no-cache", "--jobs", "2", "--format", fmt, "pkg"], tree)
+    assert serial.returncode == parallel.returncode == 2
+    assert serial.stdout == parallel.stdout
+    assert serial.stderr == parallel.stderr
+    assert serial.stdout.count(b"HL001") >= 14
+    assert b"Traceback" not in parallel.stderr
+
+
+def test_jobs_2_fix_equals_jobs_1_fix(tree):
+    _big_tree(tree / "a")
+    _big_tree(tree / "b")
+    first = run_subprocess(["check", "--no-cache", "--jobs", "1", "--fix", "pkg"], tree / "a")
+    second = run_subprocess(["check", "--no-cache", "--jobs", "2", "--fix", "pkg"], tree / "b")
+    assert first.stdout == second.stdout and first.returncode == second.returncode
+    for path in (tree / "a").rglob("*.py"):
+        assert path.read_bytes() == (tree / "b" / path.relative_to(tree / "a")).read_bytes()
+
+
+def test_output_is_sorted_by_path_line_column(tree):
+    _big_tree(tree)
+    data = json.loads(run_subprocess(["check", "--no-cache", "--jobs", "2", "--format", "json", "pkg"], tree).stdout)
+    keys = [(d["filename"], d["location"]["row"], d["location"]["column"]) for d in data]
+    assert keys == sorted(keys)
+
+
+# -- torch is never imported ---------------------------------------------------------------------
+def test_a_full_check_run_never_imports_torch(tree):
+    _big_tree(tree)
+    write(tree, "pkg/uses_torch.py", "import torch\nimport torch.nn as nn\n" + BUGGY)
+    script = (
+        "import sys\n"
+        "from hooklint.cli import main\n"
+        "try:\n"
+        "    main(['check', '--no-cache', '--jobs', '2', '--fix', '--format', 'sarif', 'pkg'])\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code\n"
+        "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH', code, file=sys.stderr)\n"
+    )
+    process = subprocess.run([sys.executable, "-c", script], cwd=tree, capture_output=True, text=True, timeout=300)
+    assert process.stderr.strip().splitlines()[-1] == "NO-TORCH 2", process.stderr
+    rules = subprocess.run([sys.executable, "-c", "import sys; from hooklint.rules import all_rules; all_rules(); import hooklint.report.sarif; print('torch' in sys.modules)"],
+                           cwd=PROJECT_ROOT, capture_output=True, text=True)
+    assert rules.stdout.strip() == "False", rules.stderr

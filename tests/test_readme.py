@@ -1,0 +1,38 @@
+"""README stays true: its rules table is the registry's, and its commands exist."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from hooklint.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_rules_table_matches_the_registry():
+    generated = CliRunner().invoke(main, ["rules", "--format", "markdown"]).output
+    table = re.search(r"<!-- rules-table.*?-->\n(.*?)<!-- end rules-table -->", README, re.S)
+    assert table is not None, "README lacks the rules-table markers"
+    assert table.group(1) == generated, "README's rules table is stale: paste `hooklint rules --format markdown`"
+
+
+def test_ci_runs_the_readme_test_command():
+    assert "python -m pytest" in README
+    assert "python -m pytest" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_main_job_finds_the_examples_bugs_and_passes_their_clean_counterparts():
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--format", "concise", str(ROOT / "examples")])
+    assert result.exit_code == 1, result.output
+    flagged = {Path(line.split(":")[0]).name for line in result.output.splitlines() if ": HL" in line}
+    examples = sorted(p.name for p in (ROOT / "examples").glob("hl*.py"))
+    assert examples, "examples/ is empty"
+    for name in examples:
+        if name.endswith("_fixed.py") or "_clean" in name:
+            assert name not in flagged, f"clean example {name} is flagged"
+        else:
+            assert name in flagged, f"buggy example {name} is not flagged"
