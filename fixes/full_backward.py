@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import libcst as cst
+from hooklint.fixes.edits import Replace
 
 from hooklint.analysis.facts import Registration
-from hooklint.fixes.edits import Replace
 
 
 def use_full_backward_hook(registration: Registration, replacement: str) -> list:

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
+from hooklint.fixes.edits import Replace
 
 from hooklint.analysis.facts import ModuleFacts
-from hooklint.fixes.edits import Replace
 from hooklint.violation import Edit, Location
 
 

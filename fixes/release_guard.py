@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
+from hooklint.fixes.always_call import clamp_decrement
+from hooklint.fixes.edits import InsertAfter, Replace, indentation_of
 
 from hooklint.analysis.effects import StateEffect
 from hooklint.analysis.facts import ModuleFacts
-from hooklint.fixes.always_call import clamp_decrement
-from hooklint.fixes.edits import InsertAfter, Replace, indentation_of
 from hooklint.violation import Edit, Location
 
 
@@ -95,7 +95,8 @@ def tolerant_release(
     if method == "pop" and len(node.args) == 1 and container == "dict":
         return [InsertAfter(node.args[0].value, ", None")], "Use `pop(key, None)`, which tolerates a missing key"
     if method in ("pop", "popleft") and (not node.args or container == "list"):
-        if not _pure(node.func.value):
+        if not _pure(node.func.value) or isinstance(node.func.value, cst.Subscript):
+            # ``if not d[k]`` would raise KeyError itself when the pre-hook never ran.
             return [], ""
         if in_lambda:
             code = facts.code(node)

@@ -93,9 +93,14 @@ def lint_text(text: str, path: str, rules, context: RuleContext) -> list[Violati
 
     from hooklint.analysis.collector import collect
 
+    cpython = _cpython_parse(text)
+    if isinstance(cpython, tuple):
+        return [_syntax_violation(path, cpython[1], 1, "cannot parse: too deeply nested to analyse", "")]
     try:
         module = libcst.parse_module(text)
     except libcst.ParserSyntaxError as exc:
+        if isinstance(cpython, SyntaxError) and cpython.lineno:
+            return [_cpython_syntax_error(cpython, path, text)]
         return [_syntax_error(exc, path, text)]
     except (RecursionError, ValueError) as exc:  # deeply nested or unparseable input
         return [_syntax_violation(path, 1, 1, f"cannot parse: {type(exc).__name__}", "")]
@@ -118,6 +123,25 @@ def lint_text(text: str, path: str, rules, context: RuleContext) -> list[Violati
     return sorted(set(violations), key=lambda v: v.sort_key)
 
 
+def _cpython_parse(text: str):
+    """Parse with CPython first: libcst's native parser overflows its stack (a
+    segfault, not an exception) on very deeply nested input, and CPython's parser has
+    guards.  Returns ``("deep", line)`` when CPython gives up on nesting, the
+    SyntaxError when the code does not parse (only used if libcst agrees: libcst may
+    accept newer syntax than the running Python), else None."""
+    try:
+        ast.parse(text)
+    except (RecursionError, MemoryError):
+        return ("deep", 1)
+    except SyntaxError as exc:
+        if "too many nested" in str(exc.msg) or "too complex" in str(exc.msg):
+            return ("deep", exc.lineno or 1)
+        return exc
+    except ValueError:
+        pass
+    return None
+
+
 def _violation(rule, finding: Finding, path: str, locator: _Locator) -> Violation:
     fix = None
     if finding.fix_edits and finding.fix_withheld is None:
@@ -138,6 +162,13 @@ def _violation(rule, finding: Finding, path: str, locator: _Locator) -> Violatio
         fix_withheld=finding.fix_withheld,
         source_line=locator.line(start.line),
     )
+
+
+def _cpython_syntax_error(exc: SyntaxError, path: str, text: str) -> Violation:
+    lines = _LINE_BREAK.split(text)
+    line = max(1, min(exc.lineno or 1, len(lines)))
+    column = max(1, exc.offset or 1)
+    return _syntax_violation(path, line, column, f"syntax error: {exc.msg}", lines[line - 1])
 
 
 def _syntax_error(exc, path: str, text: str) -> Violation:
@@ -227,8 +258,11 @@ def _rules_for(settings: Settings, path: str):
     from hooklint.rules import rules_by_code
 
     ignored: set[str] = set()
+    relative = None
     for pattern, codes in settings.per_file_ignores:
-        if fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern):
+        if relative is None:  # per-file-ignores globs are relative to the config's directory
+            relative = Path(os.path.relpath(os.path.abspath(path), settings.root)).as_posix()
+        if fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern):
             ignored.update(codes)
     table = rules_by_code()
     return [table[c] for c in settings.rule_codes if not any(c.startswith(i) for i in ignored) or c == "HL000"]

@@ -159,7 +159,7 @@ def discover(paths: list[Path], excludes: list[str], root: Path) -> tuple[list[P
         if path.is_dir():
             found.update(_walk(path, all_excludes, root))
         elif path.exists() or path.is_symlink():
-            found.add(path)  # named explicitly: always checked
+            found.add(Path(os.path.abspath(path)))  # named explicitly: always checked
         else:
             problems.append((path, "no such file or directory"))
     return sorted(found), problems

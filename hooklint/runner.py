@@ -45,6 +45,8 @@ class CheckOutcome:
     def summary(self, unsafe: bool, diff: bool) -> str:
         found = len(self.remaining) + self.fixed
         if found == 0:
+            if self.internal_error:
+                return "No violations found, but not every file could be checked or written (see above)."
             return "All checks passed!"
         noun = "error" if found == 1 else "errors"
         if diff:
@@ -101,6 +103,7 @@ def run_check(request: CheckRequest) -> CheckOutcome:
     problems = [f"{path}: {problem}" for path, problem in missing]
     results = check_paths(files, settings, request.jobs)
     fixed = 0
+    unwritten = False
     for path, result in zip(files, results):
         problems += result.fix_failures
         if result.error:
@@ -109,10 +112,11 @@ def run_check(request: CheckRequest) -> CheckOutcome:
             problem = write_fixed(path, result)
             if problem:
                 problems.append(f"{result.path}: {problem}")
+                unwritten = True
                 continue
         fixed += result.fixed
     remaining = sorted((v for r in results for v in r.violations), key=lambda v: v.sort_key)
-    return CheckOutcome(results, problems, remaining, fixed, internal_error=bool(missing) or any(r.error for r in results))
+    return CheckOutcome(results, problems, remaining, fixed, internal_error=bool(missing) or unwritten or any(r.error for r in results))
 
 
 def _check_stdin(request: CheckRequest, settings: Settings) -> CheckOutcome:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from hooklint.analysis.hook_roles import parameter_roles, returns_value
 from hooklint.analysis.facts import parameter_names
+from hooklint.analysis.hook_roles import parameter_roles, returns_value
 from hooklint.analysis.names import dotted_name, resolve
 from hooklint.analysis.walk import descendants
 
@@ -52,7 +52,7 @@ INCIDENTAL_METHODS = frozenset(
 
 
 def accidental_lambda_value(
-    facts: "ModuleFacts", registration: "Registration"
+    facts: ModuleFacts, registration: Registration
 ) -> cst.BaseExpression | None:
     """The lambda body when its value would replace the output/args by accident."""
     hook = registration.hook
@@ -73,7 +73,7 @@ def accidental_lambda_value(
     return None
 
 
-def _returns_none(facts: "ModuleFacts", call: cst.Call) -> bool:
+def _returns_none(facts: ModuleFacts, call: cst.Call) -> bool:
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in NONE_METHODS:
         return True
@@ -104,11 +104,7 @@ def _returns_computed_value(node: cst.FunctionDef) -> bool:
     own = set(parameter_names(node.params)) - {"self", "cls"}
     returned: set[str] = set()
     for current in descendants(node.body, into_functions=False):
-        if isinstance(current, cst.AssignTarget) and isinstance(current.target, cst.Name):
-            own.add(current.target.value)
-        elif isinstance(current, (cst.AugAssign, cst.AnnAssign)) and isinstance(current.target, cst.Name):
-            own.add(current.target.value)
-        elif isinstance(current, (cst.For, cst.CompFor)) and isinstance(current.target, cst.Name):
+        if isinstance(current, cst.AssignTarget) and isinstance(current.target, cst.Name) or isinstance(current, (cst.AugAssign, cst.AnnAssign)) and isinstance(current.target, cst.Name) or isinstance(current, (cst.For, cst.CompFor)) and isinstance(current.target, cst.Name):
             own.add(current.target.value)
         elif isinstance(current, cst.Return) and current.value is not None:
             returned.update(n.value for n in descendants(current.value) if isinstance(n, cst.Name))
@@ -117,7 +113,7 @@ def _returns_computed_value(node: cst.FunctionDef) -> bool:
     return bool(returned & own)
 
 
-def _local_function(facts, registration, func) -> "FunctionInfo | None":
+def _local_function(facts, registration, func) -> FunctionInfo | None:
     if isinstance(func, cst.Name):
         for frame in reversed(registration.site.frames):
             if frame.kind == "def":
@@ -132,7 +128,7 @@ def _local_function(facts, registration, func) -> "FunctionInfo | None":
     return None
 
 
-def replaced_names(registration: "Registration") -> list[str]:
+def replaced_names(registration: Registration) -> list[str]:
     """The parameters whose rebinding a hook must return: the output of a forward hook,
     the args (and kwargs) of a pre-hook."""
     roles = parameter_roles(registration)
@@ -141,7 +137,7 @@ def replaced_names(registration: "Registration") -> list[str]:
     return [name for name, role in roles.items() if role in wanted]
 
 
-def dropped_rebinding(registration: "Registration") -> cst.Assign | None:
+def dropped_rebinding(registration: Registration) -> cst.Assign | None:
     """The last assignment to the output/args parameter of a ``def`` hook that returns
     nothing, when the rebound name is never read afterwards."""
     hook = registration.hook

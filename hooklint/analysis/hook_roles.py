@@ -35,11 +35,11 @@ TUPLE_ROLES = frozenset({"args", "grad_input", "grad_output"})
 TENSOR_ROLES = frozenset({"output", "grad"})
 
 
-def with_kwargs(registration: "Registration") -> bool:
+def with_kwargs(registration: Registration) -> bool:
     return registration.keyword_is_true("with_kwargs")
 
 
-def parameter_roles(registration: "Registration") -> dict[str, str]:
+def parameter_roles(registration: Registration) -> dict[str, str]:
     """``{parameter name: role}`` for the hook's parameters, e.g.
     ``{"mod": "module", "inp": "args", "out": "output"}``; empty when unknown."""
     hook = registration.hook

@@ -313,3 +313,21 @@ def registration_statement_alone(registration: Registration) -> bool:
     if isinstance(small, cst.Assign):
         return small.value is registration.call and len(small.targets) == 1
     return False
+
+
+_STORE_METHODS = frozenset({"append", "extend", "add", "insert", "appendleft"})
+
+
+def stored_in(facts: ModuleFacts, registration: Registration) -> list[str]:
+    """Where the handle ends up: its bound target, and for a local name, the
+    containers it is then appended to in the same function (``h = reg(...);
+    self._hooks.append(h)``)."""
+    use = registration.handle
+    targets = list(use.final.targets if use.role == "collected" else use.targets)
+    if use.role == "bound" and len(targets) == 1 and targets[0].isidentifier():
+        name = targets[0]
+        for call in facts.calls:
+            if call.attr in _STORE_METHODS and same_function(call.site, registration.site):
+                if any(facts.code(a.value) == name for a in call.node.args):
+                    targets.append(facts.code(call.node.func.value))  # type: ignore[attr-defined]
+    return targets

@@ -77,7 +77,7 @@ class TensorStore:
     fixable: bool
 
 
-def tensor_stores(registration: "Registration", graph_roles=GRAPH_ROLES) -> list[TensorStore]:
+def tensor_stores(registration: Registration, graph_roles=GRAPH_ROLES) -> list[TensorStore]:
     hook = registration.hook
     if hook is None:
         return []

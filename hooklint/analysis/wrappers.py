@@ -157,7 +157,7 @@ def _registration(facts: ModuleFacts, call, wrapper: Wrapper, resolve_hook) -> R
                 hook_arg, hook_body = candidate, body
                 break
         for name in ("hook", "fn"):
-            if keywords.get(name) is hook_arg:
+            if hook_arg is not None and keywords.get(name) is hook_arg:
                 del keywords[name]
     if hook_arg is None:
         return None

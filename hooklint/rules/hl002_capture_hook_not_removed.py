@@ -49,7 +49,8 @@ class CaptureHookNotRemoved(Rule):
     the rule approximates "removed only in bulk while the same object re-runs the
     hooked module before that point" by flagging every such discarded handle of a
     capture hook: bounded hooks (a running statistic) are not capture hooks and are
-    not flagged.
+    not flagged, and neither is a class that re-runs modules only under the manager's
+    `with ...disable_hooks():` (the capture is paused, not growing).
 
     Not flagged: handles removed in `finally`, by `with`, through an `ExitStack` or
     a removal helper; handles that are returned or passed on (the caller's to
@@ -127,6 +128,8 @@ class CaptureHookNotRemoved(Rule):
                 continue
             fate = handle_fate(facts, registration)
             if fate.kind not in ("discarded", "kept"):
+                continue
+            if registration.wrapper and _reruns_with_hooks_disabled(facts, registration):
                 continue
             yield self._finding(facts, registration, hook, found, fate.kind, fate.targets)
 
@@ -439,6 +442,20 @@ register_module_forward_hook(_grab)
             message="concatenates onto `ALL_OUTPUTS`",
         ),
     ]
+
+
+def _reruns_with_hooks_disabled(facts: ModuleFacts, registration: Registration) -> bool:
+    """The class that registered through a hooks manager re-runs modules under the
+    manager's ``with ...disable_hooks():`` (llm-compressor's AWQ): the capture is
+    paused, not growing, until the bulk removal."""
+    class_def = registration.site.class_def
+    for call in facts.calls:
+        name = call.attr or (call.callee or "").rsplit(".", 1)[-1]
+        if name != "disable_hooks" or call.use.role not in ("with", "exit_stack"):
+            continue
+        if class_def is None or call.site.class_def is class_def:
+            return True
+    return False
 
 
 def _removes_itself(hook: HookBody) -> bool:

@@ -17,6 +17,7 @@ from hooklint.analysis.lifetime import (
     removals_of,
     same_function,
     statement_path,
+    stored_in,
     varying_names,
     word_count,
 )
@@ -106,10 +107,12 @@ class HookRegisteredPerCall(Rule):
             seed = _loop_targets(frame)
             varying = varying_names(facts, frame.node, seed)
             if receiver_names & varying:
-                lost = self._lost_handles(facts, registration, frame)
+                lost = self._lost_handles(facts, registration, frame, varying)
                 if lost is not None:
                     return lost
                 continue
+            if _argument_names(registration) & varying:
+                continue  # a different hook on each pass (``for fn in hooks: m.register_forward_hook(fn)``)
             if self._removed_or_guarded(facts, registration, frame.node):
                 return None
             return self._finding(facts, registration, "on every iteration of this loop", frame)
@@ -128,10 +131,12 @@ class HookRegisteredPerCall(Rule):
             if params:
                 seed.discard(params[0])  # the hooked module lives on
         varying = varying_names(facts, function.body, seed)
-        if receiver_names & varying:
+        if receiver_names & varying or _argument_names(registration) & varying:
             return None
         if self._removed_or_guarded(facts, registration, function):
             return None
+        if _removed_elsewhere(facts, registration):
+            return None  # a per-call lifecycle: removed in another hook or the next call
         return self._finding(facts, registration, reason, None)
 
     # -- exceptions --------------------------------------------------------------------------
@@ -146,15 +151,16 @@ class HookRegisteredPerCall(Rule):
         elif use.role == "collected" and use.final.role == "bound" and use.final.targets:
             target = use.final.targets[0]
         if target is not None:
-            single = use.role == "bound" and "[" not in target
-            for removal in removals_of(facts, base_of(target)):
-                if not same_function(removal.site, site):
-                    continue
-                if not single or removal.site.inside(scope) or "." in target or isinstance(scope, cst.FunctionDef):
-                    return True
+            for index, stored in enumerate(stored_in(facts, registration)):
+                single = index == 0 and use.role == "bound" and "[" not in stored
+                for removal in removals_of(facts, base_of(stored)):
+                    if not same_function(removal.site, site):
+                        continue
+                    if not single or removal.site.inside(scope) or "." in stored or isinstance(scope, cst.FunctionDef):
+                        return True
         return _guarded(facts, registration, target)
 
-    def _lost_handles(self, facts: ModuleFacts, registration: Registration, frame: Frame) -> Finding | None:
+    def _lost_handles(self, facts: ModuleFacts, registration: Registration, frame: Frame, varying: set[str]) -> Finding | None:
         """``for m in mods: self.handle = m.register_forward_hook(fn)``: all but the last lost."""
         use = registration.handle
         if use.role != "bound" or len(use.targets) != 1:
@@ -162,6 +168,8 @@ class HookRegisteredPerCall(Rule):
         target = use.targets[0]
         if "[" in target or not isinstance(frame.node, (cst.For, cst.While)):
             return None
+        if target.split(".", 1)[0] in varying:
+            return None  # ``state.handle = ...``: a different object's attribute on each pass
         body_code = facts.code(frame.node.body)
         if word_count(body_code, target) != 1:
             return None  # used in the loop: appended, stored by key, removed...
@@ -369,6 +377,27 @@ class Probe:
             message="all but the last",
         ),
     ]
+
+
+def _argument_names(registration: Registration) -> set[str]:
+    names: set[str] = set()
+    for arg in registration.call.args:
+        names |= names_in(arg.value)
+    return names
+
+
+def _removed_elsewhere(facts: ModuleFacts, registration: Registration) -> bool:
+    """The handle goes into an attribute (``x._hooks.append(h)``, ``self._h = h``) that
+    some other function of the file removes."""
+    if registration.handle.final.role not in ("bound", "appended"):
+        return False
+    for target in stored_in(facts, registration):
+        target = base_of(target)
+        if "." in target:
+            attribute = target.rsplit(".", 1)[-1]
+            if any(attribute in key for key in facts.removals):
+                return True
+    return False
 
 
 def _loop_targets(frame: Frame) -> set[str]:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 import libcst as cst
 
 from hooklint.analysis.effects import StateEffect
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
 from hooklint.analysis.hook_roles import ancestors, parameter_roles, parents
+from hooklint.analysis.names import dotted_name, resolve
+from hooklint.analysis.walk import descendants
 from hooklint.fixes.release_guard import tolerant_release
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
@@ -80,7 +82,7 @@ class UnclampedAlwaysCallRelease(Rule):
             acquired: dict[str, StateEffect] = {}
             for pre in pre_hooks:
                 if _same_target(pre, post):
-                    for effect in pre.hook.effects:  # type: ignore[union-attr]
+                    for effect in pre.hook.effects + _setdefault_adds(pre.hook):  # type: ignore[union-attr]
                         if effect.acquires:
                             acquired.setdefault(_base(effect.key), effect)
             if not acquired:
@@ -344,8 +346,32 @@ def watch(layer, stack):
     ]
 
 
+def _setdefault_adds(hook: HookBody) -> list[StateEffect]:
+    """``active.setdefault(k, []).append(x)``: an add to ``active[]`` (a stack per key),
+    which the effects pass does not see through the ``setdefault`` call."""
+    found = []
+    params = hook.params
+    module_param = params[0] if params else None
+    nodes = descendants(hook.node.body, into_functions=False)
+    for node in nodes:
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+            continue
+        if node.func.attr.value not in _LIST_ADDS or not isinstance(node.func.value, cst.Call):
+            continue
+        inner = node.func.value.func
+        if not (isinstance(inner, cst.Attribute) and inner.attr.value == "setdefault"):
+            continue
+        dotted = dotted_name(inner.value)
+        if dotted is None or dotted.split(".")[0] in params and dotted.split(".")[0] != module_param:
+            continue
+        head, dot, rest = dotted.partition(".")
+        key = "<module>" + dot + rest if head == module_param else (resolve(dotted, hook.imports) or dotted)
+        found.append(StateEffect(key + "[]", "add", node))
+    return found
+
+
 def _base(key: str) -> str:
-    return key[:-2] if key.endswith("[]") else key
+    return key.removesuffix("[]")
 
 
 def _intolerant(effect: StateEffect) -> bool:

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import libcst as cst
 
 from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.fixes.full_backward import use_full_backward_hook
-from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, format_version
+from hooklint.rules.base import (
+    Finding,
+    Invalid,
+    Rule,
+    RuleContext,
+    Valid,
+    format_version,
+)
 
 FULL_BACKWARD_SINCE = (1, 8)
 _REPLACEMENTS = {

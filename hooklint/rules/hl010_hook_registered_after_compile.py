@@ -60,6 +60,7 @@ class HookRegisteredAfterCompile(Rule):
 
     code = "HL010"
     name = "hook-registered-after-compile"
+    preview = True
     prefilter = ("register_",)
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:

@@ -14,6 +14,11 @@ from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 #: Methods whose job is to stand in for ``Module.__call__``: calling ``forward`` there is the point.
 _CALL_REPLACEMENTS = frozenset({"__call__", "_call_impl", "_wrapped_call_impl", "forward", "_forward"})
 #: Bases that make a class something other than an ``nn.Module``.
+#: Calls whose result is a submodule: ``model.get_submodule("fc").forward(x)`` is still reported.
+_SUBMODULE_LOOKUPS = frozenset({"get_submodule", "get_module"})
+#: Receivers whose ``forward`` is the API: RPC remote modules and TorchScript/mobile modules
+#: (no Python hooks run there), and the C++ module of a ScriptModule (``self._c``).
+_REMOTE_OR_SCRIPTED = ("remote", "rref", "script", "mobile")
 _NOT_MODULE_BASES = ("Function", "object", "ABC", "Protocol", "NamedTuple", "Enum", "Exception")
 
 
@@ -58,6 +63,7 @@ class ForwardCalledDirectly(Rule):
 
     code = "HL014"
     name = "forward-called-directly"
+    preview = True
     fix_applicability = "unsafe"
     prefilter = (".forward(",)
 
@@ -83,9 +89,13 @@ class ForwardCalledDirectly(Rule):
 def _exempt(facts: ModuleFacts, call: CallSite, receiver: cst.BaseExpression) -> bool:
     # super().forward(...), super(Cls, self).forward(...)
     if isinstance(receiver, cst.Call):
-        callee = dotted_name(receiver.func)
-        if callee == "super":
-            return True
+        # super().forward(...); and any other call result (rref.rpc_sync(), type(x),
+        # a loaded extension) unless it is a submodule lookup.
+        func = receiver.func
+        return not (isinstance(func, cst.Attribute) and func.attr.value in _SUBMODULE_LOOKUPS)
+    code = facts.code(receiver).lower()
+    if any(word in code for word in _REMOTE_OR_SCRIPTED) or code == "_c" or code.endswith("._c"):
+        return True
     dotted = dotted_name(receiver)
     if dotted is not None:
         last = dotted.rsplit(".", 1)[-1]
@@ -101,8 +111,13 @@ def _exempt(facts: ModuleFacts, call: CallSite, receiver: cst.BaseExpression) ->
             class_def = call.site.class_def
             if class_def is None or not _may_be_module(facts, class_def):
                 return True
-    # forward(...) reached from a function that replaces __call__ (a hand-rolled wrapper).
+    # forward(...) reached from a function that replaces __call__ (a hand-rolled wrapper),
+    # or from TorchScript (where the module interface is `forward`).
     function = call.site.function
+    if function is not None and any(
+        "jit.script" in facts.code(d.decorator) for d in function.decorators
+    ):
+        return True
     if function is not None and function.name.value in ("__call__", "_call_impl", "_wrapped_call_impl"):
         return True
     return False

@@ -99,11 +99,9 @@ class HookIgnoresKwargs(Rule):
 
     def _finding(self, facts, context, registration: Registration, args_name, indexed, unpacked, shared) -> Finding:
         hook = registration.hook
-        shown = f"{args_name}[{_index_code(facts, indexed[0])}]" if indexed else f"unpacking `{args_name}`"
-        if indexed:
-            shown = f"`{shown}`"
+        shown = f"reads `{args_name}[{_index_code(facts, indexed[0])}]`" if indexed else f"unpacks `{args_name}`"
         message = (
-            f"hook `{hook.name}` reads {shown} but is registered without `with_kwargs=True`: "
+            f"hook `{hook.name}` {shown} but is registered without `with_kwargs=True`: "
             f"when the module is called by keyword, `{args_name}` is `()`"
         )
         edits: list = []
@@ -246,7 +244,7 @@ class Recorder:
         model.transformer.register_forward_hook(self._on_forward)
 """,
             line=7,
-            message="unpacking `inputs`",
+            message="unpacks `inputs`",
         ),
     ]
 

@@ -1,0 +1,105 @@
+"""hooklint vs ruff on one tree: cold (no cache), warm (cache), and ruff's flake8-bugbear.
+
+    python benchmarks/lint_speed.py [TREE] [--runs N] [--jobs N]
+
+TREE defaults to the installed torch package's directory (found without importing
+torch).  Reports the median wall time of N runs of each, the ratios to ruff, and
+hooklint's peak memory (max RSS of the hooklint process and its workers, from
+``resource.getrusage(RUSAGE_CHILDREN)`` of a fresh child per measurement).
+
+Goals (issue 2): cold <= 4x ruff (aim 2x), warm <= 0.5x ruff, peak <= 300 MB.
+Not collected by pytest (no ``test_`` prefix).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def default_tree() -> Path:
+    spec = importlib.util.find_spec("torch")  # finds, does not import
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("torch is not installed; pass a TREE")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _timed(command: list[str], cwd: Path) -> tuple[float, int, str]:
+    """Wall seconds, peak RSS in bytes (of the child and its children), stdout."""
+    # A tiny wrapper process measures its own children, so peaks of earlier runs do
+    # not leak into this one (RUSAGE_CHILDREN is a high-water mark per process).
+    wrapper = (
+        "import resource, subprocess, sys, time, json\n"
+        "start = time.perf_counter()\n"
+        "p = subprocess.run(sys.argv[1:], capture_output=True)\n"
+        "wall = time.perf_counter() - start\n"
+        "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024\n"
+        "print(json.dumps([wall, peak, p.returncode, len(p.stdout)]))\n"
+    )
+    out = subprocess.run([sys.executable, "-I", "-c", wrapper, *command], cwd=cwd, capture_output=True, text=True, check=True)
+    wall, peak, returncode, size = json.loads(out.stdout)
+    if returncode not in (0, 1):
+        raise SystemExit(f"{command[0]} failed with exit code {returncode}")
+    return wall, peak, f"exit {returncode}, {size} bytes of output"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("tree", nargs="?", type=Path, default=None)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--jobs", type=int, default=None, help="hooklint --jobs (default: its own default)")
+    args = parser.parse_args()
+    tree = (args.tree or default_tree()).resolve()
+    hooklint = shutil.which("hooklint", path=str(Path(sys.executable).parent)) or shutil.which("hooklint")
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    if hooklint is None:
+        sys.exit("hooklint is not installed in this environment")
+    jobs = ["--jobs", str(args.jobs)] if args.jobs else []
+    cache = Path(tempfile.mkdtemp(prefix="hooklint-bench-cache-"))
+    # The tree may be read-only (site-packages) and holds no [tool.hooklint]: run from it,
+    # with the cache elsewhere; --exit-zero and --quiet keep the output small.
+    base = [hooklint, "check", ".", "--format", "concise", "--quiet", "--exit-zero", *jobs]
+    files = sum(1 for _ in tree.rglob("*.py"))
+    print(f"tree: {tree} ({files} .py files); {args.runs} runs each; cpus: {os.cpu_count()}")
+
+    results: dict[str, list[tuple[float, int]]] = {"hooklint cold": [], "hooklint warm": [], "ruff --select B": []}
+    notes = {}
+    _timed(base + ["--cache-dir", str(cache)], tree)  # warm the OS page cache and our cache
+    for _ in range(args.runs):
+        wall, peak, note = _timed(base + ["--no-cache"], tree)
+        results["hooklint cold"].append((wall, peak)); notes["hooklint cold"] = note
+        wall, peak, note = _timed(base + ["--cache-dir", str(cache)], tree)
+        results["hooklint warm"].append((wall, peak)); notes["hooklint warm"] = note
+        if ruff:
+            wall, peak, note = _timed([ruff, "check", "--select", "B", "--no-cache", "--exit-zero", "--quiet", "--isolated", "."], tree)
+            results["ruff --select B"].append((wall, peak)); notes["ruff --select B"] = note
+    shutil.rmtree(cache, ignore_errors=True)
+
+    medians = {name: statistics.median(w for w, _ in runs) for name, runs in results.items() if runs}
+    peaks = {name: max(p for _, p in runs) for name, runs in results.items() if runs}
+    for name, median in medians.items():
+        print(f"{name:<18} median {median:7.3f} s   peak RSS {peaks[name] / 2**20:7.1f} MB   ({notes[name]})")
+    if "ruff --select B" in medians:
+        ruff_time = medians["ruff --select B"]
+        cold = medians["hooklint cold"] / ruff_time
+        warm = medians["hooklint warm"] / ruff_time
+        peak_mb = max(peaks["hooklint cold"], peaks["hooklint warm"]) / 2**20
+        print(f"cold / ruff = {cold:.2f}x (must <= 4, aim <= 2)   warm / ruff = {warm:.2f}x (must <= 0.5)   "
+              f"hooklint peak = {peak_mb:.0f} MB (must <= 300)")
+        ok = cold <= 4 and warm <= 0.5 and peak_mb <= 300
+        print("goals met" if ok else "GOALS NOT MET")
+    else:
+        print("ruff not installed: no ratios")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,22 @@
+"""The same cache, storing detached copies."""
+
+import torch
+
+
+class ActivationCache:
+    def __init__(self, model: torch.nn.Module, layer_names):
+        self.activations = {}
+        self.handles = [
+            model.get_submodule(name).register_forward_hook(self._save(name)) for name in layer_names
+        ]
+
+    def _save(self, name):
+        def hook(module, args, output):
+            hidden = output[0] if isinstance(output, tuple) else output
+            self.activations[name] = hidden.detach().float()
+
+        return hook
+
+    def close(self):
+        for handle in self.handles:
+            handle.remove()

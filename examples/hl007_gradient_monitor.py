@@ -1,0 +1,24 @@
+"""Logging input-gradient norms per layer (HL007: deprecated backward hook).
+
+``register_backward_hook`` hands the hook the gradients of the layer's last autograd
+node, so for a block like ``relu(linear(x))`` the "input" gradient is not the
+gradient of ``x``.
+"""
+
+import torch
+
+
+class GradientMonitor:
+    def __init__(self, model: torch.nn.Module):
+        self.norms = {}
+        self.handles = []
+        for name, layer in model.named_children():
+            self.handles.append(layer.register_backward_hook(self._record(name)))
+
+    def _record(self, name):
+        def hook(module, grad_input, grad_output):
+            grads = [g for g in grad_input if g is not None]
+            if grads:
+                self.norms[name] = grads[0].norm().item()
+
+        return hook

@@ -1,0 +1,12 @@
+"""The capture hook that also sees keyword arguments (HL015, clean)."""
+
+CAPTURED = []
+
+
+def capture(module, args, kwargs, output):
+    hidden = args[0] if args else kwargs["hidden_states"]
+    CAPTURED.append(hidden.detach().cpu())
+
+
+def attach(model):
+    return [layer.register_forward_hook(capture, with_kwargs=True) for layer in model.model.layers]

@@ -1,0 +1,341 @@
+"""HL009 global-hook-not-removed."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.analysis.lifetime import (
+    base_of,
+    has_multiline_string,
+    registration_statement_alone,
+    removals_of,
+    statement_path,
+    stored_in,
+    word_count,
+)
+from hooklint.fixes.lifetime import with_over_rest
+from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
+
+#: Functions whose job is to install something for later: wrapping the rest of
+#: their body in ``with`` would defeat them.
+_INSTALLER_PREFIXES = ("install", "register", "enable", "setup", "set_up", "add", "attach", "init", "__init__", "__enter__", "start", "patch", "hook")
+
+
+class GlobalHookNotRemoved(Rule):
+    """A process-wide module or optimizer hook is never removed.
+
+    ## What it does
+    Finds `torch.nn.modules.module.register_module_*` hooks (forward, backward,
+    and the buffer/module/parameter registration hooks) and
+    `torch.optim.optimizer.register_optimizer_step_pre_hook`/`_post_hook`, import
+    aliases included, whose handle is discarded, is kept but never removed anywhere
+    in the file, or that are registered at module import time.
+
+    ## Why is this bad?
+    A global hook fires for every module (or optimizer) of every model in the
+    process, long after the code that installed it is done: it keeps capturing,
+    printing or timing, and whatever its closure holds stays alive. Any global
+    forward or backward hook also turns off the fast path of `Module.__call__` for
+    every module, and some fused kernels check for hooks. The PyTorch docs call
+    these hooks "only intended for debugging/profiling"; a registration at import
+    time installs one for everyone who imports the module.
+
+    ## Example
+    ```python
+    from torch.nn.modules.module import register_module_forward_hook
+
+    def profile(model, batch):
+        register_module_forward_hook(log_shapes)
+        model(batch)
+    ```
+
+    ## Use instead
+    ```python
+    def profile(model, batch):
+        with register_module_forward_hook(log_shapes):
+            model(batch)
+    ```
+
+    ## Fix safety
+    Safe, and only offered when the hook's lifetime is visibly one function: the
+    handle is dropped (or bound to a name used nowhere else) in a function that is
+    not an installer (`install*`, `enable*`, `setup*`, `__enter__`, ...), and
+    statements follow the registration in its block; those statements go into
+    `with register_module_*(...):`. No fix for import-time registrations or
+    handles kept on objects.
+    """
+
+    code = "HL009"
+    name = "global-hook-not-removed"
+    fix_applicability = "safe"
+    prefilter = ("register_module_", "register_optimizer_step_")
+
+    def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
+        for registration in facts.registrations:
+            if not registration.api.is_global:
+                continue
+            finding = self._check(facts, registration)
+            if finding is not None:
+                yield finding
+
+    def _check(self, facts: ModuleFacts, registration: Registration) -> Finding | None:
+        use = registration.handle
+        role = use.final.role
+        if role in ("with", "exit_stack"):
+            return None
+        site = registration.site
+        api = registration.api.name
+        if site.is_module_level:
+            if _in_main_block(site) or _opted_in_by_environment(facts, site) or site.class_def is not None:
+                return None
+            if _removed_in_finally(facts, registration):
+                return None
+            message = (
+                f"`{api}` runs at import time: the hook is installed for every module in the process "
+                "as soon as this file is imported, and stays"
+            )
+            return Finding(node=registration.call, message=message)
+        if role in ("returned", "yielded", "argument", "other"):
+            return None  # the caller owns the handle
+        if role == "discarded":
+            reason = "its handle is discarded, so it can never be removed"
+        else:
+            if any(removals_of(facts, base_of(t)) for t in stored_in(facts, registration)):
+                return None  # removed somewhere (HL004 checks that a same-function removal is exception-safe)
+            if _removed_by_attribute(facts, registration):
+                return None
+            if _may_be_removed_by_base_class(facts, registration):
+                return None
+            reason = "its handle is never removed"
+        message = (
+            f"process-wide hook `{api}` fires for every module of every model in the process, and {reason}; "
+            "remove it when done (`with`, or `.remove()` in `finally`)"
+        )
+        edits = self._fix(facts, registration)
+        return Finding(
+            node=registration.call,
+            message=message,
+            fix_edits=edits,
+            fix_message="Remove the hook at the end of the block (`with register_module_*(...):`)" if edits else "",
+        )
+
+    def _fix(self, facts: ModuleFacts, registration: Registration) -> list:
+        function = registration.site.function
+        if function is None or function.name.value.lstrip("_").startswith(_INSTALLER_PREFIXES):
+            return []
+        if not registration_statement_alone(registration):
+            return []
+        use = registration.handle
+        if use.role == "bound":
+            target = use.targets[0]
+            if not target.isidentifier() or word_count(facts.code(function), target) != 1:
+                return []
+        elif use.role != "discarded":
+            return []
+        path = statement_path(facts, registration.site)
+        if path is None:
+            return []
+        level = path[-1]
+        rest = level.block[level.index + 1 :]
+        if not rest or has_multiline_string(facts, rest):
+            return []
+        return with_over_rest(facts, level.statement, facts.code(registration.call), rest)
+
+    VALID = [
+        # A profiler context object: registered in __enter__, removed in __exit__.
+        Valid(
+            """
+from torch.nn.modules.module import register_module_forward_hook
+
+class ShapeProfiler:
+    def __enter__(self):
+        self._handle = register_module_forward_hook(self._record)
+        return self
+
+    def __exit__(self, *exc):
+        self._handle.remove()
+"""
+        ),
+        # Scoped with `with` and try/finally, through an import alias.
+        Valid(
+            """
+import torch.nn.modules.module as M
+from torch.optim.optimizer import register_optimizer_step_post_hook as on_step
+
+def count_calls(model, batch, counts):
+    with M.register_module_forward_pre_hook(lambda m, a: counts.update([type(m).__name__])):
+        model(batch)
+
+def train_with_logging(optimizer, step_fn):
+    handle = on_step(lambda opt, args, kwargs: print("stepped"))
+    try:
+        step_fn()
+    finally:
+        handle.remove()
+"""
+        ),
+        # The handle is returned: the caller owns it.  A script's __main__ block.
+        Valid(
+            """
+from torch.nn.modules.module import register_module_full_backward_hook
+
+def install_grad_logger(log):
+    return register_module_full_backward_hook(lambda m, gi, go: log.append(type(m).__name__))
+
+if __name__ == "__main__":
+    register_module_full_backward_hook(print)
+"""
+        ),
+        # Handles kept in a list removed by a method of the same tool.
+        Valid(
+            """
+import torch
+
+class Tracer:
+    def start(self):
+        self.handles = [
+            torch.nn.modules.module.register_module_forward_pre_hook(self.enter),
+            torch.nn.modules.module.register_module_forward_hook(self.leave),
+        ]
+
+    def stop(self):
+        for h in self.handles:
+            h.remove()
+"""
+        ),
+    ]
+    INVALID = [
+        # A debugging helper that leaves the hook installed.
+        Invalid(
+            """
+from torch.nn.modules.module import register_module_forward_hook
+
+def print_shapes(model, example):
+    register_module_forward_hook(lambda m, i, o: print(type(m).__name__, tuple(o.shape)))
+    model(example)
+""",
+            expected="""
+from torch.nn.modules.module import register_module_forward_hook
+
+def print_shapes(model, example):
+    with register_module_forward_hook(lambda m, i, o: print(type(m).__name__, tuple(o.shape))):
+        model(example)
+""",
+            line=4,
+            message="handle is discarded",
+        ),
+        # Registered at import time, through a module alias.
+        Invalid(
+            """
+import torch.nn.modules.module as module_hooks
+
+def _nan_check(module, args, output):
+    if output.isnan().any():
+        raise RuntimeError(f"NaN in {type(module).__name__}")
+
+_NAN_HOOK = module_hooks.register_module_forward_hook(_nan_check)
+""",
+            expected=None,
+            line=7,
+            message="import time",
+        ),
+        # A global optimizer hook whose handle is kept but never removed.
+        Invalid(
+            """
+from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+class GradMonitor:
+    def enable(self):
+        self.handle = register_optimizer_step_pre_hook(self._check_grads)
+
+    def _check_grads(self, optimizer, args, kwargs):
+        for group in optimizer.param_groups:
+            self.norms.append(sum(p.grad.norm() for p in group["params"] if p.grad is not None))
+""",
+            expected=None,
+            line=5,
+            message="never removed",
+        ),
+        # A timing run in a function: the handle is a local used nowhere else.
+        Invalid(
+            """
+import time
+from torch.nn.modules.module import register_module_forward_pre_hook
+
+def time_modules(model, batch, started):
+    handle = register_module_forward_pre_hook(lambda m, a: started.setdefault(id(m), time.perf_counter()))
+    out = model(batch)
+    return out
+""",
+            expected="""
+import time
+from torch.nn.modules.module import register_module_forward_pre_hook
+
+def time_modules(model, batch, started):
+    with register_module_forward_pre_hook(lambda m, a: started.setdefault(id(m), time.perf_counter())):
+        out = model(batch)
+        return out
+""",
+            line=5,
+        ),
+    ]
+
+
+def _in_main_block(site) -> bool:
+    for frame in site.frames:
+        if frame.kind == "if":
+            test = frame.node.test  # type: ignore[attr-defined]
+            if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == "__name__":
+                return True
+    return False
+
+
+def _removed_in_finally(facts: ModuleFacts, registration: Registration) -> bool:
+    for target in stored_in(facts, registration):
+        if any(r.site.in_finally for r in removals_of(facts, base_of(target))):
+            return True
+    return False
+
+
+def _removed_by_attribute(facts: ModuleFacts, registration: Registration) -> bool:
+    """``self._hooks[k] = reg(...)`` ... ``for h in self._hooks.values(): h.remove()``
+    in another method: matched by the attribute's name."""
+    for target in stored_in(facts, registration):
+        target = base_of(target)
+        if "." in target:
+            attribute = target.rsplit(".", 1)[-1]
+            if any(attribute in key for key in facts.removals):
+                return True
+    return False
+
+
+def _opted_in_by_environment(facts: ModuleFacts, site) -> bool:
+    """``if os.environ.get("PROFILE_STEPS"): register_optimizer_step_post_hook(...)``:
+    a process-wide hook the user asked for."""
+    for frame in site.frames:
+        if frame.kind == "if":
+            test = facts.code(frame.node.test)  # type: ignore[attr-defined]
+            if "environ" in test or "getenv" in test:
+                return True
+    return False
+
+
+_PLAIN_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "ABC", "Generic", "Protocol"})
+
+
+def _may_be_removed_by_base_class(facts: ModuleFacts, registration: Registration) -> bool:
+    """``self._handle = ...`` in a subclass of a class from elsewhere (a tracker base
+    class whose ``__exit__`` removes ``self._handle``)."""
+    class_def = registration.site.class_def
+    if class_def is None:
+        return False
+    if not any(t.startswith("self.") for t in stored_in(facts, registration)):
+        return False
+    for base in class_def.bases:
+        name = facts.code(base.value)
+        if name not in _PLAIN_BASES and name.split("[", 1)[0] not in _PLAIN_BASES and name not in facts.classes:
+            return True
+    return False
