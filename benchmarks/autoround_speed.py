@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 
 import torch
-
 from hooklint.runtime.autoround import AutoRound
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def load_minilm_helper():
     """tests/runtime/_minilm.py, by file path (model files, text, metrics)."""
-    spec = importlib.util.spec_from_file_location("_minilm", ROOT / "tests" / "runtime" / "_minilm.py")
+    spec = importlib.util.spec_from_file_location(
+        "_minilm", ROOT / "tests" / "runtime" / "_minilm.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -46,20 +47,31 @@ class LastHidden(torch.nn.Module):
         self.bert = bert
 
     def forward(self, input_ids, attention_mask=None):
-        return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        return self.bert(
+            input_ids=input_ids, attention_mask=attention_mask
+        ).last_hidden_state
 
 
 def measure(label, reference, quantized_bert, heldout, seconds, blocks, minilm) -> dict:
     scores = minilm.compare(reference, LastHidden(quantized_bert), heldout)
-    return {"method": label, "seconds": seconds, "seconds_per_block": seconds / blocks, **scores}
+    return {
+        "method": label,
+        "seconds": seconds,
+        "seconds_per_block": seconds / blocks,
+        **scores,
+    }
 
 
 def run_ours(bert, calibration, args, **overrides) -> tuple[float, list]:
-    settings = dict(
-        bits=args.bits, group_size=args.group_size, iters=args.iters, nsamples=args.nsamples,
-        seqlen=args.seqlen, batch_size=args.batch_size,
-        gradient_accumulate_steps=args.gradient_accumulate_steps,
-    )
+    settings = {
+        "bits": args.bits,
+        "group_size": args.group_size,
+        "iters": args.iters,
+        "nsamples": args.nsamples,
+        "seqlen": args.seqlen,
+        "batch_size": args.batch_size,
+        "gradient_accumulate_steps": args.gradient_accumulate_steps,
+    }
     quantizer = AutoRound(**{**settings, **overrides})
     started = time.perf_counter()
     stats = quantizer.quantize(bert, calibration)
@@ -73,10 +85,16 @@ def run_package(bert, calibration, args) -> float:
     quantizer = IntelAutoRound(
         bert,
         tokenizer=AutoTokenizer.from_pretrained(str(args.model_dir)),
-        bits=args.bits, group_size=args.group_size, sym=False, iters=args.iters,
-        nsamples=args.nsamples, seqlen=args.seqlen, batch_size=args.batch_size,
+        bits=args.bits,
+        group_size=args.group_size,
+        sym=False,
+        iters=args.iters,
+        nsamples=args.nsamples,
+        seqlen=args.seqlen,
+        batch_size=args.batch_size,
         gradient_accumulate_steps=args.gradient_accumulate_steps,
-        dataset=calibration, device_map="cpu",
+        dataset=calibration,
+        device_map="cpu",
     )
     started = time.perf_counter()
     quantizer.quantize()
@@ -84,7 +102,9 @@ def run_package(bert, calibration, args) -> float:
 
 
 def main(argv=None) -> list[dict]:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--bits", type=int, default=4)
     parser.add_argument("--group-size", type=int, default=128)
     parser.add_argument("--iters", type=int, default=200)
@@ -93,7 +113,9 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--gradient-accumulate-steps", type=int, default=1)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--skip-package", action="store_true", help="only RTN and hooklint")
+    parser.add_argument(
+        "--skip-package", action="store_true", help="only RTN and hooklint"
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -115,26 +137,38 @@ def main(argv=None) -> list[dict]:
 
     rtn_bert = copy.deepcopy(bert)
     seconds, _ = run_ours(rtn_bert, None, args, iters=0)
-    results.append(measure("rtn", reference, rtn_bert, heldout, seconds, blocks, minilm))
+    results.append(
+        measure("rtn", reference, rtn_bert, heldout, seconds, blocks, minilm)
+    )
 
     ours_bert = copy.deepcopy(bert)
     seconds, stats = run_ours(ours_bert, calibration, args)
     row = measure("hooklint", reference, ours_bert, heldout, seconds, blocks, minilm)
-    row["best_over_initial_loss"] = [round(s.best_loss / s.initial_loss, 3) for s in stats]
+    row["best_over_initial_loss"] = [
+        round(s.best_loss / s.initial_loss, 3) for s in stats
+    ]
     results.append(row)
 
     if not args.skip_package:
         package_bert = copy.deepcopy(bert)
         seconds = run_package(package_bert, calibration, args)
-        results.append(measure("auto-round", reference, package_bert, heldout, seconds, blocks, minilm))
-        results[-1]["speedup_of_hooklint"] = results[-1]["seconds"] / results[1]["seconds"]
+        results.append(
+            measure(
+                "auto-round", reference, package_bert, heldout, seconds, blocks, minilm
+            )
+        )
+        results[-1]["speedup_of_hooklint"] = (
+            results[-1]["seconds"] / results[1]["seconds"]
+        )
 
     settings = {k: v for k, v in vars(args).items() if k not in ("json", "model_dir")}
     print(json.dumps(settings))
     for result in results:
         print(json.dumps(result))
     if args.json:
-        args.json.write_text(json.dumps({"settings": settings, "results": results}, indent=2))
+        args.json.write_text(
+            json.dumps({"settings": settings, "results": results}, indent=2)
+        )
     return results
 
 

@@ -35,7 +35,6 @@ import time
 from pathlib import Path
 
 import torch
-
 from hooklint.runtime.autoround import AutoRound
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,13 +43,27 @@ WEIGHTS = "model.fp16.safetensors"
 CALIBRATION = "calibration_ids.json"
 MIB = 2**20
 
-FULL = dict(nsamples=64, seqlen=128, batch_size=8, iters=50, gradient_accumulate_steps=8)
-SMOKE = dict(nsamples=8, seqlen=16, batch_size=2, iters=4, gradient_accumulate_steps=8)
+FULL = {
+    "nsamples": 64,
+    "seqlen": 128,
+    "batch_size": 8,
+    "iters": 50,
+    "gradient_accumulate_steps": 8,
+}
+SMOKE = {
+    "nsamples": 8,
+    "seqlen": 16,
+    "batch_size": 2,
+    "iters": 4,
+    "gradient_accumulate_steps": 8,
+}
 
 
 def load_minilm_helper():
     """tests/runtime/_minilm.py, by file path (the plain-torch model)."""
-    spec = importlib.util.spec_from_file_location("_minilm", ROOT / "tests" / "runtime" / "_minilm.py")
+    spec = importlib.util.spec_from_file_location(
+        "_minilm", ROOT / "tests" / "runtime" / "_minilm.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -65,7 +78,7 @@ class LeakyAutoRound(AutoRound):
         def keep_capturing(_module, args):
             inputs.extras.append(((), {"leaked": args[0].detach()}))
 
-        block.register_forward_pre_hook(keep_capturing)
+        block.register_forward_pre_hook(keep_capturing)  # noqa: HL002 (the deliberate leak)
         return inputs
 
 
@@ -75,7 +88,11 @@ def write_safetensors(path: Path, tensors: dict[str, torch.Tensor]) -> None:
     header, offset, blobs = {}, 0, []
     for name, tensor in tensors.items():
         blob = tensor.contiguous().view(torch.uint8).numpy().tobytes()
-        header[name] = {"dtype": codes[tensor.dtype], "shape": list(tensor.shape), "data_offsets": [offset, offset + len(blob)]}
+        header[name] = {
+            "dtype": codes[tensor.dtype],
+            "shape": list(tensor.shape),
+            "data_offsets": [offset, offset + len(blob)],
+        }
         offset += len(blob)
         blobs.append(blob)
     encoded = json.dumps(header).encode()
@@ -86,15 +103,21 @@ def write_safetensors(path: Path, tensors: dict[str, torch.Tensor]) -> None:
             handle.write(blob)
 
 
-def make_fp16(directory: Path, nsamples: int = FULL["nsamples"], seqlen: int = FULL["seqlen"]) -> Path:
+def make_fp16(
+    directory: Path, nsamples: int = FULL["nsamples"], seqlen: int = FULL["seqlen"]
+) -> Path:
     """Write config, fp16 weights and calibration token ids to ``directory``."""
     minilm = load_minilm_helper()
     directory.mkdir(parents=True, exist_ok=True)
     model = minilm.load_model()
-    write_safetensors(directory / WEIGHTS, {k: v.half() for k, v in model.state_dict().items()})
+    write_safetensors(
+        directory / WEIGHTS, {k: v.half() for k, v in model.state_dict().items()}
+    )
     shutil.copy(minilm.model_dir() / "config.json", directory / "config.json")
     samples = minilm.calibration_samples(minilm.load_tokenizer(), nsamples, seqlen)
-    (directory / CALIBRATION).write_text(json.dumps([sample[0].tolist() for sample in samples]))
+    (directory / CALIBRATION).write_text(
+        json.dumps([sample[0].tolist() for sample in samples])
+    )
     return directory
 
 
@@ -128,29 +151,51 @@ def measure(quantizer_class, model, calibration, settings, device) -> dict:
     def record(event):
         memory.setdefault(event.block_index, []).append(bytes_in_use(device))
 
-    quantizer = quantizer_class(bits=4, group_size=128, progress=False, on_iteration=record, **settings)
+    quantizer = quantizer_class(
+        bits=4, group_size=128, progress=False, on_iteration=record, **settings
+    )
     stats = quantizer.quantize(model, calibration)
-    slopes = [slope(values[1:]) for values in memory.values()]  # iteration 0 allocates the grads
+    slopes = [
+        slope(values[1:]) for values in memory.values()
+    ]  # iteration 0 allocates the grads
     return {
         "slope_bytes_per_iteration": max(slopes),
         "memory_per_iteration": memory,
         "seconds_per_block": [round(block.seconds, 3) for block in stats],
-        "best_over_initial_loss": [round(block.best_loss / block.initial_loss, 3) for block in stats],
+        "best_over_initial_loss": [
+            round(block.best_loss / block.initial_loss, 3) for block in stats
+        ],
     }
 
 
-def run(weights_dir: str | os.PathLike | None = None, device: str = "cuda", smoke: bool = False) -> dict:
+def run(
+    weights_dir: str | os.PathLike | None = None,
+    device: str = "cuda",
+    smoke: bool = False,
+) -> dict:
     """Run the fixed and the leaky quantizer; return their figures and an overall ``ok``."""
     weights_dir = Path(weights_dir or os.environ[ENV_VAR])
     settings = SMOKE if smoke else FULL
     target = torch.device(device)
     minilm = load_minilm_helper()
     ids = json.loads((weights_dir / CALIBRATION).read_text())[: settings["nsamples"]]
-    calibration = [torch.tensor([row[: settings["seqlen"]]], device=target) for row in ids]
+    calibration = [
+        torch.tensor([row[: settings["seqlen"]]], device=target) for row in ids
+    ]
     hidden = json.loads((weights_dir / "config.json").read_text())["hidden_size"]
-    expected_leak = settings["gradient_accumulate_steps"] * settings["batch_size"] * settings["seqlen"] * hidden * 4
+    expected_leak = (
+        settings["gradient_accumulate_steps"]
+        * settings["batch_size"]
+        * settings["seqlen"]
+        * hidden
+        * 4
+    )
 
-    results = {"device": str(target), "settings": settings, "expected_leak_bytes_per_iteration": expected_leak}
+    results = {
+        "device": str(target),
+        "settings": settings,
+        "expected_leak_bytes_per_iteration": expected_leak,
+    }
     for label, quantizer_class in (("fixed", AutoRound), ("leaky", LeakyAutoRound)):
         model = minilm.load_model(weights_dir, WEIGHTS).to(target)
         started = time.perf_counter()
@@ -161,17 +206,32 @@ def run(weights_dir: str | os.PathLike | None = None, device: str = "cuda", smok
         if target.type == "cuda":
             torch.cuda.empty_cache()
     results["fixed_flat"] = results["fixed"]["slope_bytes_per_iteration"] <= MIB
-    results["leak_detected"] = results["leaky"]["slope_bytes_per_iteration"] >= 0.5 * expected_leak
+    results["leak_detected"] = (
+        results["leaky"]["slope_bytes_per_iteration"] >= 0.5 * expected_leak
+    )
     results["ok"] = results["fixed_flat"] and results["leak_detected"]
     return results
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--make-fp16", type=Path, metavar="DIR", help="write the fp16 copy to DIR and exit")
-    parser.add_argument("--weights", type=Path, help=f"fp16 copy directory (default: ${ENV_VAR})")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--make-fp16",
+        type=Path,
+        metavar="DIR",
+        help="write the fp16 copy to DIR and exit",
+    )
+    parser.add_argument(
+        "--weights", type=Path, help=f"fp16 copy directory (default: ${ENV_VAR})"
+    )
     parser.add_argument("--device", default="cuda")
-    parser.add_argument("--smoke", action="store_true", help="tiny settings; makes a temporary fp16 copy if needed")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny settings; makes a temporary fp16 copy if needed",
+    )
     args = parser.parse_args(argv)
     if args.make_fp16:
         print(make_fp16(args.make_fp16))
@@ -183,7 +243,9 @@ def main(argv=None) -> int:
         results = run(weights, args.device, args.smoke)
     summary = {k: v for k, v in results.items() if k not in ("fixed", "leaky")}
     for label in ("fixed", "leaky"):
-        summary[label] = {k: v for k, v in results[label].items() if k != "memory_per_iteration"}
+        summary[label] = {
+            k: v for k, v in results[label].items() if k != "memory_per_iteration"
+        }
     print(json.dumps(summary, indent=2))
     return 0 if results["ok"] else 1
 

@@ -18,12 +18,18 @@ import re
 from dataclasses import dataclass
 
 import libcst as cst
+from hooklint.fixes.edits import (
+    IndentLines,
+    InsertAfter,
+    InsertBefore,
+    Replace,
+    indentation_of,
+)
 
 from hooklint.analysis.captures import Capture, store_reads
 from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.names import dotted_name
 from hooklint.analysis.walk import descendants
-from hooklint.fixes.edits import IndentLines, InsertAfter, InsertBefore, Replace, indentation_of
 from hooklint.violation import Edit, Location
 
 _STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)

@@ -20,7 +20,7 @@ from hooklint.violation import Edit, Location
 
 #: A part of a rewrite: ("text", str) a new line at the block's indentation;
 #: ("indent", first, last) the original lines of those statements, one level deeper;
-#: ("drop", first, last) those statements removed.
+#: ("drop", first, last) those statements removed; ("with", call) ``with <call>:``.
 Part = tuple
 
 
@@ -33,21 +33,32 @@ class RewriteBlock:
     newline: str
 
     def resolve(self, at: Locator) -> list[Edit]:
-        nodes = [p for p in self.parts if p[0] != "text"]
+        nodes = [p for p in self.parts if p[0] not in ("text", "with")]
         first_line = at.start(nodes[0][1]).line
         last_line = at.end(nodes[-1][2]).line
         indent = indentation_of(at, nodes[0][1])
         out: list[str] = []
         cursor = first_line  # the next original line not yet placed
-        for part in self.parts:
+        for number, part in enumerate(self.parts):
+            previous = self.parts[number - 1] if number else None
             if part[0] == "text":
                 out.append(indent + part[1])
+                continue
+            if part[0] == "with":  # ("with", call): its original text, continuation lines kept as they are
+                out.append(indent + "with " + _source_of(at, part[1], self.newline) + ":")
                 continue
             op, first, last = part
             start, end = at.start(first).line, at.end(last).line
             gap = [at.line(n) for n in range(cursor, start)]  # comments and blank lines
             lines = [at.line(n) for n in range(start, end + 1)]
             cursor = end + 1
+            if previous is not None and previous[0] in ("text", "with") and out:
+                # Blank lines above the statement stay above the new header line.
+                blank = 0
+                while blank < len(gap) and not gap[blank].strip():
+                    blank += 1
+                out[-1:-1] = gap[:blank]
+                gap = gap[blank:]
             if op == "indent":
                 out += [self.unit + line if line.strip() else line for line in gap + lines]
             else:  # drop: keep the comments above, lose the statement
@@ -56,16 +67,28 @@ class RewriteBlock:
         return [Edit(Location(first_line, 1), Location(last_line, end_column), self.newline.join(out))]
 
 
+def _source_of(at: Locator, node: cst.CSTNode, newline: str) -> str:
+    """A node's text exactly as written (``code_for_node`` loses the indentation of
+    continuation lines)."""
+    start, end = at.start(node), at.end(node)
+    if start.line == end.line:
+        return at.line(start.line)[start.column - 1 : end.column - 1]
+    lines = [at.line(start.line)[start.column - 1 :]]
+    lines += [at.line(n) for n in range(start.line + 1, end.line)]
+    lines.append(at.line(end.line)[: end.column - 1])
+    return newline.join(lines)
+
+
 def _unit(facts: ModuleFacts) -> str:
     return facts.module.default_indent
 
 
 def with_over_rest(
-    facts: ModuleFacts, statement: cst.CSTNode, header: str, rest: Sequence[cst.CSTNode], drop: Sequence[cst.CSTNode] = ()
+    facts: ModuleFacts, statement: cst.CSTNode, call: cst.CSTNode, rest: Sequence[cst.CSTNode], drop: Sequence[cst.CSTNode] = ()
 ) -> list:
-    """``statement`` becomes ``with <header>:`` over ``rest``; ``drop`` statements
+    """``statement`` becomes ``with <call>:`` over ``rest``; ``drop`` statements
     (following ``rest``, contiguous) are removed."""
-    parts: list[Part] = [("drop", statement, statement), ("text", f"with {header}:"), ("indent", rest[0], rest[-1])]
+    parts: list[Part] = [("drop", statement, statement), ("with", call), ("indent", rest[0], rest[-1])]
     if drop:
         parts.append(("drop", drop[0], drop[-1]))
     return [RewriteBlock(tuple(parts), _unit(facts), facts.module.default_newline)]
@@ -83,12 +106,12 @@ def try_finally(facts: ModuleFacts, body: Sequence[cst.CSTNode], cleanup: Sequen
 
 
 def with_replacing(
-    facts: ModuleFacts, opening: Sequence[cst.CSTNode], header: str, body: Sequence[cst.CSTNode], closing: Sequence[cst.CSTNode]
+    facts: ModuleFacts, opening: Sequence[cst.CSTNode], call: cst.CSTNode, body: Sequence[cst.CSTNode], closing: Sequence[cst.CSTNode]
 ) -> list:
-    """``opening`` statements become ``with <header>:`` over ``body``; ``closing`` goes."""
+    """``opening`` statements become ``with <call>:`` over ``body``; ``closing`` goes."""
     parts: tuple[Part, ...] = (
         ("drop", opening[0], opening[-1]),
-        ("text", f"with {header}:"),
+        ("with", call),
         ("indent", body[0], body[-1]),
         ("drop", closing[0], closing[-1]),
     )

@@ -36,7 +36,9 @@ def find_blocks(model: nn.Module) -> list[nn.Module]:
             if len({type(child) for child in children}) == 1:
                 best = children
     if not best:
-        raise ValueError("no nn.ModuleList of same-type blocks found; pass blocks= explicitly")
+        raise ValueError(
+            "no nn.ModuleList of same-type blocks found; pass blocks= explicitly"
+        )
     return best
 
 

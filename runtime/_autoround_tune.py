@@ -15,7 +15,14 @@ from dataclasses import dataclass
 
 from hooklint.runtime import require_torch
 from hooklint.runtime._autoround_capture import BlockInputs
-from hooklint.runtime._autoround_quant import GroupCodes, fake_quantize, from_groups, to_groups
+from hooklint.runtime._autoround_quant import (
+    GroupCodes,
+    fake_quantize,
+    from_groups,
+    group_range,
+    quantize_codes,
+    to_groups,
+)
 
 torch = require_torch()
 nn = torch.nn
@@ -24,36 +31,70 @@ nn = torch.nn
 class LinearTuner:
     """Learnable rounding state of one ``nn.Linear`` weight."""
 
-    def __init__(self, linear: nn.Linear, bits: int, group_size: int, sym: bool, tune_minmax: bool):
+    def __init__(
+        self,
+        linear: nn.Linear,
+        bits: int,
+        group_size: int,
+        sym: bool,
+        tune_minmax: bool,
+    ):
         weight = linear.weight.detach()
         self.shape = tuple(weight.shape)
         self.dtype = weight.dtype
         self.bits, self.sym = bits, sym
         self.grouped, self.pad = to_groups(weight.float(), group_size)
+        self.value_range = group_range(self.grouped)
         groups = self.grouped.shape[0]
         self.offset = torch.zeros_like(self.grouped, requires_grad=True)
-        self.min_scale = torch.ones(groups, device=weight.device, requires_grad=tune_minmax)
-        self.max_scale = torch.ones(groups, device=weight.device, requires_grad=tune_minmax)
+        self.min_scale = torch.ones(
+            groups, device=weight.device, requires_grad=tune_minmax
+        )
+        self.max_scale = torch.ones(
+            groups, device=weight.device, requires_grad=tune_minmax
+        )
 
     def scale_parameters(self) -> list[torch.Tensor]:
         """The clipping scales, when they are tuned."""
         return [self.min_scale, self.max_scale] if self.min_scale.requires_grad else []
 
-    def quantize(self) -> tuple[torch.Tensor, GroupCodes]:
-        """Fake-quantized weight in the layer's shape and dtype, and its integer codes."""
-        grouped, codes = fake_quantize(
-            self.grouped, self.bits, self.sym, self.offset, self.min_scale, self.max_scale
+    def weight(self) -> torch.Tensor:
+        """Fake-quantized weight in the layer's shape and dtype (differentiable)."""
+        grouped = fake_quantize(
+            self.grouped,
+            self.bits,
+            self.sym,
+            self.offset,
+            self.min_scale,
+            self.max_scale,
+            self.value_range,
+        )
+        return from_groups(grouped, self.shape, self.pad).to(self.dtype)
+
+    def codes(self) -> tuple[torch.Tensor, GroupCodes]:
+        """The quantized weight (layer shape and dtype) and its integer codes, without grad."""
+        grouped, codes = quantize_codes(
+            self.grouped,
+            self.bits,
+            self.sym,
+            self.offset,
+            self.min_scale,
+            self.max_scale,
         )
         return from_groups(grouped, self.shape, self.pad).to(self.dtype), codes
 
     def snapshot(self) -> tuple[torch.Tensor, ...]:
         """Copies of the current offset and scales."""
-        return tuple(t.detach().clone() for t in (self.offset, self.min_scale, self.max_scale))
+        return tuple(
+            t.detach().clone() for t in (self.offset, self.min_scale, self.max_scale)
+        )
 
     def restore(self, state: tuple[torch.Tensor, ...]) -> None:
         """Load a :meth:`snapshot`."""
         with torch.no_grad():
-            for target, value in zip((self.offset, self.min_scale, self.max_scale), state):
+            for target, value in zip(
+                (self.offset, self.min_scale, self.max_scale), state
+            ):
                 target.copy_(value)
 
 
@@ -88,24 +129,30 @@ def tune_block(
 ) -> TuneResult:
     """Minimise MSE(quantized block(inputs), targets) over the tuners' parameters.
 
-    SignSGD with learning rates decayed linearly to 0.  The loss of each
-    iteration is measured before its update; the parameters of the best
-    iteration are loaded into the tuners on return.  ``on_iteration(i, loss)``
+    Each iteration runs ``gradient_accumulate_steps`` random batches of
+    ``batch_size`` samples; SignSGD with learning rates decayed linearly to
+    0.  The loss of each iteration is measured before its update; the
+    parameters of the best iteration are loaded into the tuners on return.  ``on_iteration(i, loss)``
     runs after each iteration's backward pass.
     """
     groups = [([t.offset for t in tuners.values()], settings.lr)]
-    groups.append(([p for t in tuners.values() for p in t.scale_parameters()], settings.minmax_lr))
+    groups.append(
+        ([p for t in tuners.values() for p in t.scale_parameters()], settings.minmax_lr)
+    )
     generator = torch.Generator().manual_seed(settings.seed)
     count, steps = len(inputs), settings.gradient_accumulate_steps
     per_step = min(settings.batch_size, count)
     best_loss, best_iteration, initial_loss = math.inf, 0, math.nan
     best_state = {name: tuner.snapshot() for name, tuner in tuners.items()}
 
-    def quantized_forward(args, kwargs):
-        weights = {f"{name}.weight": tuner.quantize()[0] for name, tuner in tuners.items()}
-        return torch.func.functional_call(block, weights, args, kwargs, strict=False)
-
     for iteration in range(settings.iters):
+        # Quantize once per iteration; the steps accumulate gradients on detached copies of
+        # the weights, which are then pushed through the quantizer in one backward call.
+        weights = {f"{name}.weight": tuner.weight() for name, tuner in tuners.items()}
+        leaves = {
+            key: weight.detach().requires_grad_() for key, weight in weights.items()
+        }
+        quantized_forward = _forward_with(block, leaves)
         loss_sum = 0.0
         for _ in range(steps):
             indices = torch.randperm(count, generator=generator)[:per_step]
@@ -114,6 +161,10 @@ def tune_block(
             loss = torch.nn.functional.mse_loss(output.float(), target.float())
             loss_sum += loss.item()
             loss.backward()
+        used = [key for key, leaf in leaves.items() if leaf.grad is not None]
+        torch.autograd.backward(
+            [weights[key] for key in used], [leaves[key].grad for key in used]
+        )
         loss_value = loss_sum / steps
         if iteration == 0:
             initial_loss = loss_value
@@ -125,9 +176,20 @@ def tune_block(
         with torch.no_grad():
             for params, lr in groups:
                 for param in params:
-                    if param.grad is not None:  # None: the layer is unused by this block's forward
+                    if (
+                        param.grad is not None
+                    ):  # None: the layer is unused by this block's forward
                         param.sub_(lr * decay * torch.sign(param.grad))
                         param.grad = None
     for name, tuner in tuners.items():
         tuner.restore(best_state[name])
     return TuneResult(initial_loss, best_loss, best_iteration)
+
+
+def _forward_with(block: nn.Module, weights: dict[str, torch.Tensor]):
+    """A ``forward(args, kwargs)`` for :meth:`BlockInputs.call` running ``block`` with ``weights``."""
+
+    def forward(args, kwargs):
+        return torch.func.functional_call(block, weights, args, kwargs, strict=False)
+
+    return forward

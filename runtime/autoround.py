@@ -32,7 +32,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from hooklint.runtime import require_torch
-from hooklint.runtime._autoround_capture import BlockInputs, capture_block_inputs, find_blocks
+from hooklint.runtime._autoround_capture import (
+    BlockInputs,
+    capture_block_inputs,
+    find_blocks,
+)
 from hooklint.runtime._autoround_quant import GroupCodes, pack_codes, unpack_codes
 from hooklint.runtime._autoround_tune import LinearTuner, TuneSettings, tune_block
 
@@ -134,7 +138,9 @@ class AutoRound:
         """Cut a 1-D token stream into ``nsamples`` inputs of shape ``(1, seqlen)``."""
         usable = min(self.nsamples, token_ids.numel() // self.seqlen)
         if usable == 0:
-            raise ValueError(f"need at least {self.seqlen} tokens, got {token_ids.numel()}")
+            raise ValueError(
+                f"need at least {self.seqlen} tokens, got {token_ids.numel()}"
+            )
         chunks = token_ids[: usable * self.seqlen].reshape(usable, 1, self.seqlen)
         return list(chunks)
 
@@ -154,7 +160,9 @@ class AutoRound:
         """
         blocks = list(blocks) if blocks is not None else find_blocks(model)
         module_names = {id(module): name for name, module in model.named_modules()}
-        names = [module_names.get(id(block), f"block{i}") for i, block in enumerate(blocks)]
+        names = [
+            module_names.get(id(block), f"block{i}") for i, block in enumerate(blocks)
+        ]
         trainable = [p for p in model.parameters() if p.requires_grad]
         was_training = model.training
         progress = _Progress(len(blocks) * max(self.iters, 1), self.progress)
@@ -163,9 +171,14 @@ class AutoRound:
             param.requires_grad_(False)
         try:
             if self.iters == 0:
-                return [self._round_block(i, block, names[i], progress) for i, block in enumerate(blocks)]
+                return [
+                    self._round_block(i, block, names[i], progress)
+                    for i, block in enumerate(blocks)
+                ]
             if calibration is None:
-                raise ValueError("AutoRound needs calibration data (or use AutoRound.rtn())")
+                raise ValueError(
+                    "AutoRound needs calibration data (or use AutoRound.rtn())"
+                )
             return self._tune_blocks(model, blocks, names, calibration, progress)
         finally:
             for param in trainable:
@@ -185,16 +198,24 @@ class AutoRound:
         for name, weight in self.quantized.items():
             del state[f"{name}.weight"]
             rows = weight.shape[0]
-            state[f"{name}.qweight"] = pack_codes(weight.codes.codes.reshape(rows, -1), self.bits)
+            state[f"{name}.qweight"] = pack_codes(
+                weight.codes.codes.reshape(rows, -1), self.bits
+            )
             state[f"{name}.scales"] = weight.codes.scale.reshape(rows, -1)
-            state[f"{name}.qzeros"] = pack_codes(weight.codes.zero.reshape(rows, -1), self.bits)
+            state[f"{name}.qzeros"] = pack_codes(
+                weight.codes.zero.reshape(rows, -1), self.bits
+            )
         return state
 
-    def _capture(self, model: nn.Module, block: nn.Module, calibration: Iterable[Any]) -> BlockInputs:
+    def _capture(
+        self, model: nn.Module, block: nn.Module, calibration: Iterable[Any]
+    ) -> BlockInputs:
         """Inputs of the first block for ``nsamples`` calibration samples."""
         return capture_block_inputs(model, block, calibration, self.nsamples)
 
-    def _tune_blocks(self, model, blocks, names, calibration, progress) -> list[BlockStats]:
+    def _tune_blocks(
+        self, model, blocks, names, calibration, progress
+    ) -> list[BlockStats]:
         fp_inputs = self._capture(model, blocks[0], calibration)
         q_inputs = fp_inputs
         stats = []
@@ -203,29 +224,45 @@ class AutoRound:
             targets = self._run(block, fp_inputs)
             tuners = self._tuners(block)
 
-            def report(iteration: int, loss: float, index=index, block=block, inputs=q_inputs) -> None:
+            def report(
+                iteration: int, loss: float, index=index, block=block, inputs=q_inputs
+            ) -> None:
                 progress.advance(f"block {index + 1}/{len(blocks)} loss {loss:.3g}")
                 if self.on_iteration is not None:
-                    self.on_iteration(IterationEvent(index, block, iteration, loss, inputs))
+                    self.on_iteration(
+                        IterationEvent(index, block, iteration, loss, inputs)
+                    )
 
             settings = TuneSettings(
-                self.iters, self.lr, self.minmax_lr, self.batch_size,
-                self.gradient_accumulate_steps, self.seed + index,
+                self.iters,
+                self.lr,
+                self.minmax_lr,
+                self.batch_size,
+                self.gradient_accumulate_steps,
+                self.seed + index,
             )
             result = tune_block(block, tuners, q_inputs, targets, settings, report)
             self._fold(names[index], block, tuners)
             del tuners, report
-            if index + 1 < len(blocks):  # the next block's inputs replace (release) this block's
+            if index + 1 < len(
+                blocks
+            ):  # the next block's inputs replace (release) this block's
                 if self.enable_quanted_input:
                     q_inputs = q_inputs.replaced(self._run(block, q_inputs))
                 fp_inputs = fp_inputs.replaced(targets)
                 if not self.enable_quanted_input:
                     q_inputs = fp_inputs
             del targets
-            stats.append(BlockStats(
-                index, names[index], result.initial_loss, result.best_loss,
-                result.best_iteration, time.perf_counter() - started,
-            ))
+            stats.append(
+                BlockStats(
+                    index,
+                    names[index],
+                    result.initial_loss,
+                    result.best_loss,
+                    result.best_iteration,
+                    time.perf_counter() - started,
+                )
+            )
         return stats
 
     def _round_block(self, index, block, name, progress) -> BlockStats:
@@ -236,18 +273,24 @@ class AutoRound:
 
     def _tuners(self, block: nn.Module) -> dict[str, LinearTuner]:
         return {
-            name: LinearTuner(module, self.bits, self.group_size, self.sym, self.enable_minmax_tuning)
+            name: LinearTuner(
+                module, self.bits, self.group_size, self.sym, self.enable_minmax_tuning
+            )
             for name, module in block.named_modules()
             if isinstance(module, nn.Linear)
         }
 
-    def _fold(self, prefix: str, block: nn.Module, tuners: dict[str, LinearTuner]) -> None:
+    def _fold(
+        self, prefix: str, block: nn.Module, tuners: dict[str, LinearTuner]
+    ) -> None:
         """Write each tuner's quantized weight into its layer and keep its codes."""
         with torch.no_grad():
             for name, tuner in tuners.items():
-                weight, codes = tuner.quantize()
+                weight, codes = tuner.codes()
                 block.get_submodule(name).weight.copy_(weight)
-                self.quantized[f"{prefix}.{name}"] = _QuantizedWeight(codes, tuner.shape)
+                self.quantized[f"{prefix}.{name}"] = _QuantizedWeight(
+                    codes, tuner.shape
+                )
 
     def _run(self, block: nn.Module, inputs: BlockInputs) -> torch.Tensor:
         """The block's hidden-state outputs for every sample, in batches."""
@@ -268,7 +311,9 @@ def dequantize_packed(
     """Rebuild a float32 weight ``(out, in_features)`` from :meth:`AutoRound.export_state_dict`."""
     rows, groups = scales.shape
     size = in_features if group_size <= 0 else group_size
-    codes = unpack_codes(qweight, bits, groups * size).reshape(rows, groups, size).float()
+    codes = (
+        unpack_codes(qweight, bits, groups * size).reshape(rows, groups, size).float()
+    )
     zeros = unpack_codes(qzeros, bits, groups).float()
     weight = scales[..., None] * (codes - zeros[..., None])
     return weight.reshape(rows, -1)[:, :in_features]
@@ -292,7 +337,9 @@ class _Progress:
         if self.enabled and (now - self.last_draw > 0.1 or self.done == self.total):
             self.last_draw = now
             filled = 30 * self.done // self.total
-            sys.stderr.write(f"\rautoround [{'#' * filled}{'.' * (30 - filled)}] {label}   ")
+            sys.stderr.write(
+                f"\rautoround [{'#' * filled}{'.' * (30 - filled)}] {label}   "
+            )
             sys.stderr.flush()
 
     def close(self) -> None:

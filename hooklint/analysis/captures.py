@@ -22,8 +22,8 @@ is looked at: nothing here walks the module.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import libcst as cst
 
@@ -366,16 +366,16 @@ def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
 
 
 def _is_removed(facts: ModuleFacts, base: str) -> bool:
+    pattern = re.compile(r"(?<![\w.])" + re.escape(base) + r"(?![\w])")
     for key, calls in facts.removals.items():
         if base_of(key) == base:
             return True
         for call in calls:
             for frame in call.site.frames:
-                if frame.kind == "for" and base in facts.code(frame.node.iter):  # type: ignore[attr-defined]
+                if frame.kind == "for" and pattern.search(facts.code(frame.node.iter)):  # type: ignore[attr-defined]
                     return True
-                if frame.kind == "comp" and base in facts.code(frame.node.for_in.iter):  # type: ignore[attr-defined]
+                if frame.kind == "comp" and pattern.search(facts.code(frame.node.for_in.iter)):  # type: ignore[attr-defined]
                     return True
-    pattern = re.compile(r"(?<![\w.])" + re.escape(base) + r"(?![\w])")
     for call in facts.calls:
         name = (call.callee or call.attr or "").lower()
         helper = "remove" in name or call.attr in ("enter_context", "callback", "push")
@@ -397,7 +397,7 @@ def bulk_removal(facts: ModuleFacts, class_name: str | None) -> str | None:
     return None
 
 
-def store_reads(facts: ModuleFacts, class_name: str, store: str, skip: set[int]) -> Iterator[tuple[cst.CSTNode, cst.CSTNode, "cst.FunctionDef"]]:
+def store_reads(facts: ModuleFacts, class_name: str, store: str, skip: set[int]) -> Iterator[tuple[cst.CSTNode, cst.CSTNode, cst.FunctionDef]]:
     """Reads of ``store`` (``self.X[k]``, ``self.X.pop(k)``, ``self.X.get(k)``) in the
     methods of ``class_name`` other than those in ``skip``: (read node, key, method)."""
     for info in facts.functions:

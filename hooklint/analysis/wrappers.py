@@ -25,13 +25,13 @@ API the one named by a string argument (``"forward_pre"`` →
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 import libcst as cst
 
 from hooklint.analysis import hookapi
-from hooklint.analysis.facts import FunctionInfo, ModuleFacts, Registration
+from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.hookapi import HookApi
 
 WRAPPER_API = HookApi("register_<wrapper>_hook", "wrapper", "module")

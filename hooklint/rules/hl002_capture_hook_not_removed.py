@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -111,7 +111,7 @@ class CaptureHookNotRemoved(Rule):
     code = "HL002"
     name = "capture-hook-not-removed"
     fix_applicability = "safe"
-    prefilter = ("register_", "_hook(")
+    prefilter = ("register_",)
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
         for registration in facts.registrations:

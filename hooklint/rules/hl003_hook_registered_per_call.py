@@ -217,7 +217,7 @@ class HookRegisteredPerCall(Rule):
         rest = level.block[level.index + 1 :]
         if not rest or has_multiline_string(facts, rest):
             return []
-        return with_over_rest(facts, level.statement, facts.code(registration.call), rest)
+        return with_over_rest(facts, level.statement, registration.call, rest)
 
     VALID = [
         # One hook per module of the model, installed once (a profiler's attach()).

@@ -156,8 +156,7 @@ class HookRemovalNotExceptionSafe(Rule):
                 and isinstance(removal_statement, cst.SimpleStatementLine)
                 and word_count(scope_code, target) == 2
             ):
-                header = facts.code(registration.call)
-                return with_replacing(facts, [at_r.statement], header, between, [removal_statement]), (
+                return with_replacing(facts, [at_r.statement], registration.call, between, [removal_statement]), (
                     "Use the handle as a context manager (`with register(...):`)"
                 )
             return try_finally(facts, between, [removal_statement]), "Remove the hook in `finally`"

@@ -461,7 +461,6 @@ def _returns(node: cst.If) -> bool:
 def _statement_of(node: cst.CSTNode, parent_map) -> tuple[cst.CSTNode | None, bool]:
     """The simple statement line holding ``node`` (None in a lambda), and whether the
     line is exactly that node as an expression statement."""
-    previous = node
     for ancestor in ancestors(node, parent_map):
         if isinstance(ancestor, cst.Lambda):
             return None, False
@@ -470,8 +469,4 @@ def _statement_of(node: cst.CSTNode, parent_map) -> tuple[cst.CSTNode | None, bo
             small = ancestor.body[0]
             is_call = alone and (small is node or (isinstance(small, cst.Expr) and small.value is node))
             return (ancestor if alone else None), is_call
-        previous = ancestor
-    if isinstance(node, cst.Del):
-        return None, False
-    del previous
     return None, False

@@ -142,7 +142,7 @@ class GlobalHookNotRemoved(Rule):
         rest = level.block[level.index + 1 :]
         if not rest or has_multiline_string(facts, rest):
             return []
-        return with_over_rest(facts, level.statement, facts.code(registration.call), rest)
+        return with_over_rest(facts, level.statement, registration.call, rest)
 
     VALID = [
         # A profiler context object: registered in __enter__, removed in __exit__.

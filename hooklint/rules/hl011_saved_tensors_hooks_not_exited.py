@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 import libcst as cst
@@ -113,6 +114,9 @@ class SavedTensorsHooksNotExited(Rule):
                 )
             return None
         if not exited:
+            aliases = set(re.findall(r"([A-Za-z_][\w.]*)\s*=\s*" + re.escape(target) + r"\b(?![.(\[])", scope_code))
+            if any(facts.code(x.node.func.value) in aliases for x in exits):  # type: ignore[attr-defined]
+                return None  # exited through another name (``cx = ctx`` ... ``cx.__exit__()``)
             return Finding(
                 node=creation.node,
                 message=f"`{target}.__enter__()` is never followed by `{target}.__exit__()`: "
@@ -158,7 +162,7 @@ class SavedTensorsHooksNotExited(Rule):
         if not _alone(creation_statement, creation.node) or has_multiline_string(facts, between):
             return []
         return with_replacing(
-            facts, [creation_statement, at_e.statement], facts.code(creation.node), between, [at_x.statement]
+            facts, [creation_statement, at_e.statement], creation.node, between, [at_x.statement]
         )
 
     VALID = [

@@ -24,16 +24,50 @@ import torch
 from torch import nn
 
 CALIBRATION_MODULES = (
-    "argparse", "logging", "subprocess", "threading", "pathlib", "functools", "dataclasses",
-    "json", "csv", "textwrap", "inspect", "pickle", "shutil", "zipfile", "tarfile",
-    "unittest.case", "asyncio.events", "http.client", "email.message", "decimal",
+    "argparse",
+    "logging",
+    "subprocess",
+    "threading",
+    "pathlib",
+    "functools",
+    "dataclasses",
+    "json",
+    "csv",
+    "textwrap",
+    "inspect",
+    "pickle",
+    "shutil",
+    "zipfile",
+    "tarfile",
+    "unittest.case",
+    "asyncio.events",
+    "http.client",
+    "email.message",
+    "decimal",
 )
 HELDOUT_MODULES = (
-    "difflib", "fractions", "statistics", "calendar", "configparser", "datetime",
-    "smtplib", "imaplib", "urllib.parse", "tempfile", "uuid", "heapq", "bisect", "sched",
+    "difflib",
+    "fractions",
+    "statistics",
+    "calendar",
+    "configparser",
+    "datetime",
+    "smtplib",
+    "imaplib",
+    "urllib.parse",
+    "tempfile",
+    "uuid",
+    "heapq",
+    "bisect",
+    "sched",
 )
 
-_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "I64": torch.int64}
+_DTYPES = {
+    "F32": torch.float32,
+    "F16": torch.float16,
+    "BF16": torch.bfloat16,
+    "I64": torch.int64,
+}
 
 
 def model_dir() -> Path:
@@ -54,7 +88,9 @@ def read_safetensors(path: Path) -> dict[str, torch.Tensor]:
         if name == "__metadata__":
             continue
         start, end = info["data_offsets"]
-        flat = torch.frombuffer(bytearray(body[start:end]), dtype=_DTYPES[info["dtype"]])
+        flat = torch.frombuffer(
+            bytearray(body[start:end]), dtype=_DTYPES[info["dtype"]]
+        )
         tensors[name] = flat.reshape(info["shape"])
     return tensors
 
@@ -69,7 +105,9 @@ class _SelfAttention(nn.Module):
         batch, length, hidden = x.shape
 
         def split(t):
-            return t.view(batch, length, self.heads, hidden // self.heads).transpose(1, 2)
+            return t.view(batch, length, self.heads, hidden // self.heads).transpose(
+                1, 2
+            )
 
         q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
         out = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask_bias)
@@ -149,10 +187,16 @@ class MiniLM(nn.Module):
         super().__init__()
         hidden, eps = config["hidden_size"], config["layer_norm_eps"]
         self.embeddings = _Embeddings(
-            config["vocab_size"], config["max_position_embeddings"], config["type_vocab_size"], hidden, eps
+            config["vocab_size"],
+            config["max_position_embeddings"],
+            config["type_vocab_size"],
+            hidden,
+            eps,
         )
         self.encoder = _Encoder(
-            BertLayer(hidden, config["num_attention_heads"], config["intermediate_size"], eps)
+            BertLayer(
+                hidden, config["num_attention_heads"], config["intermediate_size"], eps
+            )
             for _ in range(config["num_hidden_layers"])
         )
 
@@ -160,14 +204,18 @@ class MiniLM(nn.Module):
         hidden = self.embeddings(input_ids)
         mask_bias = None
         if attention_mask is not None:
-            mask_bias = (1.0 - attention_mask[:, None, None, :].to(hidden.dtype)) * torch.finfo(hidden.dtype).min
+            mask_bias = (
+                1.0 - attention_mask[:, None, None, :].to(hidden.dtype)
+            ) * torch.finfo(hidden.dtype).min
         for layer in self.encoder.layer:
             hidden = layer(hidden, mask_bias)
         return hidden
 
 
 def load_model(
-    directory: Path | None = None, weights: str = "model.safetensors", dtype: torch.dtype = torch.float32
+    directory: Path | None = None,
+    weights: str = "model.safetensors",
+    dtype: torch.dtype = torch.float32,
 ) -> MiniLM:
     """The pretrained model in eval mode, as ``dtype``.
 
@@ -179,7 +227,9 @@ def load_model(
     model = MiniLM(config)
     state = read_safetensors(directory / weights)
     wanted = model.state_dict().keys()
-    model.load_state_dict({k: v.to(dtype) for k, v in state.items() if k in wanted}, strict=True)
+    model.load_state_dict(
+        {k: v.to(dtype) for k, v in state.items() if k in wanted}, strict=True
+    )
     return model.to(dtype).eval()
 
 
@@ -200,14 +250,19 @@ def docstring_text(module_names) -> str:
         module = importlib.import_module(module_name)
         parts.append(inspect.getdoc(module) or "")
         for name, member in sorted(vars(module).items()):
-            if not name.startswith("_") and getattr(member, "__module__", None) == module_name:
+            if (
+                not name.startswith("_")
+                and getattr(member, "__module__", None) == module_name
+            ):
                 parts.append(inspect.getdoc(member) or "")
     return "\n".join(part for part in parts if part)
 
 
 def calibration_samples(tokenizer, nsamples: int, seqlen: int) -> list[torch.Tensor]:
     """``nsamples`` inputs of shape ``(1, seqlen)``: ``[CLS]`` + calibration text + ``[SEP]``."""
-    stream = tokenizer.encode(docstring_text(CALIBRATION_MODULES), add_special_tokens=False).ids
+    stream = tokenizer.encode(
+        docstring_text(CALIBRATION_MODULES), add_special_tokens=False
+    ).ids
     body = seqlen - 2
     if len(stream) < nsamples * body:
         raise ValueError(f"calibration text too short: {len(stream)} tokens")
@@ -234,12 +289,16 @@ def encode(tokenizer, sentences, max_length: int = 128) -> dict[str, torch.Tenso
     length = max(len(row) for row in ids)
     return {
         "input_ids": torch.tensor([row + [0] * (length - len(row)) for row in ids]),
-        "attention_mask": torch.tensor([[1] * len(row) + [0] * (length - len(row)) for row in ids]),
+        "attention_mask": torch.tensor(
+            [[1] * len(row) + [0] * (length - len(row)) for row in ids]
+        ),
     }
 
 
 @torch.no_grad()
-def embed(model: MiniLM, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+def embed(
+    model: MiniLM, batch: dict[str, torch.Tensor]
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Last hidden states and normalized mean-pooled sentence embeddings."""
     hidden = model(**batch).float()
     mask = batch["attention_mask"][..., None].to(hidden)

@@ -11,13 +11,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from hooklint.runtime._autoround_quant import (  # noqa: E402
+from hooklint.runtime._autoround_quant import (
     fake_quantize,
     pack_codes,
+    quantize_codes,
     to_groups,
     unpack_codes,
 )
-from hooklint.runtime.autoround import AutoRound, dequantize_packed, find_blocks  # noqa: E402
+from hooklint.runtime.autoround import AutoRound, dequantize_packed, find_blocks
 
 HIDDEN, SEQ, BATCH, STEPS = 32, 8, 4, 4
 HIDDEN_BATCH_BYTES = BATCH * SEQ * HIDDEN * 4  # one float32 batch of block inputs
@@ -60,11 +61,20 @@ class Model(torch.nn.Module):
 def calibration(samples: int = 16):
     generator = torch.Generator().manual_seed(1)
     ids = torch.randint(0, 50, (samples, SEQ), generator=generator)
-    return [{"input_ids": ids[i : i + 2], "attention_mask": torch.ones(2, SEQ)} for i in range(0, samples, 2)]
+    return [
+        {"input_ids": ids[i : i + 2], "attention_mask": torch.ones(2, SEQ)}
+        for i in range(0, samples, 2)
+    ]
 
 
 def small(**overrides) -> AutoRound:
-    settings = dict(group_size=16, iters=12, nsamples=16, batch_size=BATCH, progress=False)
+    settings = {
+        "group_size": 16,
+        "iters": 12,
+        "nsamples": 16,
+        "batch_size": BATCH,
+        "progress": False,
+    }
     return AutoRound(**{**settings, **overrides})
 
 
@@ -80,7 +90,9 @@ def live_tensor_bytes() -> int:
     """Bytes of every tensor storage reachable from Python objects."""
     storages = {}
     for obj in gc.get_objects():
-        if issubclass(type(obj), torch.Tensor):  # type(): no attribute access on lazy proxies
+        if issubclass(
+            type(obj), torch.Tensor
+        ):  # type(): no attribute access on lazy proxies
             storage = obj.untyped_storage()
             storages[storage.data_ptr()] = storage.nbytes()
     return sum(storages.values())
@@ -99,47 +111,105 @@ class LeakyAutoRound(AutoRound):
         def keep_capturing(_module, args):
             inputs.extras.append(((), {"leaked": args[0].detach()}))
 
-        block.register_forward_pre_hook(keep_capturing)
+        block.register_forward_pre_hook(keep_capturing)  # noqa: HL002 (the deliberate leak)
         return inputs
 
 
 # --- quantizer -------------------------------------------------------------------------------
 
 
+def autograd_fake_quantize(grouped, bits, sym, offset, min_scale, max_scale):
+    """The quantizer formula written with plain autograd and straight-through rounding: the oracle."""
+
+    def round_ste(x):
+        return x + (torch.round(x) - x).detach()
+
+    wmin = grouped.min(-1).values.clamp(max=0) * min_scale.clamp(0, 1)
+    wmax = grouped.max(-1).values.clamp(min=0) * max_scale.clamp(0, 1)
+    if sym:
+        half = 2 ** (bits - 1)
+        scale = torch.where(-wmin > wmax, -wmin, -wmax) / half
+        scale = torch.where(scale < 0, scale.clamp(max=-1e-5), scale.clamp(min=1e-5))[
+            :, None
+        ]
+        return scale * torch.clamp(round_ste(grouped / scale + offset), -half, half - 1)
+    top = 2**bits - 1
+    scale = ((wmax - wmin) / top).clamp(min=1e-5)
+    zero = round_ste(-wmin / scale)[:, None]
+    scale = scale[:, None]
+    return scale * (
+        torch.clamp(round_ste(grouped / scale + offset) + zero, 0, top) - zero
+    )
+
+
 def test_asymmetric_rtn_codes_lie_on_grid_and_error_is_half_a_step():
     weight = torch.randn(8, 64)
     grouped, _ = to_groups(weight, 16)
-    dequantized, codes = fake_quantize(grouped, bits=4, sym=False)
+    dequantized, codes = quantize_codes(grouped, bits=4, sym=False)
     assert codes.codes.max() <= 15 and codes.zero.max() <= 15
     error = (dequantized - grouped).abs()
     assert torch.all(error <= codes.scale[:, None] / 2 + 1e-6)
     rebuilt = codes.scale[:, None] * (codes.codes.float() - codes.zero.float()[:, None])
     assert torch.equal(rebuilt, dequantized)
+    assert torch.equal(fake_quantize(grouped, 4, False), dequantized)
 
 
 def test_symmetric_uses_the_full_range_and_keeps_the_extreme_exact():
     grouped = torch.tensor([[-1.0, 0.25, 0.5, 0.6], [0.2, -0.1, 0.9, 0.0]])
-    dequantized, codes = fake_quantize(grouped, bits=4, sym=True)
-    assert codes.codes[0, 0] == 0 and codes.codes[1, 2] == 0  # the extreme takes code -8
-    assert dequantized[0, 0] == pytest.approx(-1.0) and dequantized[1, 2] == pytest.approx(0.9)
+    dequantized, codes = quantize_codes(grouped, bits=4, sym=True)
+    assert (
+        codes.codes[0, 0] == 0 and codes.codes[1, 2] == 0
+    )  # the extreme takes code -8
+    assert dequantized[0, 0] == pytest.approx(-1.0) and dequantized[
+        1, 2
+    ] == pytest.approx(0.9)
     assert torch.all(codes.zero == 8)
 
 
 def test_min_max_scales_are_clamped_to_unit_interval():
     grouped = torch.randn(4, 16)
-    above, _ = fake_quantize(grouped, 4, False, min_scale=torch.full((4,), 3.0), max_scale=torch.full((4,), 3.0))
-    plain, _ = fake_quantize(grouped, 4, False)
-    assert torch.equal(above, plain)
+    above = fake_quantize(
+        grouped,
+        4,
+        False,
+        min_scale=torch.full((4,), 3.0),
+        max_scale=torch.full((4,), 3.0),
+    )
+    assert torch.equal(above, fake_quantize(grouped, 4, False))
 
 
-def test_offset_gets_straight_through_gradients():
-    grouped = torch.randn(4, 16)
-    offset = torch.zeros_like(grouped, requires_grad=True)
-    scales = torch.ones(4, requires_grad=True)
-    dequantized, _ = fake_quantize(grouped, 4, False, offset, scales, scales)
-    dequantized.sum().backward()
-    assert offset.grad is not None and offset.grad.abs().sum() > 0
-    assert scales.grad is not None
+@pytest.mark.parametrize("sym", [False, True])
+@pytest.mark.parametrize("bits", [2, 4])
+def test_hand_written_backward_matches_autograd(sym, bits):
+    generator = torch.Generator().manual_seed(bits + 10 * sym)
+    grouped = torch.randn(64, 32, generator=generator)
+    grouped[3] = grouped[3].abs()  # a group without negatives (wmin = 0)
+    upstream = torch.randn(64, 32, generator=generator)
+    start = {
+        "offset": (torch.rand(64, 32, generator=generator) - 0.5) * 0.8,
+        "min_scale": torch.rand(64, generator=generator) * 1.4
+        - 0.2,  # some outside [0, 1]
+        "max_scale": torch.rand(64, generator=generator) * 1.4 - 0.2,
+    }
+    grads = []
+    for quantize in (fake_quantize, autograd_fake_quantize):
+        leaves = {k: v.clone().requires_grad_(True) for k, v in start.items()}
+        output = quantize(
+            grouped,
+            bits,
+            sym,
+            leaves["offset"],
+            leaves["min_scale"],
+            leaves["max_scale"],
+        )
+        (output * upstream).sum().backward()
+        grads.append((output.detach(), {k: v.grad for k, v in leaves.items()}))
+    (ours, our_grads), (oracle, oracle_grads) = grads
+    assert torch.allclose(ours, oracle, atol=1e-6)
+    for name in start:
+        assert torch.allclose(
+            our_grads[name], oracle_grads[name], rtol=1e-4, atol=1e-4
+        ), name
 
 
 @pytest.mark.parametrize("bits,columns", [(4, 24), (2, 33), (3, 20), (8, 7)])
@@ -217,8 +287,12 @@ def test_export_state_dict_packs_weights_and_round_trips():
     assert state["layers.0.up.scales"].shape == (4 * HIDDEN, HIDDEN // 16)
     for name in ("layers.0.up", "layers.2.down"):
         weight = dequantize_packed(
-            state[f"{name}.qweight"], state[f"{name}.scales"], state[f"{name}.qzeros"],
-            bits=4, group_size=16, in_features=model.get_submodule(name).in_features,
+            state[f"{name}.qweight"],
+            state[f"{name}.scales"],
+            state[f"{name}.qzeros"],
+            bits=4,
+            group_size=16,
+            in_features=model.get_submodule(name).in_features,
         )
         assert torch.equal(weight, model.get_submodule(name).weight)
 
@@ -248,13 +322,19 @@ def test_capture_stops_the_model_forward_at_the_first_block():
 def test_no_hook_on_any_module_while_a_block_is_optimised():
     model = Model()
     hook_counts = []
-    small(on_iteration=lambda event: hook_counts.append(hooks_in(model))).quantize(model, calibration())
+    small(on_iteration=lambda event: hook_counts.append(hooks_in(model))).quantize(
+        model, calibration()
+    )
     assert len(hook_counts) == 3 * 12 and set(hook_counts) == {0}
 
     leaky_model = Model()
     leaky_counts = []
     LeakyAutoRound(
-        group_size=16, iters=2, nsamples=16, batch_size=BATCH, progress=False,
+        group_size=16,
+        iters=2,
+        nsamples=16,
+        batch_size=BATCH,
+        progress=False,
         on_iteration=lambda event: leaky_counts.append(hooks_in(leaky_model)),
     ).quantize(leaky_model, calibration())
     assert set(leaky_counts) == {1}  # the check does catch a hook left behind
@@ -264,7 +344,9 @@ def test_capture_store_size_is_constant_across_iterations():
     sizes = []
     small(
         gradient_accumulate_steps=STEPS,
-        on_iteration=lambda event: sizes.append((event.block_index, len(event.inputs), event.inputs.nbytes())),
+        on_iteration=lambda event: sizes.append(
+            (event.block_index, len(event.inputs), event.inputs.nbytes())
+        ),
     ).quantize(Model(), calibration())
     for block_index in range(3):
         per_block = {size[1:] for size in sizes if size[0] == block_index}
@@ -281,8 +363,13 @@ def _bytes_per_iteration(quantizer_class) -> float:
             held.append(live_tensor_bytes())
 
     quantizer_class(
-        group_size=16, iters=10, nsamples=16, batch_size=BATCH, progress=False,
-        gradient_accumulate_steps=STEPS, on_iteration=record,
+        group_size=16,
+        iters=10,
+        nsamples=16,
+        batch_size=BATCH,
+        progress=False,
+        gradient_accumulate_steps=STEPS,
+        on_iteration=record,
     ).quantize(Model(), calibration())
     return (held[-1] - held[0]) / (len(held) - 1)
 
