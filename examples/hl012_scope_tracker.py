@@ -6,7 +6,10 @@ On torch 2.6-2.13 the always_call path calls the hook with three arguments, so
 
 from contextlib import contextmanager
 
-from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+from torch.nn.modules.module import (
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+)
 
 _ACTIVE = set()
 

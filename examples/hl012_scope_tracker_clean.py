@@ -2,7 +2,10 @@
 
 from contextlib import contextmanager
 
-from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+from torch.nn.modules.module import (
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+)
 
 _ACTIVE = set()
 

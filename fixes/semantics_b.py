@@ -6,14 +6,14 @@ when no fix can be built; none of them decides whether code is wrong.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import libcst as cst
+from hooklint.fixes.edits import DeleteLines, InsertAfter, Replace, indentation_of
 
 from hooklint.analysis.facts import ModuleFacts
 from hooklint.analysis.walk import descendants
-from hooklint.fixes.edits import DeleteLines, InsertAfter, Replace, indentation_of
 from hooklint.violation import Edit, Location
 
 
@@ -217,9 +217,7 @@ def _name_uses(scope: cst.CSTNode, names: set[str]) -> Iterable[tuple[cst.CSTNod
                 globals_in[id(node)] = declared
                 for sub in descendants(node.body, into_functions=False):
                     target = None
-                    if isinstance(sub, (cst.AssignTarget,)):
-                        target = sub.target
-                    elif isinstance(sub, (cst.AugAssign, cst.AnnAssign)):
+                    if isinstance(sub, (cst.AssignTarget,)) or isinstance(sub, (cst.AugAssign, cst.AnnAssign)):
                         target = sub.target
                     if isinstance(target, cst.Name) and target.value in names and target.value not in declared:
                         yield target, "shadow"

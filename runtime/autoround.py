@@ -156,9 +156,11 @@ class AutoRound:
         ``blocks`` defaults to :func:`find_blocks`.  ``calibration`` items are
         model inputs (tensor, dict or tuple); it is not needed for RTN.  The
         model's train/eval mode and ``requires_grad`` flags are restored on
-        return or on error.
+        return or on error.  The codes kept for :meth:`export_state_dict` are
+        those of the last call.
         """
         blocks = list(blocks) if blocks is not None else find_blocks(model)
+        self.quantized = {}
         module_names = {id(module): name for name, module in model.named_modules()}
         names = [
             module_names.get(id(block), f"block{i}") for i, block in enumerate(blocks)
@@ -244,9 +246,8 @@ class AutoRound:
             result = tune_block(block, tuners, q_inputs, targets, settings, report)
             self._fold(names[index], block, tuners)
             del tuners, report
-            if index + 1 < len(
-                blocks
-            ):  # the next block's inputs replace (release) this block's
+            # The next block's inputs replace, and so release, this block's.
+            if index + 1 < len(blocks):
                 if self.enable_quanted_input:
                     q_inputs = q_inputs.replaced(self._run(block, q_inputs))
                 fp_inputs = fp_inputs.replaced(targets)

@@ -7,8 +7,8 @@ the later calls that run the compiled object, and whether two sites can both run
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import libcst as cst
 

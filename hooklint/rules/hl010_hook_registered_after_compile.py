@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import libcst as cst
 
-from hooklint.analysis.compiled import Compilation, can_both_run, compilations, first_run
+from hooklint.analysis.compiled import (
+    Compilation,
+    can_both_run,
+    compilations,
+    first_run,
+)
 from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 

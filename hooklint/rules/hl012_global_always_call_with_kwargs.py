@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.fixes.semantics_b import accept_both_arities
-from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, format_version
+from hooklint.rules.base import (
+    Finding,
+    Invalid,
+    Rule,
+    RuleContext,
+    Valid,
+    format_version,
+)
 
 #: ``with_kwargs`` for the global forward hook appeared in 2.6 (PR #137403), and with it the bug.
 FIRST_AFFECTED = (2, 6)

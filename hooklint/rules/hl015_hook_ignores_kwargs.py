@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import libcst as cst
 
 from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.walk import descendants
 from hooklint.fixes.semantics_b import add_with_kwargs
-from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, format_version
+from hooklint.rules.base import (
+    Finding,
+    Invalid,
+    Rule,
+    RuleContext,
+    Valid,
+    format_version,
+)
 
 WITH_KWARGS_SINCE = (2, 0)
 _APIS = frozenset({"register_forward_pre_hook", "register_forward_hook"})
@@ -261,11 +268,7 @@ def _positional_reads(node: cst.FunctionDef | cst.Lambda, name: str) -> tuple[li
         elif isinstance(sub, cst.Assign) and _is_name(sub.value, name):
             if any(isinstance(t.target, (cst.Tuple, cst.List)) for t in sub.targets):
                 unpacked.append(sub)
-        elif isinstance(sub, cst.Call) and _is_name(sub.func, "len") and sub.args and _is_name(sub.args[0].value, name):
-            return [], []
-        elif isinstance(sub, (cst.If, cst.IfExp, cst.While)) and _mentions(sub.test, name):
-            return [], []
-        elif isinstance(sub, cst.BooleanOperation) and (_is_name(sub.left, name) or _is_name(sub.right, name)):
+        elif isinstance(sub, cst.Call) and _is_name(sub.func, "len") and sub.args and _is_name(sub.args[0].value, name) or isinstance(sub, (cst.If, cst.IfExp, cst.While)) and _mentions(sub.test, name) or isinstance(sub, cst.BooleanOperation) and (_is_name(sub.left, name) or _is_name(sub.right, name)):
             return [], []
     return indexed, unpacked
 

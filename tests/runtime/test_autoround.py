@@ -264,6 +264,13 @@ def test_tuning_beats_round_to_nearest(sym):
     assert tuned_error < rtn_error
 
 
+def test_without_minmax_tuning_or_quantized_inputs_still_improves():
+    stats = small(
+        iters=20, enable_minmax_tuning=False, enable_quanted_input=False
+    ).quantize(Model(), calibration())
+    assert all(block.best_loss < block.initial_loss for block in stats)
+
+
 def test_only_block_linears_are_quantized_and_model_state_is_restored():
     model = Model()
     model.train()
