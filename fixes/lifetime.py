@@ -9,13 +9,13 @@ so comments inside the span are kept.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import libcst as cst
+from hooklint.fixes.edits import Locator, indentation_of
 
 from hooklint.analysis.facts import ModuleFacts
-from hooklint.fixes.edits import Locator, indentation_of
 from hooklint.violation import Edit, Location
 
 #: A part of a rewrite: ("text", str) a new line at the block's indentation;
@@ -44,8 +44,12 @@ class RewriteBlock:
             if part[0] == "text":
                 out.append(indent + part[1])
                 continue
-            if part[0] == "with":  # ("with", call): its original text, continuation lines kept as they are
-                out.append(indent + "with " + _source_of(at, part[1], self.newline) + ":")
+            if (
+                part[0] == "with"
+            ):  # ("with", call): its original text, continuation lines kept as they are
+                out.append(
+                    indent + "with " + _source_of(at, part[1], self.newline) + ":"
+                )
                 continue
             op, first, last = part
             start, end = at.start(first).line, at.end(last).line
@@ -60,11 +64,19 @@ class RewriteBlock:
                 out[-1:-1] = gap[:blank]
                 gap = gap[blank:]
             if op == "indent":
-                out += [self.unit + line if line.strip() else line for line in gap + lines]
+                out += [
+                    self.unit + line if line.strip() else line for line in gap + lines
+                ]
             else:  # drop: keep the comments above, lose the statement
                 out += [line for line in gap if line.strip()]
         end_column = len(at.line(last_line)) + 1
-        return [Edit(Location(first_line, 1), Location(last_line, end_column), self.newline.join(out))]
+        return [
+            Edit(
+                Location(first_line, 1),
+                Location(last_line, end_column),
+                self.newline.join(out),
+            )
+        ]
 
 
 def _source_of(at: Locator, node: cst.CSTNode, newline: str) -> str:
@@ -84,17 +96,27 @@ def _unit(facts: ModuleFacts) -> str:
 
 
 def with_over_rest(
-    facts: ModuleFacts, statement: cst.CSTNode, call: cst.CSTNode, rest: Sequence[cst.CSTNode], drop: Sequence[cst.CSTNode] = ()
+    facts: ModuleFacts,
+    statement: cst.CSTNode,
+    call: cst.CSTNode,
+    rest: Sequence[cst.CSTNode],
+    drop: Sequence[cst.CSTNode] = (),
 ) -> list:
     """``statement`` becomes ``with <call>:`` over ``rest``; ``drop`` statements
     (following ``rest``, contiguous) are removed."""
-    parts: list[Part] = [("drop", statement, statement), ("with", call), ("indent", rest[0], rest[-1])]
+    parts: list[Part] = [
+        ("drop", statement, statement),
+        ("with", call),
+        ("indent", rest[0], rest[-1]),
+    ]
     if drop:
         parts.append(("drop", drop[0], drop[-1]))
     return [RewriteBlock(tuple(parts), _unit(facts), facts.module.default_newline)]
 
 
-def try_finally(facts: ModuleFacts, body: Sequence[cst.CSTNode], cleanup: Sequence[cst.CSTNode]) -> list:
+def try_finally(
+    facts: ModuleFacts, body: Sequence[cst.CSTNode], cleanup: Sequence[cst.CSTNode]
+) -> list:
     """Put ``body`` in ``try:`` and the ``cleanup`` statements that follow it in ``finally:``."""
     parts: tuple[Part, ...] = (
         ("text", "try:"),
@@ -106,7 +128,11 @@ def try_finally(facts: ModuleFacts, body: Sequence[cst.CSTNode], cleanup: Sequen
 
 
 def with_replacing(
-    facts: ModuleFacts, opening: Sequence[cst.CSTNode], call: cst.CSTNode, body: Sequence[cst.CSTNode], closing: Sequence[cst.CSTNode]
+    facts: ModuleFacts,
+    opening: Sequence[cst.CSTNode],
+    call: cst.CSTNode,
+    body: Sequence[cst.CSTNode],
+    closing: Sequence[cst.CSTNode],
 ) -> list:
     """``opening`` statements become ``with <call>:`` over ``body``; ``closing`` goes."""
     parts: tuple[Part, ...] = (

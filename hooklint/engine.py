@@ -18,6 +18,7 @@ import os
 import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
@@ -62,8 +63,21 @@ class FileResult:
 
 
 # -- linting a text --------------------------------------------------------------------
-def prefilter_tokens(rules) -> tuple[str, ...]:
-    return tuple(sorted({token for rule in rules for token in rule.prefilter}))
+def prefilter_tokens(rules, wrappers: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The selected rules' prefilter tokens, plus configured registration wrappers."""
+    tokens = {token for rule in rules for token in rule.prefilter}
+    tokens.update(w.rsplit(".", 1)[-1] for w in wrappers)
+    return tuple(sorted(tokens))
+
+
+@lru_cache(maxsize=64)
+def _prefilter_regex(tokens: tuple[str, ...]) -> re.Pattern:
+    return re.compile("|".join(re.escape(t).replace(r"\*", r"\w*") for t in tokens) or r"(?!)")
+
+
+def is_candidate(text: str, tokens: tuple[str, ...]) -> bool:
+    """Whether a file may hold something a selected rule looks for (else it is not parsed)."""
+    return _prefilter_regex(tokens).search(text) is not None
 
 
 class _Locator:
@@ -271,8 +285,8 @@ def _rules_for(settings: Settings, path: str):
 def check_source(source: SourceFile, shown: str, settings: Settings) -> FileResult:
     rules = _rules_for(settings, shown)
     result = FileResult(shown)
-    tokens = prefilter_tokens(rules)
-    if not any(token in source.text for token in tokens):
+    tokens = prefilter_tokens(rules, settings.context.registration_wrappers)
+    if not is_candidate(source.text, tokens):
         return result
     if settings.fix or settings.diff:
         outcome = fix_text(source.text, shown, rules, settings.context, settings.unsafe_fixes)
@@ -362,8 +376,8 @@ def check_paths(paths: Sequence[Path], settings: Settings, jobs: int) -> list[Fi
             results[index] = FileResult(shown, error=str(exc))
             continue
         rules = _rules_for(settings, shown)
-        tokens = prefilter_tokens(rules)
-        if not any(token in source.text for token in tokens):
+        tokens = prefilter_tokens(rules, settings.context.registration_wrappers)
+        if not is_candidate(source.text, tokens):
             results[index] = FileResult(shown)
             continue
         if not (settings.fix or settings.diff) and settings.cache_dir:

@@ -29,7 +29,9 @@ from torch.nn.modules.module import register_module_forward_hook
 
 _names = st.sampled_from(["h", "handle", "hook"])
 _modules = st.sampled_from(["model", "model.encoder", "self.layer", "layer"])
-_simple = st.sampled_from(["model(x)", "y = 1", "out = model(x)", "x = x + 1", "print(x)", "loss.backward()"])
+_simple = st.sampled_from(
+    ["model(x)", "y = 1", "out = model(x)", "x = x + 1", "print(x)", "loss.backward()"]
+)
 
 
 @st.composite
@@ -42,14 +44,33 @@ def _registration(draw):
     if form == 1:
         return [f"{module}.register_forward_hook(fn)"]
     if form == 2:
-        return [f"{name} = {module}.register_forward_pre_hook(fn)", draw(_simple), f"{name}.remove()"]
+        return [
+            f"{name} = {module}.register_forward_pre_hook(fn)",
+            draw(_simple),
+            f"{name}.remove()",
+        ]
     if form == 3:
-        return ["handles = []", "for m in model.modules():", "    handles.append(m.register_forward_hook(fn))",
-                draw(_simple), "for h in handles:", "    h.remove()"]
+        return [
+            "handles = []",
+            "for m in model.modules():",
+            "    handles.append(m.register_forward_hook(fn))",
+            draw(_simple),
+            "for h in handles:",
+            "    h.remove()",
+        ]
     if form == 4:
-        return [f"{name} = register_module_forward_hook(fn)" if draw(st.booleans()) else "register_module_forward_hook(fn)"]
+        return [
+            f"{name} = register_module_forward_hook(fn)"
+            if draw(st.booleans())
+            else "register_module_forward_hook(fn)"
+        ]
     if form == 5:
-        return ["ctx = save_on_cpu()", "ctx.__enter__()", draw(_simple), "ctx.__exit__(None, None, None)"]
+        return [
+            "ctx = save_on_cpu()",
+            "ctx.__enter__()",
+            draw(_simple),
+            "ctx.__exit__(None, None, None)",
+        ]
     return ["p = model.weight", "p.register_hook(lambda g: g * 0.5)"]
 
 
@@ -68,7 +89,12 @@ def _block(draw, depth):
         elif kind == 3:
             inner = draw(_block(depth + 1))
             final = draw(_block(depth + 1))
-            lines += ["try:"] + ["    " + line for line in inner] + ["finally:"] + ["    " + line for line in final]
+            lines += (
+                ["try:"]
+                + ["    " + line for line in inner]
+                + ["finally:"]
+                + ["    " + line for line in final]
+            )
         elif kind == 4:
             inner = draw(_block(depth + 1))
             lines += ["with torch.no_grad():"] + ["    " + line for line in inner]
@@ -84,14 +110,22 @@ def programs(draw):
     body = draw(_block(0))
     if draw(st.booleans()):
         body.append("return x")
-    return HEADER + f"def {name}(self, model, loader, x, fn, loss, layer):\n" + "".join(f"    {line}\n" for line in body)
+    return (
+        HEADER
+        + f"def {name}(self, model, loader, x, fn, loss, layer):\n"
+        + "".join(f"    {line}\n" for line in body)
+    )
 
 
 def _lifetime_violations(text: str):
     return [v for v in lint_text(text, "gen.py", RULES, CONTEXT) if v.code in CODES]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(programs())
 def test_every_fix_parses_removes_its_violation_and_is_idempotent(source):
     assert parses(source), source
@@ -100,18 +134,26 @@ def test_every_fix_parses_removes_its_violation_and_is_idempotent(source):
         if violation.fix is None:
             continue
         fixed = apply_edits(source, violation.fix.edits)
-        assert parses(fixed), f"{violation.code} fix does not parse:\n{source}\n---\n{fixed}"
+        assert parses(fixed), (
+            f"{violation.code} fix does not parse:\n{source}\n---\n{fixed}"
+        )
         after = _lifetime_violations(fixed)
         own_before = sum(v.code == violation.code for v in before)
         own_after = sum(v.code == violation.code for v in after)
-        assert own_after < own_before, f"{violation.code} fix left its violation:\n{source}\n---\n{fixed}"
+        assert own_after < own_before, (
+            f"{violation.code} fix left its violation:\n{source}\n---\n{fixed}"
+        )
         for code in CODES:
             if code != violation.code:
-                assert sum(v.code == code for v in after) <= sum(v.code == code for v in before), (
+                assert sum(v.code == code for v in after) <= sum(
+                    v.code == code for v in before
+                ), (
                     f"{violation.code} fix added a {code} violation:\n{source}\n---\n{fixed}"
                 )
     outcome = fix_text(source, "gen.py", RULES, CONTEXT, unsafe=True)
     assert parses(outcome.text)
     assert not outcome.failures, outcome.failures
     again = fix_text(outcome.text, "gen.py", RULES, CONTEXT, unsafe=True)
-    assert again.text == outcome.text and again.fixed == 0, f"not idempotent:\n{outcome.text}"
+    assert again.text == outcome.text and again.fixed == 0, (
+        f"not idempotent:\n{outcome.text}"
+    )

@@ -20,7 +20,11 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 def _lint(source: str, codes=CODES):
     rules = [rules_by_code()[c] for c in codes]
-    return [v for v in lint_text(textwrap.dedent(source), "t.py", rules, RuleContext()) if v.code in codes]
+    return [
+        v
+        for v in lint_text(textwrap.dedent(source), "t.py", rules, RuleContext())
+        if v.code in codes
+    ]
 
 
 def test_fix_tiers():
@@ -37,16 +41,25 @@ def test_hl003_fix_needs_unsafe_fixes():
             return self.encoder(x)
         """
     )
-    safe = fix_text(source, "t.py", [rules_by_code()["HL003"]], RuleContext(), unsafe=False)
+    safe = fix_text(
+        source, "t.py", [rules_by_code()["HL003"]], RuleContext(), unsafe=False
+    )
     assert safe.text == source and safe.fixed == 0
-    unsafe = fix_text(source, "t.py", [rules_by_code()["HL003"]], RuleContext(), unsafe=True)
+    unsafe = fix_text(
+        source, "t.py", [rules_by_code()["HL003"]], RuleContext(), unsafe=True
+    )
     assert "with self.encoder.register_forward_hook(self._store):" in unsafe.text
 
 
 def test_hl004_rewrite_keeps_crlf_and_tabs():
     source = "def run(model, x):\r\n\th = model.register_forward_hook(fn)\r\n\tmodel(x)\r\n\th.remove()\r\n"
-    outcome = fix_text(source, "t.py", [rules_by_code()["HL004"]], RuleContext(), unsafe=False)
-    assert outcome.text == "def run(model, x):\r\n\twith model.register_forward_hook(fn):\r\n\t\tmodel(x)\r\n"
+    outcome = fix_text(
+        source, "t.py", [rules_by_code()["HL004"]], RuleContext(), unsafe=False
+    )
+    assert (
+        outcome.text
+        == "def run(model, x):\r\n\twith model.register_forward_hook(fn):\r\n\t\tmodel(x)\r\n"
+    )
     assert parses(outcome.text)
 
 
@@ -63,7 +76,9 @@ def test_hl004_keeps_comments_and_multiline_calls():
             return x
         """
     )
-    outcome = fix_text(source, "t.py", [rules_by_code()["HL004"]], RuleContext(), unsafe=False)
+    outcome = fix_text(
+        source, "t.py", [rules_by_code()["HL004"]], RuleContext(), unsafe=False
+    )
     assert outcome.text == textwrap.dedent(
         """\
         def run(model, x):
@@ -93,14 +108,17 @@ def test_hl004_no_fix_over_a_multiline_string():
 
 def test_hl004_is_silent_without_a_removal():
     # No removal at all is HL002's "never removed", not HL004's.
-    assert _lint(
-        """
+    assert (
+        _lint(
+            """
         def run(model, x):
             h = model.register_forward_hook(fn)
             model(x)
         """,
-        ("HL004",),
-    ) == []
+            ("HL004",),
+        )
+        == []
+    )
 
 
 def test_one_report_for_a_removal_inside_the_loop():
@@ -118,8 +136,9 @@ def test_one_report_for_a_removal_inside_the_loop():
 
 
 def test_hl003_install_once_flag_and_early_return():
-    assert _lint(
-        """
+    assert (
+        _lint(
+            """
         class Wrapper(nn.Module):
             def forward(self, x):
                 if self._hooked:
@@ -128,24 +147,30 @@ def test_hl003_install_once_flag_and_early_return():
                 self._hooked = True
                 return self.inner(x)
         """,
-        ("HL003",),
-    ) == []
+            ("HL003",),
+        )
+        == []
+    )
 
 
 def test_hl003_lost_handles_only_for_the_same_target():
-    assert _lint(
-        """
+    assert (
+        _lint(
+            """
         def attach(model, states):
             for module, state in zip(model.modules(), states):
                 state.handle = module.register_forward_hook(fn)
         """,
-        ("HL003",),
-    ) == []
+            ("HL003",),
+        )
+        == []
+    )
 
 
 def test_hl009_module_level_with_finally_is_clean():
-    assert _lint(
-        """
+    assert (
+        _lint(
+            """
         from torch.nn.modules.module import register_module_forward_hook
         handle = register_module_forward_hook(print)
         try:
@@ -153,13 +178,16 @@ def test_hl009_module_level_with_finally_is_clean():
         finally:
             handle.remove()
         """,
-        ("HL009",),
-    ) == []
+            ("HL009",),
+        )
+        == []
+    )
 
 
 def test_hl011_alias_exit_in_another_hook_is_not_never_exited():
-    assert _lint(
-        """
+    assert (
+        _lint(
+            """
         import torch
         def install(module):
             cx = None
@@ -173,14 +201,18 @@ def test_hl011_alias_exit_in_another_hook_is_not_never_exited():
             module.register_forward_pre_hook(pre)
             module.register_forward_hook(post)
         """,
-        ("HL011",),
-    ) == []
+            ("HL011",),
+        )
+        == []
+    )
 
 
 @pytest.mark.parametrize("code", CODES)
 def test_example_files(code):
     number = code[2:]
-    buggy = sorted(p for p in EXAMPLES.glob(f"hl{number}_*.py") if not p.stem.endswith("_clean"))
+    buggy = sorted(
+        p for p in EXAMPLES.glob(f"hl{number}_*.py") if not p.stem.endswith("_clean")
+    )
     clean = sorted(EXAMPLES.glob(f"hl{number}_*_clean.py"))
     assert buggy and clean
     for path in buggy:

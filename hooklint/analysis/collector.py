@@ -28,7 +28,7 @@ from hooklint.analysis.facts import (
     Site,
 )
 from hooklint.analysis.names import dotted_name, record_import, resolve
-from hooklint.analysis.walk import LEAVES, fields
+from hooklint.analysis.walk import NODE, SEQUENCE, fields, value_kind
 
 OTHER = HandleUse("other")
 DISCARDED = HandleUse("discarded")
@@ -85,12 +85,12 @@ class _Collector:
     def children(self, node: cst.CSTNode) -> None:
         for name in fields(type(node)):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                if not isinstance(value, LEAVES):
-                    self.visit(value)
-            elif isinstance(value, (tuple, list)):
+            kind = value_kind(type(value))
+            if kind is NODE:
+                self.visit(value)
+            elif kind is SEQUENCE:
                 for item in value:
-                    if isinstance(item, cst.CSTNode) and not isinstance(item, LEAVES):
+                    if value_kind(type(item)) is NODE:
                         self.visit(item)
 
     def visit_all(self, nodes) -> None:
@@ -222,20 +222,20 @@ class _Collector:
         self.visit(node.value)
 
     def _assign(self, node: cst.Assign) -> None:
-        targets = tuple(self.facts.code(t.target) for t in node.targets)
-        self.role(node.value, HandleUse("bound", targets))
+        targets = tuple(t.target for t in node.targets)
+        self.role(node.value, HandleUse("bound", targets, module=self.facts.module))
         if self.functions and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             self.local_values[(id(self.functions[-1].node), node.targets[0].target.value)] = node.value
         self.children(node)
 
     def _ann_assign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
-            self.role(node.value, HandleUse("bound", (self.facts.code(node.target),)))
+            self.role(node.value, HandleUse("bound", (node.target,), module=self.facts.module))
         self.children(node)
 
     def _aug_assign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, cst.AddAssign):
-            self.role(node.value, HandleUse("appended", (self.facts.code(node.target),)))
+            self.role(node.value, HandleUse("appended", (node.target,), module=self.facts.module))
         self.children(node)
 
     def _return(self, node: cst.Return) -> None:
@@ -270,9 +270,9 @@ class _Collector:
         self.facts.calls.append(call)
 
         if attr in _COLLECTION_METHODS:
-            arg_use = HandleUse("appended", (self.facts.code(func.value),))  # type: ignore[union-attr]
+            arg_use = HandleUse("appended", (func.value,), module=self.facts.module)  # type: ignore[union-attr]
         elif attr == "enter_context":
-            arg_use = HandleUse("exit_stack", (self.facts.code(func.value),))  # type: ignore[union-attr]
+            arg_use = HandleUse("exit_stack", (func.value,), module=self.facts.module)  # type: ignore[union-attr]
         else:
             arg_use = HandleUse("argument", (callee or "",))
         for arg in node.args:

@@ -104,8 +104,18 @@ class HandleUse:
     """
 
     role: str
-    targets: tuple[str, ...] = ()
+    #: The targets as code, or as nodes whose code is generated on first use of
+    #: :attr:`targets` (code generation is costly, and most uses are never asked).
+    target_nodes: tuple = ()
     outer: "HandleUse | None" = None
+    module: "cst.Module | None" = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def targets(self) -> tuple[str, ...]:
+        return tuple(
+            t if isinstance(t, str) else self.module.code_for_node(t)  # type: ignore[union-attr]
+            for t in self.target_nodes
+        )
 
     @property
     def final(self) -> "HandleUse":

@@ -9,8 +9,8 @@ removed, and whether the code between two statements can raise.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import libcst as cst
 
@@ -27,7 +27,9 @@ SAVED_TENSORS_HOOKS = frozenset(
         "torch.autograd.save_on_cpu",
     }
 )
-CONTEXTMANAGERS = frozenset({"contextlib.contextmanager", "contextmanager", "contextlib.asynccontextmanager"})
+CONTEXTMANAGERS = frozenset(
+    {"contextlib.contextmanager", "contextmanager", "contextlib.asynccontextmanager"}
+)
 
 
 # -- where a statement sits ------------------------------------------------------------------
@@ -48,7 +50,11 @@ def _contains(statement: cst.CSTNode, target: cst.CSTNode) -> bool:
     if statement is target:
         return True
     if isinstance(statement, (cst.Try, cst.TryStar)):
-        return target in statement.handlers or target is statement.orelse or target is statement.finalbody
+        return (
+            target in statement.handlers
+            or target is statement.orelse
+            or target is statement.finalbody
+        )
     if isinstance(statement, cst.If):
         branch = statement.orelse
         while isinstance(branch, cst.If):
@@ -91,7 +97,13 @@ def statement_path(facts: ModuleFacts, site: Site) -> list[Level] | None:
     # An ``elif`` is its own frame, but it is part of the ``if`` statement above it.
     cleaned: list[cst.CSTNode] = []
     for node in targets:
-        if cleaned and isinstance(node, cst.If) and isinstance(cleaned[-1], cst.If) and _contains(cleaned[-1], node) and cleaned[-1] is not node:
+        if (
+            cleaned
+            and isinstance(node, cst.If)
+            and isinstance(cleaned[-1], cst.If)
+            and _contains(cleaned[-1], node)
+            and cleaned[-1] is not node
+        ):
             continue
         if cleaned and cleaned[-1] is node:
             continue
@@ -102,7 +114,9 @@ def statement_path(facts: ModuleFacts, site: Site) -> list[Level] | None:
         if not isinstance(block, (cst.IndentedBlock, cst.Module)):
             return None
         statements = block.body
-        index = next((i for i, s in enumerate(statements) if _contains(s, target)), None)
+        index = next(
+            (i for i, s in enumerate(statements) if _contains(s, target)), None
+        )
         if index is None:
             return None
         path.append(Level(statements, index))
@@ -112,7 +126,12 @@ def statement_path(facts: ModuleFacts, site: Site) -> list[Level] | None:
         container = target
         candidates = _blocks_of(container)
         block = next(
-            (b for b in candidates if isinstance(b, cst.IndentedBlock) and any(_contains(s, following) for s in b.body)),
+            (
+                b
+                for b in candidates
+                if isinstance(b, cst.IndentedBlock)
+                and any(_contains(s, following) for s in b.body)
+            ),
             None,
         )
         if block is None:
@@ -135,7 +154,14 @@ def common_level(first: list[Level], second: list[Level]) -> tuple[Level, Level]
 
 
 # -- what can raise ----------------------------------------------------------------------------
-_LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.Name, cst.Imaginary, cst.ConcatenatedString)
+_LITERALS = (
+    cst.Integer,
+    cst.Float,
+    cst.SimpleString,
+    cst.Name,
+    cst.Imaginary,
+    cst.ConcatenatedString,
+)
 
 
 def _simple_value(node: cst.BaseExpression | None) -> bool:
@@ -144,7 +170,12 @@ def _simple_value(node: cst.BaseExpression | None) -> bool:
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
         return all(_simple_value(e.value) for e in node.elements)
     if isinstance(node, cst.Dict):
-        return all(isinstance(e, cst.DictElement) and _simple_value(e.key) and _simple_value(e.value) for e in node.elements)
+        return all(
+            isinstance(e, cst.DictElement)
+            and _simple_value(e.key)
+            and _simple_value(e.value)
+            for e in node.elements
+        )
     return False
 
 
@@ -155,11 +186,21 @@ def cannot_raise(statement: cst.CSTNode) -> bool:
     for small in statement.body:
         if isinstance(small, cst.Pass):
             continue
-        if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+        if isinstance(small, cst.Expr) and isinstance(
+            small.value, (cst.SimpleString, cst.ConcatenatedString)
+        ):
             continue
-        if isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Name) for t in small.targets) and _simple_value(small.value):
+        if (
+            isinstance(small, cst.Assign)
+            and all(isinstance(t.target, cst.Name) for t in small.targets)
+            and _simple_value(small.value)
+        ):
             continue
-        if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and _simple_value(small.value):
+        if (
+            isinstance(small, cst.AnnAssign)
+            and isinstance(small.target, cst.Name)
+            and _simple_value(small.value)
+        ):
             continue
         return False
     return True
@@ -203,7 +244,9 @@ def _target_names(target: cst.CSTNode) -> set[str]:
     return set()
 
 
-def _fresh_value(value: cst.BaseExpression, varying: set[str], imports: dict[str, str]) -> bool:
+def _fresh_value(
+    value: cst.BaseExpression, varying: set[str], imports: dict[str, str]
+) -> bool:
     """Whether an assigned value is new on every pass: it reads a varying name, or it
     is a call to a ``torch.*`` factory (a tensor created right here)."""
     if names_in(value) & varying:
@@ -231,10 +274,11 @@ def varying_names(facts: ModuleFacts, scope: cst.CSTNode, seed: set[str]) -> set
             elif isinstance(node, cst.AnnAssign) and node.value is not None:
                 if _fresh_value(node.value, varying, facts.imports):
                     varying |= _target_names(node.target)
-            elif isinstance(node, cst.For) and node is not scope:
-                if names_in(node.iter) & varying:
-                    varying |= _target_names(node.target)
-            elif isinstance(node, cst.CompFor):
+            elif (
+                isinstance(node, cst.For)
+                and node is not scope
+                or isinstance(node, cst.CompFor)
+            ):
                 if names_in(node.iter) & varying:
                     varying |= _target_names(node.target)
             elif isinstance(node, cst.WithItem) and node.asname is not None:
@@ -262,7 +306,11 @@ def removals_of(facts: ModuleFacts, target: str) -> list[CallSite]:
     when that method removes ``self.*`` handles)."""
     found = list(facts.removals.get(target, ()))
     for call in facts.calls:
-        if call.callee and "remove" in call.callee.rsplit(".", 1)[-1].lower() and call.attr != "remove":
+        if (
+            call.callee
+            and "remove" in call.callee.rsplit(".", 1)[-1].lower()
+            and call.attr != "remove"
+        ):
             if any(facts.code(a.value) == target for a in call.node.args):
                 found.append(call)
     if target.startswith("self."):
@@ -327,7 +375,9 @@ def stored_in(facts: ModuleFacts, registration: Registration) -> list[str]:
     if use.role == "bound" and len(targets) == 1 and targets[0].isidentifier():
         name = targets[0]
         for call in facts.calls:
-            if call.attr in _STORE_METHODS and same_function(call.site, registration.site):
+            if call.attr in _STORE_METHODS and same_function(
+                call.site, registration.site
+            ):
                 if any(facts.code(a.value) == name for a in call.node.args):
                     targets.append(facts.code(call.node.func.value))  # type: ignore[attr-defined]
     return targets

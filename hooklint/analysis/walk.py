@@ -41,16 +41,38 @@ def fields(node_type: type) -> tuple[str, ...]:
     return names
 
 
+#: What a field value is, for the walk: a node to enter, a sequence of them, or
+#: something to skip (a leaf, a string, None).  Cached per type: ``isinstance`` on
+#: libcst's abstract node classes goes through ``ABCMeta`` and is slow.
+NODE, SEQUENCE, SKIP = "node", "sequence", "skip"
+_KINDS: dict[type, str] = {}
+
+
+def value_kind(value_type: type) -> str:
+    kind = _KINDS.get(value_type)
+    if kind is None:
+        if issubclass(value_type, LEAVES):
+            kind = SKIP
+        elif issubclass(value_type, cst.CSTNode):
+            kind = NODE
+        elif issubclass(value_type, (tuple, list)):
+            kind = SEQUENCE
+        else:
+            kind = SKIP
+        _KINDS[value_type] = kind
+    return kind
+
+
 def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The code-bearing children of ``node``."""
     for name in fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            if not isinstance(value, LEAVES):
-                yield value
-        elif isinstance(value, (tuple, list)):
+        kind = value_kind(type(value))
+        if kind is NODE:
+            yield value
+        elif kind is SEQUENCE:
             for item in value:
-                if isinstance(item, cst.CSTNode) and not isinstance(item, LEAVES):
+                if value_kind(type(item)) is NODE:
                     yield item
 
 

@@ -20,6 +20,13 @@ if TYPE_CHECKING:
     from hooklint.analysis.facts import ModuleFacts
 
 
+#: Every hook registration API's name matches this prefilter token
+#: (``register_forward_hook``, ``register_module_full_backward_pre_hook``, ``register_hook``...).
+REGISTRATION_TOKEN = "register_*hook"
+#: ``getattr(module, f"register_{kind}_hook")``.
+DYNAMIC_REGISTRATION_TOKEN = "register_{"
+
+
 @dataclass(frozen=True)
 class Valid:
     """Code the rule must not flag (``options`` are per-example settings, e.g.
@@ -72,8 +79,9 @@ class Rule:
     preview: ClassVar[bool] = False
     #: ``safe``, ``unsafe`` or None when the rule offers no fix.
     fix_applicability: ClassVar[str | None] = None
-    #: Substrings of which a file must contain at least one for the rule to apply.
-    prefilter: ClassVar[tuple[str, ...]] = ("register_",)
+    #: Tokens of which a file must contain at least one for the rule to apply: literal
+    #: text, where ``*`` stands for any run of identifier characters.
+    prefilter: ClassVar[tuple[str, ...]] = (REGISTRATION_TOKEN, DYNAMIC_REGISTRATION_TOKEN)
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
 

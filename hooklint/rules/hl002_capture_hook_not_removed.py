@@ -111,7 +111,6 @@ class CaptureHookNotRemoved(Rule):
     code = "HL002"
     name = "capture-hook-not-removed"
     fix_applicability = "safe"
-    prefilter = ("register_",)
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
         for registration in facts.registrations:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import libcst as cst
 
-from hooklint.analysis.facts import Frame, ModuleFacts, Registration
-from hooklint.analysis.facts import parameter_names
+from hooklint.analysis.facts import Frame, ModuleFacts, Registration, parameter_names
 from hooklint.analysis.lifetime import (
     base_of,
     enclosing_ifs,
@@ -26,7 +25,9 @@ from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
 #: Methods that run once per forward, step or generated token.
 PER_CALL_NAMES = frozenset({"forward", "_forward", "__call__", "generate", "step"})
-_STORING_METHODS = frozenset({"add", "append", "update", "setdefault", "__setitem__", "extend"})
+_STORING_METHODS = frozenset(
+    {"add", "append", "update", "setdefault", "__setitem__", "extend"}
+)
 
 
 class HookRegisteredPerCall(Rule):
@@ -84,20 +85,32 @@ class HookRegisteredPerCall(Rule):
     code = "HL003"
     name = "hook-registered-per-call"
     fix_applicability = "unsafe"
-    prefilter = ("register_",)
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
-        hook_bodies = {id(r.hook.node): r for r in facts.registrations if r.hook is not None and r.hook.via != "lambda"}
+        hook_bodies = {
+            id(r.hook.node): r
+            for r in facts.registrations
+            if r.hook is not None and r.hook.via != "lambda"
+        }
         for registration in facts.registrations:
             finding = self._check(facts, registration, hook_bodies)
             if finding is not None:
                 yield finding
 
-    def _check(self, facts: ModuleFacts, registration: Registration, hook_bodies) -> Finding | None:
+    def _check(
+        self, facts: ModuleFacts, registration: Registration, hook_bodies
+    ) -> Finding | None:
         if registration.api.is_global or registration.api.owner == "autograd_graph":
             return None  # process-wide hooks: HL009
         use = registration.handle
-        if use.final.role in ("with", "exit_stack", "returned", "yielded", "argument", "other"):
+        if use.final.role in (
+            "with",
+            "exit_stack",
+            "returned",
+            "yielded",
+            "argument",
+            "other",
+        ):
             return None
         site = registration.site
         receiver_names = names_in(registration.receiver)
@@ -115,7 +128,9 @@ class HookRegisteredPerCall(Rule):
                 continue  # a different hook on each pass (``for fn in hooks: m.register_forward_hook(fn)``)
             if self._removed_or_guarded(facts, registration, frame.node):
                 return None
-            return self._finding(facts, registration, "on every iteration of this loop", frame)
+            return self._finding(
+                facts, registration, "on every iteration of this loop", frame
+            )
         # 2. a function that runs once per forward / step / hook call
         if function is None:
             return None
@@ -124,9 +139,14 @@ class HookRegisteredPerCall(Rule):
             return None
         hook_registration = hook_bodies.get(id(function))
         seed = set(parameter_names(function.params)) - {"self", "cls"}
-        if function.params.star_arg is not None and isinstance(function.params.star_arg, cst.Param):
+        if function.params.star_arg is not None and isinstance(
+            function.params.star_arg, cst.Param
+        ):
             seed.add(function.params.star_arg.name.value)
-        if hook_registration is not None and hook_registration.api.owner in ("module", "global_module"):
+        if hook_registration is not None and hook_registration.api.owner in (
+            "module",
+            "global_module",
+        ):
             params = hook_registration.hook.params
             if params:
                 seed.discard(params[0])  # the hooked module lives on
@@ -136,19 +156,28 @@ class HookRegisteredPerCall(Rule):
         if self._removed_or_guarded(facts, registration, function):
             return None
         if _removed_elsewhere(facts, registration):
-            return None  # a per-call lifecycle: removed in another hook or the next call
+            return (
+                None  # a per-call lifecycle: removed in another hook or the next call
+            )
         return self._finding(facts, registration, reason, None)
 
     # -- exceptions --------------------------------------------------------------------------
-    def _removed_or_guarded(self, facts: ModuleFacts, registration: Registration, scope: cst.CSTNode) -> bool:
+    def _removed_or_guarded(
+        self, facts: ModuleFacts, registration: Registration, scope: cst.CSTNode
+    ) -> bool:
         use = registration.handle
         site = registration.site
         target = None
-        if use.role == "bound" and len(use.targets) == 1:
+        if (
+            use.role == "bound"
+            and len(use.targets) == 1
+            or use.role == "appended"
+            and use.targets
+        ):
             target = use.targets[0]
-        elif use.role == "appended" and use.targets:
-            target = use.targets[0]
-        elif use.role == "collected" and use.final.role == "bound" and use.final.targets:
+        elif (
+            use.role == "collected" and use.final.role == "bound" and use.final.targets
+        ):
             target = use.final.targets[0]
         if target is not None:
             for index, stored in enumerate(stored_in(facts, registration)):
@@ -156,11 +185,22 @@ class HookRegisteredPerCall(Rule):
                 for removal in removals_of(facts, base_of(stored)):
                     if not same_function(removal.site, site):
                         continue
-                    if not single or removal.site.inside(scope) or "." in stored or isinstance(scope, cst.FunctionDef):
+                    if (
+                        not single
+                        or removal.site.inside(scope)
+                        or "." in stored
+                        or isinstance(scope, cst.FunctionDef)
+                    ):
                         return True
         return _guarded(facts, registration, target)
 
-    def _lost_handles(self, facts: ModuleFacts, registration: Registration, frame: Frame, varying: set[str]) -> Finding | None:
+    def _lost_handles(
+        self,
+        facts: ModuleFacts,
+        registration: Registration,
+        frame: Frame,
+        varying: set[str],
+    ) -> Finding | None:
         """``for m in mods: self.handle = m.register_forward_hook(fn)``: all but the last lost."""
         use = registration.handle
         if use.role != "bound" or len(use.targets) != 1:
@@ -173,7 +213,10 @@ class HookRegisteredPerCall(Rule):
         body_code = facts.code(frame.node.body)
         if word_count(body_code, target) != 1:
             return None  # used in the loop: appended, stored by key, removed...
-        if "." not in target and not any(same_function(r.site, registration.site) for r in facts.removals.get(target, ())):
+        if "." not in target and not any(
+            same_function(r.site, registration.site)
+            for r in facts.removals.get(target, ())
+        ):
             return None  # a local that is never removed: HL002's "never removed"
         message = (
             f"the handle is assigned to `{target}` on every iteration of this loop, so all but the last "
@@ -181,21 +224,27 @@ class HookRegisteredPerCall(Rule):
         )
         return Finding(node=registration.call, message=message)
 
-    def _finding(self, facts: ModuleFacts, registration: Registration, reason: str, frame) -> Finding:
+    def _finding(
+        self, facts: ModuleFacts, registration: Registration, reason: str, frame
+    ) -> Finding:
         what = "a hook" if registration.api.owner != "tensor" else "a tensor hook"
         message = (
             f"`{registration.api.name}` registers {what} {reason} and the handle is not removed there, "
             "so hooks pile up on the same object"
         )
         if registration.api.owner == "tensor":
-            message += " (on a parameter, every step's gradient runs through all of them)"
+            message += (
+                " (on a parameter, every step's gradient runs through all of them)"
+            )
         message += "; hoist the registration, or keep the handle and remove it"
         edits = self._fix(facts, registration)
         return Finding(
             node=registration.call,
             message=message,
             fix_edits=edits,
-            fix_message="Remove the hook at the end of the block (`with register(...):`)" if edits else "",
+            fix_message="Remove the hook at the end of the block (`with register(...):`)"
+            if edits
+            else "",
         )
 
     def _fix(self, facts: ModuleFacts, registration: Registration) -> list:
@@ -205,7 +254,9 @@ class HookRegisteredPerCall(Rule):
         if use.role == "bound":
             target = use.targets[0]
             function = registration.site.function
-            scope_code = facts.code(function) if function is not None else facts.module.code
+            scope_code = (
+                facts.code(function) if function is not None else facts.module.code
+            )
             if "." in target or "[" in target or word_count(scope_code, target) != 1:
                 return []
         elif use.role != "discarded":
@@ -425,7 +476,9 @@ def _per_call_reason(function: cst.FunctionDef, hook_bodies) -> str | None:
     return None
 
 
-def _guarded(facts: ModuleFacts, registration: Registration, target: str | None) -> bool:
+def _guarded(
+    facts: ModuleFacts, registration: Registration, target: str | None
+) -> bool:
     """An install-once check: an ``if`` around the registration (or an early
     ``return``/``continue`` before it) that tests something the function stores."""
     site = registration.site
@@ -441,7 +494,9 @@ def _guarded(facts: ModuleFacts, registration: Registration, target: str | None)
                 if isinstance(statement, cst.If) and _exits(statement):
                     tests.append(facts.code(statement.test))
     # Locals are left out: ``h = self.proj(x); if h.requires_grad:`` is no install-once check.
-    stored = {name for name in stored if "." in name or name == (target and base_of(target))}
+    stored = {
+        name for name in stored if "." in name or name == (target and base_of(target))
+    }
     for test in tests:
         if "hasattr(" in test or "getattr(" in test:
             return True
@@ -471,7 +526,11 @@ def _stored(facts: ModuleFacts, function: cst.FunctionDef | None) -> set[str]:
                 stored.add(base_of(facts.code(target.target)))
         elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
             stored.add(base_of(facts.code(node.target)))
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _STORING_METHODS:
+        elif (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in _STORING_METHODS
+        ):
             stored.add(facts.code(node.func.value))
     return stored
 

