@@ -51,7 +51,7 @@ FULL = {
     "gradient_accumulate_steps": 8,
 }
 SMOKE = {
-    "nsamples": 8,
+    "nsamples": 16,
     "seqlen": 16,
     "batch_size": 2,
     "iters": 4,

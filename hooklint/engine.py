@@ -25,6 +25,7 @@ from typing import Sequence
 from hooklint import __version__
 from hooklint.files import SourceError, SourceFile, display_path, read_source
 from hooklint.noqa import Suppressions
+from hooklint.sparse import relevant_source
 from hooklint.rules.base import Finding, RuleContext
 from hooklint.violation import SAFE, UNSAFE, Edit, Fix, Location, Violation
 
@@ -110,8 +111,13 @@ def lint_text(text: str, path: str, rules, context: RuleContext) -> list[Violati
     cpython = _cpython_parse(text)
     if isinstance(cpython, tuple):
         return [_syntax_violation(path, cpython[1], 1, "cannot parse: too deeply nested to analyse", "")]
+    parsed = text
+    whole = any(r.whole_module and is_candidate(text, r.prefilter) for r in rules)
+    if isinstance(cpython, ast.Module) and not whole:
+        tokens = prefilter_tokens(rules, context.registration_wrappers)
+        parsed = relevant_source(text, cpython, _prefilter_regex(tokens))
     try:
-        module = libcst.parse_module(text)
+        module = libcst.parse_module(parsed)
     except libcst.ParserSyntaxError as exc:
         if isinstance(cpython, SyntaxError) and cpython.lineno:
             return [_cpython_syntax_error(cpython, path, text)]
@@ -140,11 +146,13 @@ def lint_text(text: str, path: str, rules, context: RuleContext) -> list[Violati
 def _cpython_parse(text: str):
     """Parse with CPython first: libcst's native parser overflows its stack (a
     segfault, not an exception) on very deeply nested input, and CPython's parser has
-    guards.  Returns ``("deep", line)`` when CPython gives up on nesting, the
+    guards.  Returns the ``ast.Module`` when the code parses (its statement spans let
+    :mod:`hooklint.sparse` skip irrelevant definitions), ``("deep", line)`` when
+    CPython gives up on nesting, the
     SyntaxError when the code does not parse (only used if libcst agrees: libcst may
     accept newer syntax than the running Python), else None."""
     try:
-        ast.parse(text)
+        return ast.parse(text)
     except (RecursionError, MemoryError):
         return ("deep", 1)
     except SyntaxError as exc:

@@ -129,10 +129,11 @@ def tune_block(
 ) -> TuneResult:
     """Minimise MSE(quantized block(inputs), targets) over the tuners' parameters.
 
-    Each iteration runs ``gradient_accumulate_steps`` random batches of
-    ``batch_size`` samples; SignSGD with learning rates decayed linearly to
-    0.  The loss of each iteration is measured before its update; the
-    parameters of the best iteration are loaded into the tuners on return.  ``on_iteration(i, loss)``
+    Each iteration runs ``gradient_accumulate_steps`` batches of ``batch_size``
+    random samples; SignSGD with learning rates decayed linearly to 0.  The
+    loss of each iteration is measured before its update; the parameters of
+    the best iteration are loaded into the tuners on return.
+    ``on_iteration(i, loss)``
     runs after each iteration's backward pass.
     """
     groups = [([t.offset for t in tuners.values()], settings.lr)]
@@ -176,9 +177,8 @@ def tune_block(
         with torch.no_grad():
             for params, lr in groups:
                 for param in params:
-                    if (
-                        param.grad is not None
-                    ):  # None: the layer is unused by this block's forward
+                    # None: the layer is unused by this block's forward.
+                    if param.grad is not None:
                         param.sub_(lr * decay * torch.sign(param.grad))
                         param.grad = None
     for name, tuner in tuners.items():

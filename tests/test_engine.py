@@ -310,3 +310,43 @@ def test_a_full_check_run_never_imports_torch(tree):
     rules = subprocess.run([sys.executable, "-c", "import sys; from hooklint.rules import all_rules; all_rules(); import hooklint.report.sarif; print('torch' in sys.modules)"],
                            cwd=PROJECT_ROOT, capture_output=True, text=True)
     assert rules.stdout.strip() == "False", rules.stderr
+
+
+def test_skipping_irrelevant_definitions_keeps_findings_and_positions():
+    """hooklint.sparse blanks definitions no rule can care about; what is reported,
+    and where, must be exactly what a full parse reports."""
+    import ast as std_ast
+
+    import hooklint.engine as engine_module
+    from hooklint.rules import all_rules
+    from hooklint.rules.base import RuleContext
+    from hooklint.sparse import relevant_source
+
+    filler = "".join(f"def helper_{i}(x):\n    return [y * {i} for y in x]\n\n\n" for i in range(30))
+    source = (
+        "import torch.nn.utils.parametrize as P\n\n\n"
+        + filler
+        + "class Tracer:\n"
+        + "    def unrelated(self):\n        return 1\n\n"
+        + "    def _enter(self, module, args):\n        P._cache_enabled += 1\n\n"
+        + "    def _leave(self, module, args, output):\n        P._cache_enabled -= 1\n\n"
+        + "    def attach(self, model):\n"
+        + "        model.register_forward_pre_hook(self._enter)\n"
+        + "        model.register_forward_hook(self._leave)\n"
+        + filler.replace("helper_", "tail_")
+    )
+    rules = [r for r in all_rules() if r.code != "HL000"]
+    tokens = engine_module._prefilter_regex(engine_module.prefilter_tokens(rules))
+    sparse = relevant_source(source, std_ast.parse(source), tokens)
+    assert "helper_3" not in sparse and "def unrelated" not in sparse
+    assert sparse.count("\n") == source.count("\n")
+
+    skipped = engine_module.lint_text(source, "m.py", rules, RuleContext())
+    original = engine_module.relevant_source
+    try:
+        engine_module.relevant_source = lambda text, tree, tokens: text
+        full = engine_module.lint_text(source, "m.py", rules, RuleContext())
+    finally:
+        engine_module.relevant_source = original
+    assert skipped == full and [v.code for v in skipped] == ["HL001"]
+    assert skipped[0].start.line == source.splitlines().index("        model.register_forward_hook(self._leave)") + 1

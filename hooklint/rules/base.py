@@ -82,6 +82,9 @@ class Rule:
     #: Tokens of which a file must contain at least one for the rule to apply: literal
     #: text, where ``*`` stands for any run of identifier characters.
     prefilter: ClassVar[tuple[str, ...]] = (REGISTRATION_TOKEN, DYNAMIC_REGISTRATION_TOKEN)
+    #: The rule reasons about every use of a name in the module, so no definition may
+    #: be skipped (see :mod:`hooklint.sparse`).
+    whole_module: ClassVar[bool] = False
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
 

@@ -60,6 +60,7 @@ class StaleParametrizeImport(Rule):
     name = "stale-parametrize-import"
     fix_applicability = "safe"
     prefilter = ("parametrize import",)
+    whole_module = True  # the fix rewrites every use of the imported names
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
         for node, site in facts.import_statements:

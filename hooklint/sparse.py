@@ -1,0 +1,102 @@
+"""Parse only what can matter: definitions that hold nothing a rule looks for are
+blanked out before libcst sees the file.
+
+libcst's parser is the dominant cost of a check (about 7,000 lines a second), and
+in large files the hooks usually sit in one or two functions.  CPython's parser,
+ten times faster, has already read the file (it guards libcst against deeply nested
+input), so its statement spans are free.
+
+A top-level ``def`` or ``class``, or a method of a kept class, is dropped when its
+text matches no prefilter token, mentions no hook and no removal (:data:`ALWAYS_KEPT`:
+a handle registered elsewhere may be removed, or its hooks disabled, there), and its
+name is not mentioned by a relevant definition (a function or method used as a hook
+stays).  Everything else — imports,
+assignments, module-level ``if``/``try`` blocks, class attributes — is kept.  Rules
+that reason about every use of a name in the module (``Rule.whole_module``) get the
+whole file.
+
+Dropped lines become empty lines (a dropped method leaves a ``pass`` on its first
+line, so its class body stays valid), so every kept node keeps its line and column:
+positions, fixes and ``# noqa`` work on the original text unchanged.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+#: Text that keeps a definition whatever the selected rules' tokens are.
+ALWAYS_KEPT = ("remove", "hook", "__exit__")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SELF_ATTRIBUTE = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+@dataclass
+class _Definition:
+    name: str
+    first: int  # 1-based, decorators included
+    last: int
+    indent: str
+    text: str
+    is_method: bool
+    relevant: bool
+    is_class: bool
+
+
+def _relevant(text: str, tokens: re.Pattern) -> bool:
+    return tokens.search(text) is not None or any(word in text for word in ALWAYS_KEPT)
+
+
+def _definitions(statements, lines: list[str], tokens: re.Pattern, is_method: bool):
+    for statement in statements:
+        if not isinstance(statement, _DEFINITIONS):
+            continue
+        first = min([statement.lineno] + [d.lineno for d in statement.decorator_list])
+        last = statement.end_lineno or statement.lineno
+        text = "".join(lines[first - 1 : last])
+        relevant = _relevant(text, tokens)
+        indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
+        is_class = isinstance(statement, ast.ClassDef)
+        yield _Definition(statement.name, first, last, indent, text, is_method, relevant, is_class)
+        if relevant and isinstance(statement, ast.ClassDef):
+            yield from _definitions(statement.body, lines, tokens, is_method=True)
+
+
+def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
+    """``text`` with irrelevant definitions replaced by empty lines."""
+    lines = _LINE.findall(text)  # as CPython counts lines (not str.splitlines)
+    definitions = list(_definitions(tree.body, lines, tokens, is_method=False))
+    candidates = [d for d in definitions if not d.relevant]
+    if not candidates:
+        return text
+    # Keep what the relevant code mentions by name (hook functions, hook methods,
+    # helpers), one level deep: a transitive closure would keep most of a large file.
+    kept_words: set[str] = set()
+    for d in definitions:
+        if d.relevant and not d.is_class:  # a class's relevant methods speak for it
+            kept_words.update(_WORD.findall(d.text))
+    for statement in tree.body:  # module-level code may register through aliases
+        if not isinstance(statement, _DEFINITIONS):
+            chunk = "".join(lines[statement.lineno - 1 : statement.end_lineno or statement.lineno])
+            kept_words.update(_WORD.findall(chunk))
+    # A method that touches the state relevant code touches (``self.store``) stays: it
+    # may consume a capture or remove a handle kept there.
+    shared_state = set()
+    for d in definitions:
+        if d.relevant and not d.is_class:
+            shared_state.update(_SELF_ATTRIBUTE.findall(d.text))
+    candidates = [
+        d
+        for d in candidates
+        if d.name not in kept_words and not (d.is_method and shared_state.intersection(_SELF_ATTRIBUTE.findall(d.text)))
+    ]
+    for d in candidates:
+        for index in range(d.first - 1, d.last):
+            line = lines[index]
+            lines[index] = line[len(line.rstrip("\r\n")) :]
+        if d.is_method:
+            lines[d.first - 1] = d.indent + "pass" + lines[d.first - 1]
+    return "".join(lines)
