@@ -73,12 +73,29 @@ def prefilter_tokens(rules, wrappers: tuple[str, ...] = ()) -> tuple[str, ...]:
 
 @lru_cache(maxsize=64)
 def _prefilter_regex(tokens: tuple[str, ...]) -> re.Pattern:
-    return re.compile("|".join(re.escape(t).replace(r"\*", r"\w*") for t in tokens) or r"(?!)")
+    return re.compile("|".join(_token_regex(t) for t in tokens) or r"(?!)")
+
+
+def _token_regex(token: str) -> str:
+    return re.escape(token).replace(r"\*", r"\w*")
+
+
+@lru_cache(maxsize=64)
+def _prefilter_checks(tokens: tuple[str, ...]) -> tuple[tuple[str, re.Pattern | None], ...]:
+    """Per token: a literal prefix (a fast substring test) and, for tokens with ``*``,
+    the regex to confirm with."""
+    return tuple(
+        (token.split("*", 1)[0], re.compile(_token_regex(token)) if "*" in token else None)
+        for token in tokens
+    )
 
 
 def is_candidate(text: str, tokens: tuple[str, ...]) -> bool:
     """Whether a file may hold something a selected rule looks for (else it is not parsed)."""
-    return _prefilter_regex(tokens).search(text) is not None
+    for prefix, regex in _prefilter_checks(tokens):
+        if prefix in text and (regex is None or regex.search(text) is not None):
+            return True
+    return False
 
 
 class _Locator:
