@@ -29,6 +29,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration, parameter_names
 from hooklint.analysis.names import dotted_name
+from hooklint.analysis.scopes import local_names, target_names
 from hooklint.analysis.walk import descendants
 
 _GROWING = {"append": "appends to", "extend": "extends", "insert": "inserts into",
@@ -78,7 +79,7 @@ def captures(hook: HookBody, registration: Registration | None = None) -> list[C
         local, declared = set(), set()
     else:
         body = node.body
-        local, declared = _locals(node)
+        local, declared = local_names(node)
     scope = _Scope(self_name, bound, set(received), module_param, local, declared)
     scope.taint(body, set(received) - {module_param})
     found = []
@@ -88,36 +89,6 @@ def captures(hook: HookBody, registration: Registration | None = None) -> list[C
         if capture is not None:
             found.append(capture)
     return found
-
-
-def _locals(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
-    declared: set[str] = set()
-    assigned: set[str] = set()
-    for current in descendants(node.body, into_functions=False):
-        if isinstance(current, (cst.Global, cst.Nonlocal)):
-            declared.update(n.name.value for n in current.names)
-        elif isinstance(current, cst.AssignTarget):
-            assigned.update(_target_names(current.target))
-        elif isinstance(current, (cst.AugAssign, cst.AnnAssign)) and isinstance(current.target, cst.Name):
-            assigned.add(current.target.value)
-        elif isinstance(current, (cst.For, cst.CompFor)):
-            assigned.update(_target_names(current.target))
-        elif isinstance(current, cst.AsName):
-            assigned.update(_target_names(current.name))
-    return assigned - declared, declared
-
-
-def _target_names(target: cst.CSTNode) -> set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        names: set[str] = set()
-        for element in target.elements:
-            names |= _target_names(element.value)
-        return names
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return set()
 
 
 def _names_in(node: cst.CSTNode) -> Iterator[str]:
@@ -156,14 +127,14 @@ class _Scope:
                     names = set(_names_in(current.value))
                     targets = set()
                     for t in current.targets:
-                        targets |= _target_names(t.target)
+                        targets |= target_names(t.target)
                     if names & self.tainted:
                         self.tainted |= targets - {self.self_name}
                     if len(current.targets) == 1 and isinstance(current.targets[0].target, cst.Name):
                         if self.store_key(current.value) is not None and not isinstance(current.value, cst.Call):
                             self.aliases.add(current.targets[0].target.value)
                 elif isinstance(current, (cst.For, cst.CompFor)) and set(_names_in(current.iter)) & self.tainted:
-                    self.tainted |= _target_names(current.target)
+                    self.tainted |= target_names(current.target)
                 elif isinstance(current, cst.AugAssign):
                     self.incremented.add(_code(current.target))
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from hooklint.analysis.names import dotted_name, resolve
+from hooklint.analysis.scopes import local_names
 from hooklint.analysis.walk import descendants
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def state_effects(hook: "HookBody") -> list[StateEffect]:
         assigned: set[str] = set()
     else:
         body = node.body
-        declared, assigned = _declared_and_assigned(node)
+        assigned, declared = local_names(node)
     scope = _Scope(hook.imports, module_param, declared, assigned | set(params))
     effects: list[StateEffect] = []
     # A lambda's body is one expression: it is a node of interest itself.
@@ -87,21 +88,6 @@ def state_effects(hook: "HookBody") -> list[StateEffect]:
         if effect is not None:
             effects.append(effect)
     return effects
-
-
-def _declared_and_assigned(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
-    declared: set[str] = set()
-    assigned: set[str] = set()
-    for current in descendants(node.body, into_functions=False):
-        if isinstance(current, (cst.Global, cst.Nonlocal)):
-            declared.update(n.name.value for n in current.names)
-        elif isinstance(current, cst.AssignTarget) and isinstance(current.target, cst.Name):
-            assigned.add(current.target.value)
-        elif isinstance(current, (cst.AugAssign, cst.AnnAssign)) and isinstance(current.target, cst.Name):
-            assigned.add(current.target.value)
-        elif isinstance(current, (cst.For, cst.CompFor)) and isinstance(current.target, cst.Name):
-            assigned.add(current.target.value)
-    return declared, assigned - declared
 
 
 class _Scope:

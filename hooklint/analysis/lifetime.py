@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from hooklint.analysis.facts import CallSite, ModuleFacts, Registration, Site
+from hooklint.analysis.scopes import target_names
 from hooklint.analysis.walk import child_nodes, descendants
 
 #: Context managers that install pack/unpack hooks for the thread (import aliases resolved).
@@ -231,19 +232,6 @@ def names_in(node: cst.CSTNode | None) -> set[str]:
     return found
 
 
-def _target_names(target: cst.CSTNode) -> set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        out: set[str] = set()
-        for element in target.elements:
-            out |= _target_names(element.value)
-        return out
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return set()
-
-
 def _fresh_value(
     value: cst.BaseExpression, varying: set[str], imports: dict[str, str]
 ) -> bool:
@@ -270,23 +258,23 @@ def varying_names(facts: ModuleFacts, scope: cst.CSTNode, seed: set[str]) -> set
             if isinstance(node, cst.Assign):
                 if _fresh_value(node.value, varying, facts.imports):
                     for target in node.targets:
-                        varying |= _target_names(target.target)
+                        varying |= target_names(target.target)
             elif isinstance(node, cst.AnnAssign) and node.value is not None:
                 if _fresh_value(node.value, varying, facts.imports):
-                    varying |= _target_names(node.target)
+                    varying |= target_names(node.target)
             elif (
                 isinstance(node, cst.For)
                 and node is not scope
                 or isinstance(node, cst.CompFor)
             ):
                 if names_in(node.iter) & varying:
-                    varying |= _target_names(node.target)
+                    varying |= target_names(node.target)
             elif isinstance(node, cst.WithItem) and node.asname is not None:
                 if _fresh_value(node.item, varying, facts.imports):
-                    varying |= _target_names(node.asname.name)
+                    varying |= target_names(node.asname.name)
             elif isinstance(node, cst.NamedExpr):
                 if _fresh_value(node.value, varying, facts.imports):
-                    varying |= _target_names(node.target)
+                    varying |= target_names(node.target)
     return varying
 
 

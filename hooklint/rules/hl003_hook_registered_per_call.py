@@ -452,16 +452,16 @@ def _removed_elsewhere(facts: ModuleFacts, registration: Registration) -> bool:
 
 
 def _loop_targets(frame: Frame) -> set[str]:
-    from hooklint.analysis.lifetime import _target_names
+    from hooklint.analysis.scopes import target_names
 
     node = frame.node
     if isinstance(node, cst.For):
-        return _target_names(node.target)
+        return target_names(node.target)
     if frame.kind == "comp":
         names: set[str] = set()
         for_in = node.for_in  # type: ignore[attr-defined]
         while for_in is not None:
-            names |= _target_names(for_in.target)
+            names |= target_names(for_in.target)
             for_in = for_in.inner_for_in
         return names
     return set()
