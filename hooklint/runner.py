@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hooklint.config import Config, DEFAULT_TARGET_TORCH
 from hooklint.engine import FileResult, Settings, check_paths, check_source, write_fixed
-from hooklint.files import DEFAULT_EXCLUDES, SourceError, decode_source, discover
+from hooklint.files import SourceError, decode_source, discover
 from hooklint.rules.base import RuleContext
 from hooklint.selection import UnknownSelector, resolve_rules
 from hooklint.violation import Violation
