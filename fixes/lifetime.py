@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import libcst as cst
 from hooklint.fixes.edits import Locator, indentation_of
 
-from hooklint.analysis.facts import ModuleFacts
+from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.analysis.lifetime import has_multiline_string, statement_path
 from hooklint.violation import Edit, Location
 
 #: A part of a rewrite: ("text", str) a new line at the block's indentation;
@@ -112,6 +113,20 @@ def with_over_rest(
     if drop:
         parts.append(("drop", drop[0], drop[-1]))
     return [RewriteBlock(tuple(parts), _unit(facts), facts.module.default_newline)]
+
+
+def with_over_rest_of_block(facts: ModuleFacts, registration: Registration) -> list:
+    """The registration's statement becomes ``with <registration>:`` over the rest of
+    its block; no edits when there is no rest, or re-indenting it would change a
+    multi-line string."""
+    path = statement_path(facts, registration.site)
+    if path is None:
+        return []
+    level = path[-1]
+    rest = level.block[level.index + 1 :]
+    if not rest or has_multiline_string(facts, rest):
+        return []
+    return with_over_rest(facts, level.statement, registration.call, rest)
 
 
 def try_finally(

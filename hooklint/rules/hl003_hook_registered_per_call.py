@@ -10,7 +10,6 @@ from hooklint.analysis.facts import Frame, ModuleFacts, Registration, parameter_
 from hooklint.analysis.lifetime import (
     base_of,
     enclosing_ifs,
-    has_multiline_string,
     names_in,
     registration_statement_alone,
     removals_of,
@@ -20,7 +19,7 @@ from hooklint.analysis.lifetime import (
     varying_names,
     word_count,
 )
-from hooklint.fixes.lifetime import with_over_rest
+from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
 #: Methods that run once per forward, step or generated token.
@@ -261,14 +260,7 @@ class HookRegisteredPerCall(Rule):
                 return []
         elif use.role != "discarded":
             return []
-        path = statement_path(facts, registration.site)
-        if path is None:
-            return []
-        level = path[-1]
-        rest = level.block[level.index + 1 :]
-        if not rest or has_multiline_string(facts, rest):
-            return []
-        return with_over_rest(facts, level.statement, registration.call, rest)
+        return with_over_rest_of_block(facts, registration)
 
     VALID = [
         # One hook per module of the model, installed once (a profiler's attach()).

@@ -9,14 +9,12 @@ import libcst as cst
 from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.lifetime import (
     base_of,
-    has_multiline_string,
     registration_statement_alone,
     removals_of,
-    statement_path,
     stored_in,
     word_count,
 )
-from hooklint.fixes.lifetime import with_over_rest
+from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
 #: Functions whose job is to install something for later: wrapping the rest of
@@ -162,14 +160,7 @@ class GlobalHookNotRemoved(Rule):
                 return []
         elif use.role != "discarded":
             return []
-        path = statement_path(facts, registration.site)
-        if path is None:
-            return []
-        level = path[-1]
-        rest = level.block[level.index + 1 :]
-        if not rest or has_multiline_string(facts, rest):
-            return []
-        return with_over_rest(facts, level.statement, registration.call, rest)
+        return with_over_rest_of_block(facts, registration)
 
     VALID = [
         # A profiler context object: registered in __enter__, removed in __exit__.
