@@ -199,6 +199,16 @@ class Registration:
     #: hook is registered through one (see :mod:`hooklint.analysis.wrappers`).
     wrapper: str | None = None
 
+    def same_target(self, other: "Registration", *, same_function: bool = True) -> bool:
+        """Whether two registrations hook the same thing: both process-wide of one kind
+        (module or optimizer), or the same receiver code — by default only when both
+        are registered in the same function, where the code means the same object."""
+        if self.api.is_global or other.api.is_global:
+            return self.api.owner == other.api.owner
+        if self.receiver_code != other.receiver_code:
+            return False
+        return not same_function or self.site.function is other.site.function
+
     def keyword_is_true(self, name: str) -> bool:
         """Whether ``name=True`` is passed literally."""
         value = self.keywords.get(name)

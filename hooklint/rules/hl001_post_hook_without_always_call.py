@@ -75,7 +75,7 @@ class PostHookWithoutAlwaysCall(Rule):
             if not _needs_always_call(post):
                 continue
             for pre in pre_hooks:
-                if not _same_target(pre, post):
+                if not pre.same_target(post):
                     continue
                 undone = _undone_keys(pre, post)
                 if undone:
@@ -310,12 +310,6 @@ def _needs_always_call(post: Registration) -> bool:
     if value is None:
         return True
     return type(value).__name__ == "Name" and value.value == "False"  # type: ignore[attr-defined]
-
-
-def _same_target(pre: Registration, post: Registration) -> bool:
-    if pre.api.is_global or post.api.is_global:
-        return pre.api.owner == post.api.owner
-    return pre.receiver_code == post.receiver_code and pre.site.function is post.site.function
 
 
 def _undone_keys(pre: Registration, post: Registration) -> set[str]:

@@ -81,7 +81,7 @@ class UnclampedAlwaysCallRelease(Rule):
                 continue
             acquired: dict[str, StateEffect] = {}
             for pre in pre_hooks:
-                if _same_target(pre, post):
+                if pre.same_target(post, same_function=False):
                     for effect in pre.hook.effects + _setdefault_adds(pre.hook):  # type: ignore[union-attr]
                         if effect.acquires:
                             acquired.setdefault(_base(effect.key), effect)
@@ -384,12 +384,6 @@ def _intolerant(effect: StateEffect) -> bool:
     if effect.op == "remove" and isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         return node.func.attr.value in ("remove", "pop", "popleft")
     return False
-
-
-def _same_target(pre: Registration, post: Registration) -> bool:
-    if pre.api.is_global or post.api.is_global:
-        return pre.api.owner == post.api.owner
-    return pre.receiver_code == post.receiver_code
 
 
 def _container(acquire: StateEffect) -> str:
