@@ -20,7 +20,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from hooklint.selection import UnknownSelector, matching
+from hooklint.selection import UnknownSelector, validate
 
 DEFAULT_TARGET_TORCH = (2, 4)
 
@@ -132,7 +132,7 @@ def _string_list(value, where: str) -> list[str]:
 def _check_codes(codes: list[str], where: str) -> None:
     for code in codes:
         try:
-            matching(code)
+            validate([code])
         except UnknownSelector:
             raise ConfigError(f"{where}: unknown rule code `{code}`") from None
 

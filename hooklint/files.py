@@ -85,6 +85,7 @@ class _GitIgnore:
 
     def __init__(self, base: Path, lines: list[str]) -> None:
         self.base = base
+        self.prefix = os.path.join(str(base), "")
         self.patterns: list[tuple[re.Pattern, bool, bool]] = []
         for line in lines:
             line = line.rstrip("\n").rstrip()
@@ -102,11 +103,14 @@ class _GitIgnore:
                 regex = r"(?:.*/)?" + regex
             self.patterns.append((re.compile(regex + r"\Z"), negate, dir_only))
 
-    def ignores(self, path: Path, is_dir: bool) -> bool | None:
-        try:
-            relative = path.relative_to(self.base).as_posix()
-        except ValueError:
+    def ignores(self, path: str, is_dir: bool) -> bool | None:
+        """The verdict on an absolute path (a string), or None when no pattern speaks."""
+        prefix = self.prefix
+        if not path.startswith(prefix):
             return None
+        relative = path[len(prefix) :]
+        if os.sep != "/":
+            relative = relative.replace(os.sep, "/")
         verdict = None
         for regex, negate, dir_only in self.patterns:
             if dir_only and not is_dir:
@@ -114,6 +118,7 @@ class _GitIgnore:
             if regex.match(relative):
                 verdict = not negate
         return verdict
+
 
 
 def _glob_to_regex(pattern: str) -> str:
@@ -151,57 +156,63 @@ def _exclude_matcher(patterns) -> re.Pattern:
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns) or r"(?!)")
 
 
-def _matches_any(name: str, relative: str, matcher: re.Pattern) -> bool:
-    return matcher.match(name) is not None or matcher.match(relative) is not None
-
-
 def discover(paths: list[Path], excludes: list[str], root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     """Files to check, sorted, and (path, problem) for paths that cannot be walked."""
-    found: set[Path] = set()
+    found: set[str] = set()
     problems: list[tuple[Path, str]] = []
     all_excludes = tuple(DEFAULT_EXCLUDES) + tuple(excludes)
     for path in paths:
         if path.is_dir():
             found.update(_walk(path, all_excludes, root))
         elif path.exists() or path.is_symlink():
-            found.add(Path(os.path.abspath(path)))  # named explicitly: always checked
+            found.add(os.path.abspath(path))  # named explicitly: always checked
         else:
             problems.append((path, "no such file or directory"))
-    return sorted(found), problems
+    return [Path(p) for p in sorted(found)], problems
 
 
 def _walk(top: Path, exclude_globs: tuple[str, ...], root: Path):
+    """Absolute paths (strings: a walk over thousands of entries should not build a
+    Path for each) of the Python files under ``top``."""
     ignores: list[_GitIgnore] = []
-    top = Path(os.path.abspath(top))
-    for parent in reversed([top, *top.parents]):
+    top_path = os.path.abspath(top)
+    for parent in reversed([Path(top_path), *Path(top_path).parents]):
         loaded = _load_gitignore(parent)
         if loaded is not None:
             ignores.append(loaded)
     excludes = _exclude_matcher(exclude_globs)
-    stack = [(top, ignores)]
+    root_prefix = os.path.join(os.path.abspath(root), "")
+    stack = [(top_path, ignores)]
     while stack:
         directory, inherited = stack.pop()
-        local = _load_gitignore(directory) if directory != top else None
-        active = inherited + [local] if local is not None else inherited
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:
             continue
+        local = None
+        if directory != top_path and any(e.name == ".gitignore" for e in entries):
+            local = _load_gitignore(Path(directory))
+        active = inherited + [local] if local is not None else inherited
         for entry in entries:
+            name = entry.name
             is_dir = entry.is_dir(follow_symlinks=False)
-            if not is_dir and not entry.name.endswith(PYTHON_SUFFIXES):
+            if not is_dir and not name.endswith(PYTHON_SUFFIXES):
                 continue
-            path = Path(entry.path)
-            relative = _relative(path, root)
-            if _matches_any(entry.name, relative, excludes) or _git_ignored(active, path, is_dir):
+            path = entry.path
+            if excludes.match(name) is not None:
+                continue
+            relative = path[len(root_prefix) :] if path.startswith(root_prefix) else path
+            if os.sep != "/":
+                relative = relative.replace(os.sep, "/")
+            if excludes.match(relative) is not None or (active and _git_ignored(active, path, is_dir)):
                 continue
             if is_dir:
                 stack.append((path, active))
-            elif entry.name.endswith(PYTHON_SUFFIXES) and entry.is_file():
+            elif entry.is_file():  # not a socket or a dangling link
                 yield path
 
 
-def _git_ignored(ignores: list[_GitIgnore], path: Path, is_dir: bool) -> bool:
+def _git_ignored(ignores: list[_GitIgnore], path: str, is_dir: bool) -> bool:
     verdict = False
     for ignore in ignores:
         result = ignore.ignores(path, is_dir)
@@ -210,17 +221,9 @@ def _git_ignored(ignores: list[_GitIgnore], path: Path, is_dir: bool) -> bool:
     return verdict
 
 
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.absolute().relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
 def display_path(path: Path, cwd: Path | None = None) -> str:
     """A path as reports show it: relative to the working directory when below it."""
-    cwd = cwd or Path.cwd()
-    try:
-        return path.absolute().relative_to(cwd).as_posix()
-    except ValueError:
-        return path.as_posix()
+    absolute = os.path.abspath(path)
+    prefix = os.path.join(os.path.abspath(cwd) if cwd is not None else os.getcwd(), "")
+    shown = absolute[len(prefix) :] if absolute.startswith(prefix) else os.fspath(path)
+    return shown.replace(os.sep, "/") if os.sep != "/" else shown

@@ -6,13 +6,16 @@ without click.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from hooklint.cache import RunIndex, code_fingerprint
 from hooklint.config import Config, DEFAULT_TARGET_TORCH
 from hooklint.engine import FileResult, Settings, check_paths, check_source, write_fixed
-from hooklint.files import SourceError, decode_source, discover
+from hooklint.files import SourceError, decode_source, discover, display_path
 from hooklint.rules.base import RuleContext
 from hooklint.selection import UnknownSelector, resolve_rules
 from hooklint.violation import Violation
@@ -92,16 +95,36 @@ def build_settings(request: CheckRequest) -> Settings:
     )
 
 
+def run_key(request: CheckRequest) -> str:
+    """What a run's results depend on besides the files themselves: hooklint's code,
+    the options as given (rule selection is resolved from them), and the paths."""
+    config = request.config
+    inputs = (
+        code_fingerprint(),
+        request.select if request.select is not None else config.select,
+        list(config.extend_select) + request.extend_select,
+        list(config.ignore) + request.ignore,
+        config.preview,
+        sorted((k, list(v)) for k, v in config.per_file_ignores.items()),
+        config.exclude,
+        config.extend_exclude,
+        config.effective_target_torch,
+        list(config.registration_wrappers),
+        str(config.root),
+        sorted(os.path.abspath(p) for p in request.paths),
+    )
+    return hashlib.sha256(repr(inputs).encode()).hexdigest()
+
+
 def run_check(request: CheckRequest) -> CheckOutcome:
-    settings = build_settings(request)
     if [str(p) for p in request.paths] == ["-"]:
-        return _check_stdin(request, settings)
+        return _check_stdin(request, build_settings(request))
     config = request.config
     excludes = list(config.exclude) if config.exclude else []
     excludes += config.extend_exclude
     files, missing = discover(request.paths, excludes, config.root)
     problems = [f"{path}: {problem}" for path, problem in missing]
-    results = check_paths(files, settings, request.jobs)
+    results = _results(request, files)
     fixed = 0
     unwritten = False
     for path, result in zip(files, results):
@@ -117,6 +140,36 @@ def run_check(request: CheckRequest) -> CheckOutcome:
         fixed += result.fixed
     remaining = sorted((v for r in results for v in r.violations), key=lambda v: v.sort_key)
     return CheckOutcome(results, problems, remaining, fixed, internal_error=bool(missing) or unwritten or any(r.error for r in results))
+
+
+def _results(request: CheckRequest, files: list[Path]) -> list[FileResult]:
+    """Each file's result: from the run index when the file is unchanged since the
+    last run with the same key, else from the engine (rules are loaded only then)."""
+    use_index = request.cache_dir is not None and not (request.fix or request.diff)
+    if not use_index:
+        return check_paths(files, build_settings(request), request.jobs)
+    index = RunIndex(str(request.cache_dir), run_key(request))
+    results: list[FileResult | None] = [None] * len(files)
+    stamps: dict[int, tuple[int, int]] = {}
+    for position, path in enumerate(files):
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue
+        stamps[position] = (stat.st_mtime_ns, stat.st_size)
+        violations = index.lookup(str(path), stamps[position])
+        if violations is not None:
+            shown = display_path(path)
+            results[position] = FileResult(shown, [replace(v, path=shown) for v in violations])
+    misses = [i for i, result in enumerate(results) if result is None]
+    if misses:
+        checked = check_paths([files[i] for i in misses], build_settings(request), request.jobs)
+        for position, result in zip(misses, checked):
+            results[position] = result
+            if position in stamps and result.error is None:
+                index.record(str(files[position]), stamps[position], result.violations)
+    index.save()
+    return results  # type: ignore[return-value]
 
 
 def _check_stdin(request: CheckRequest, settings: Settings) -> CheckOutcome:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from hooklint.rules import all_rules
+from hooklint.rules import all_rules, known_codes
 from hooklint.rules.base import Rule
 
 
@@ -28,8 +28,14 @@ def matching(selector: str) -> list[type[Rule]]:
 
 
 def validate(selectors: Iterable[str]) -> None:
-    for selector in selectors:
-        matching(selector)
+    """Raise :class:`UnknownSelector` for a selector that matches no rule (rules are
+    not loaded: their codes come from their modules' names)."""
+    for raw in selectors:
+        selector = raw.strip().upper()
+        if selector == "ALL":
+            continue
+        if not selector.startswith("HL") or not any(c.startswith(selector) for c in known_codes()):
+            raise UnknownSelector(selector)
 
 
 def resolve_rules(

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -19,7 +22,12 @@ def tree(tmp_path, monkeypatch):
 
 
 def _entries(directory):
-    return sorted(p for p in directory.rglob("*.json"))
+    """The content cache's entries (not the run index)."""
+    return sorted(p for p in directory.rglob("*.json") if p.parent.name != "runs")
+
+
+def _run_indexes(directory):
+    return sorted((directory / "runs").glob("*.json"))
 
 
 def _no_parsing(monkeypatch):
@@ -79,6 +87,8 @@ def test_corrupt_entry_is_ignored_and_rewritten(tree):
     entries = _entries(tree / ".hooklint_cache")
     for index, entry in enumerate(entries):
         entry.write_text(["{not json", '{"violations": [{"code": 1}]}', "", '{"other": []}'][index % 4])
+    for run_index in _run_indexes(tree / ".hooklint_cache"):
+        run_index.unlink()  # else the unchanged files never reach the content cache
     warm = check("pkg", "--format", "json")
     assert (warm.exit_code, warm.stdout) == (cold.exit_code, cold.stdout)
     for entry in _entries(tree / ".hooklint_cache"):
@@ -100,12 +110,33 @@ def test_cache_is_keyed_by_settings(tree):
     assert check("pkg", "--ignore", "HL001", "--format", "concise").stdout.count("HL001") == 0
 
 
-def test_cache_is_keyed_by_version(tree, monkeypatch):
+def test_cache_is_keyed_by_hooklints_code(tree, monkeypatch):
     check("pkg")
     before = set(_entries(tree / ".hooklint_cache"))
-    monkeypatch.setattr("hooklint.engine.__version__", "999.0")
+    runs_before = set(_run_indexes(tree / ".hooklint_cache"))
+    monkeypatch.setattr("hooklint.cache.code_fingerprint", lambda: "another version")
+    monkeypatch.setattr("hooklint.runner.code_fingerprint", lambda: "another version")
     check("pkg")
     assert set(_entries(tree / ".hooklint_cache")) > before
+    assert set(_run_indexes(tree / ".hooklint_cache")) > runs_before
+
+
+def test_code_fingerprint_follows_the_sources():
+    from hooklint import cache
+
+    first = cache.code_fingerprint()
+    import hooklint.rules.base as base_module
+
+    source = base_module.__file__
+    stat = os.stat(source)
+    try:
+        os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+        cache.code_fingerprint.cache_clear()
+        assert cache.code_fingerprint() != first
+    finally:
+        os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        cache.code_fingerprint.cache_clear()
+    assert cache.code_fingerprint() == first
 
 
 def test_unwritable_cache_dir_only_costs_speed(tree):
@@ -131,3 +162,51 @@ def test_cache_entries_written_atomically(tree, monkeypatch):
     check("pkg")
     assert calls and all(str(b).endswith(".json") for _, b in calls)
     assert not list((tree / ".hooklint_cache").rglob("*.tmp"))
+
+
+# -- the run index -------------------------------------------------------------------------
+def test_corrupt_run_index_is_ignored_and_rewritten(tree):
+    cold = check("pkg", "--format", "json")
+    [run_index] = _run_indexes(tree / ".hooklint_cache")
+    for garbage in ("{not json", '{"files": {"x": 1}}', '{"files": []}', "[]"):
+        run_index.write_text(garbage)
+        warm = check("pkg", "--format", "json")
+        assert (warm.exit_code, warm.stdout) == (cold.exit_code, cold.stdout)
+    assert set(json.loads(run_index.read_text())["files"]) == {str(p) for p in sorted((tree / "pkg").glob("*.py"))}
+
+
+def test_run_index_notices_a_change_of_the_same_size(tree):
+    assert "HL001" in check("pkg", "--format", "concise").stdout
+    fixed = BUGGY.replace("register_forward_hook(", "register_forward_hoop(")
+    assert len(fixed) == len(BUGGY)
+    path = tree / "pkg/buggy.py"
+    stat = path.stat()
+    write(tree, "pkg/buggy.py", fixed)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert "HL001" not in check("pkg", "--format", "concise").stdout
+
+
+def test_run_index_is_per_options_and_paths(tree):
+    assert "HL001" in check("pkg", "--format", "concise").stdout
+    assert "HL001" not in check("pkg", "--format", "concise", "--ignore", "HL001").stdout
+    assert "HL001" not in check("pkg/clean.py", "--format", "concise").stdout
+    assert len(_run_indexes(tree / ".hooklint_cache")) == 3
+
+
+def test_warm_run_loads_no_rule_and_no_libcst(tree):
+    """The point of the run index: an unchanged tree is answered from it alone."""
+    probe = (
+        "import sys\n"
+        "from hooklint.cli import main\n"
+        "try:\n"
+        "    main(['check', 'pkg', '--format', 'concise'])\n"
+        "except SystemExit as exit:\n"
+        "    print('exit', exit.code)\n"
+        "print('libcst' in sys.modules, any(m.startswith('hooklint.rules.hl') for m in sys.modules))\n"
+    )
+    cold = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tree)
+    warm = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tree)
+    assert cold.stdout.splitlines()[-1] == "True True", cold.stderr
+    assert warm.stdout.splitlines()[-1] == "False False", warm.stderr
+    assert "exit 1" in warm.stdout and "HL001" in warm.stdout
+    assert cold.stdout == warm.stdout.replace("False False", "True True")

@@ -32,21 +32,35 @@ class SyntaxErrorRule(Rule):
     prefilter = ()
 
 
+def _rule_modules() -> list[str]:
+    return sorted(
+        info.name
+        for info in pkgutil.iter_modules(__path__)
+        if info.name.startswith("hl") and info.name[2:5].isdigit()
+    )
+
+
+@lru_cache(maxsize=None)
+def known_codes() -> tuple[str, ...]:
+    """Every rule code, read from the modules' names (``hl001_...`` holds HL001)
+    without importing them: validating a selector must not load libcst."""
+    return ("HL000", *(name[:5].upper() for name in _rule_modules()))
+
+
 @lru_cache(maxsize=None)
 def all_rules() -> tuple[type[Rule], ...]:
     """Every rule class, HL000 first, ordered by code."""
     found: list[type[Rule]] = [SyntaxErrorRule]
-    for info in pkgutil.iter_modules(__path__):
-        if not (info.name.startswith("hl") and info.name[2:5].isdigit()):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Rule) and value.__module__ == module.__name__ and hasattr(value, "code"):
-                found.append(value)
-    codes = [r.code for r in found]
-    duplicates = {c for c in codes if codes.count(c) > 1}
-    if duplicates:
-        raise RuntimeError(f"rule codes used twice: {sorted(duplicates)}")
+    for name in _rule_modules():
+        module = importlib.import_module(f"{__name__}.{name}")
+        classes = [
+            value
+            for value in vars(module).values()
+            if isinstance(value, type) and issubclass(value, Rule) and value.__module__ == module.__name__ and hasattr(value, "code")
+        ]
+        if [rule.code for rule in classes] != [name[:5].upper()]:
+            raise RuntimeError(f"{module.__name__} must hold one rule, {name[:5].upper()}")
+        found.extend(classes)
     return tuple(sorted(found, key=lambda r: r.code))
 
 
