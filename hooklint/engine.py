@@ -14,22 +14,26 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import gc
 import os
 import re
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-from hooklint import __version__
 from hooklint.files import SourceError, SourceFile, display_path, read_source
 from hooklint.noqa import Suppressions
+from hooklint.screen import screening_source
 from hooklint.sparse import relevant_source
-from hooklint.rules.base import Finding, RuleContext
+from hooklint.rules.base import DYNAMIC_REGISTRATION_TOKEN, REGISTRATION_TOKEN, Finding, RuleContext
 from hooklint.violation import SAFE, UNSAFE, Edit, Fix, Location, Violation
 
 MAX_FIX_ROUNDS = 20
+#: What makes a definition a seed of the screening parse, whatever rules are selected.
+SEED_TOKENS = (REGISTRATION_TOKEN, DYNAMIC_REGISTRATION_TOKEN)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
@@ -48,7 +52,9 @@ class Settings:
 
     @property
     def fingerprint(self) -> str:
-        return repr((__version__, self.rule_codes, self.context))
+        from hooklint.cache import code_fingerprint
+
+        return repr((code_fingerprint(), self.rule_codes, self.context))
 
 
 @dataclass
@@ -99,58 +105,123 @@ def is_candidate(text: str, tokens: tuple[str, ...]) -> bool:
 
 
 class _Locator:
-    """Positions of nodes, as 1-based lines and columns."""
+    """Positions of nodes, as 1-based lines and columns: computed for the nodes the
+    findings name (:mod:`hooklint.positions`), and for the whole module should any
+    other be asked for."""
 
-    def __init__(self, module, text: str) -> None:
-        from libcst.metadata import MetadataWrapper, PositionProvider
+    def __init__(self, module, text: str, nodes) -> None:
+        from hooklint.positions import positions_of
 
-        self.positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        self.module = module
+        self.positions = positions_of(module, nodes)
         self.lines = _LINE_BREAK.split(text)
 
+    def _range(self, node):
+        found = self.positions.get(node)
+        if found is None:
+            self.positions = self.every_position()
+            found = self.positions[node]
+        return found
+
+    def every_position(self) -> dict:
+        from libcst.metadata import MetadataWrapper, PositionProvider
+
+        return dict(MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider))
+
     def start(self, node) -> Location:
-        position = self.positions[node].start
+        position = self._range(node).start
         return Location(position.line, position.column + 1)
 
     def end(self, node) -> Location:
-        position = self.positions[node].end
+        position = self._range(node).end
         return Location(position.line, position.column + 1)
 
     def line(self, number: int) -> str:
         return self.lines[number - 1] if 1 <= number <= len(self.lines) else ""
 
 
-def lint_text(text: str, path: str, rules, context: RuleContext) -> list[Violation]:
-    """Violations in ``text`` (``rules`` are rule classes), ``# noqa`` applied."""
+def _nodes_named(findings) -> set:
+    """The nodes whose positions the findings and their fixes need: every node held
+    by a finding's fix primitives (in fields, tuples of them, nested primitives)."""
+    import dataclasses
+
     import libcst
 
-    from hooklint.analysis.collector import collect
+    nodes = set()
+    stack = []
+    for _, finding in findings:
+        nodes.add(finding.node)
+        stack.extend(finding.fix_edits or ())
+    while stack:
+        value = stack.pop()
+        if isinstance(value, libcst.CSTNode):
+            nodes.add(value)
+        elif isinstance(value, (tuple, list)):
+            stack.extend(value)
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            stack.extend(getattr(value, f.name) for f in dataclasses.fields(value))
+    return nodes
 
+
+def lint_text(text: str, path: str, rules, context: RuleContext, *, skip_irrelevant: bool = True) -> list[Violation]:
+    """Violations in ``text`` (``rules`` are rule classes), ``# noqa`` applied.
+
+    The file is first screened on the definitions a token matched (most files stop
+    there: :mod:`hooklint.screen`), then linted on the text :mod:`hooklint.sparse`
+    keeps; ``skip_irrelevant=False`` parses the whole file instead (what
+    ``benchmarks/sparse_parse.py`` compares with)."""
+    with _collector_paused():
+        return _lint_text(text, path, rules, context, skip_irrelevant)
+
+
+@contextmanager
+def _collector_paused():
+    """Parsing builds hundreds of thousands of objects, and each few hundred would
+    trigger a cyclic-garbage pass over all that survive (a fifth of the lint time).
+    What a lint leaves in cycles is collected at the next pass after it."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevant: bool) -> list[Violation]:
     cpython = _cpython_parse(text)
     if isinstance(cpython, tuple):
         return [_syntax_violation(path, cpython[1], 1, "cannot parse: too deeply nested to analyse", "")]
     parsed = text
-    whole = any(r.whole_module and is_candidate(text, r.prefilter) for r in rules)
+    whole = not skip_irrelevant or any(r.whole_module and is_candidate(text, r.prefilter) for r in rules)
     if isinstance(cpython, ast.Module) and not whole:
-        tokens = prefilter_tokens(rules, context.registration_wrappers)
-        parsed = relevant_source(text, cpython, _prefilter_regex(tokens))
-    try:
-        module = libcst.parse_module(parsed)
-    except libcst.ParserSyntaxError as exc:
+        tokens = _prefilter_regex(prefilter_tokens(rules, context.registration_wrappers))
+        if all(r.screenable for r in rules):
+            # Every registration is evidence (a rule's own tokens may name only one of a pair).
+            seeds = _prefilter_regex(prefilter_tokens(rules, context.registration_wrappers) + SEED_TOKENS)
+            screened = _findings(screening_source(text, cpython, seeds), rules, context)
+            if isinstance(screened, tuple) and not screened[1]:
+                return []  # the common case: nothing here, at a fraction of the parse
+            if isinstance(screened, tuple) and not any(rule.cleared_elsewhere for rule, _ in screened[1]):
+                return _report(screened, path, text)  # nothing the screen dropped could clear these
+        parsed = relevant_source(text, cpython, tokens)
+    outcome = _findings(parsed, rules, context)
+    if not isinstance(outcome, tuple):  # does not parse
         if isinstance(cpython, SyntaxError) and cpython.lineno:
             return [_cpython_syntax_error(cpython, path, text)]
-        return [_syntax_error(exc, path, text)]
-    except (RecursionError, ValueError) as exc:  # deeply nested or unparseable input
-        return [_syntax_violation(path, 1, 1, f"cannot parse: {type(exc).__name__}", "")]
-    facts = collect(module, context.registration_wrappers)
-    findings = []
-    for rule in rules:
-        if rule.code == "HL000":
-            continue
-        for finding in rule().check(facts, context):
-            findings.append((rule, finding))
+        if isinstance(outcome, Exception) and hasattr(outcome, "raw_line"):
+            return [_syntax_error(outcome, path, text)]
+        return [_syntax_violation(path, 1, 1, f"cannot parse: {outcome}", "")]
+    return _report(outcome, path, text)
+
+
+def _report(outcome, path: str, text: str) -> list[Violation]:
+    """Findings as violations, with positions in ``text`` (the parsed code kept every
+    line and column of it), ``# noqa`` applied."""
+    module, findings = outcome
     if not findings:
         return []
-    locator = _Locator(module, text)
+    locator = _Locator(module, text, _nodes_named(findings))
     suppressions = Suppressions.parse(text)
     violations = []
     for rule, finding in findings:
@@ -158,6 +229,29 @@ def lint_text(text: str, path: str, rules, context: RuleContext) -> list[Violati
         if not suppressions.suppresses(violation.code, violation.start.line, violation.end.line):
             violations.append(violation)
     return sorted(set(violations), key=lambda v: v.sort_key)
+
+
+def _findings(code: str, rules, context: RuleContext):
+    """``(module, [(rule, finding), ...])`` for code that libcst parses; else libcst's
+    ParserSyntaxError, or a short reason."""
+    import libcst
+
+    from hooklint.analysis.collector import collect
+
+    try:
+        module = libcst.parse_module(code)
+    except libcst.ParserSyntaxError as exc:
+        return exc
+    except (RecursionError, ValueError) as exc:  # deeply nested or unparseable input
+        return type(exc).__name__
+    facts = collect(module, context.registration_wrappers)
+    findings = []
+    for rule in rules:
+        if rule.code == "HL000":
+            continue
+        for finding in rule().check(facts, context):
+            findings.append((rule, finding))
+    return module, findings
 
 
 def _cpython_parse(text: str):

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: Text that keeps a definition whatever the selected rules' tokens are.
 ALWAYS_KEPT = ("remove", "hook", "__exit__")
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SELF_ATTRIBUTE = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 @dataclass
@@ -67,7 +67,7 @@ def _definitions(statements, lines: list[str], tokens: re.Pattern, is_method: bo
 
 def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
     """``text`` with irrelevant definitions replaced by empty lines."""
-    lines = _LINE.findall(text)  # as CPython counts lines (not str.splitlines)
+    lines = LINE.findall(text)  # as CPython counts lines (not str.splitlines)
     definitions = list(_definitions(tree.body, lines, tokens, is_method=False))
     candidates = [d for d in definitions if not d.relevant]
     if not candidates:
@@ -77,11 +77,11 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
     kept_words: set[str] = set()
     for d in definitions:
         if d.relevant and not d.is_class:  # a class's relevant methods speak for it
-            kept_words.update(_WORD.findall(d.text))
+            kept_words.update(WORD.findall(d.text))
     for statement in tree.body:  # module-level code may register through aliases
         if not isinstance(statement, _DEFINITIONS):
             chunk = "".join(lines[statement.lineno - 1 : statement.end_lineno or statement.lineno])
-            kept_words.update(_WORD.findall(chunk))
+            kept_words.update(WORD.findall(chunk))
     # A method that touches the state relevant code touches (``self.store``) stays: it
     # may consume a capture or remove a handle kept there.
     shared_state = set()
@@ -94,9 +94,15 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
         if d.name not in kept_words and not (d.is_method and shared_state.intersection(_SELF_ATTRIBUTE.findall(d.text)))
     ]
     for d in candidates:
-        for index in range(d.first - 1, d.last):
-            line = lines[index]
-            lines[index] = line[len(line.rstrip("\r\n")) :]
-        if d.is_method:
-            lines[d.first - 1] = d.indent + "pass" + lines[d.first - 1]
+        blank(lines, d.first, d.last, d.indent if d.is_method else None)
     return "".join(lines)
+
+
+def blank(lines: list[str], first: int, last: int, method_indent: str | None) -> None:
+    """Empty lines ``first..last`` (1-based) of ``lines`` (which keep their line
+    breaks); a dropped method leaves ``pass`` so that its class stays valid."""
+    for index in range(first - 1, last):
+        line = lines[index]
+        lines[index] = line[len(line.rstrip("\r\n")) :]
+    if method_indent is not None:
+        lines[first - 1] = method_indent + "pass" + lines[first - 1]

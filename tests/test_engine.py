@@ -342,11 +342,26 @@ def test_skipping_irrelevant_definitions_keeps_findings_and_positions():
     assert sparse.count("\n") == source.count("\n")
 
     skipped = engine_module.lint_text(source, "m.py", rules, RuleContext())
-    original = engine_module.relevant_source
-    try:
-        engine_module.relevant_source = lambda text, tree, tokens: text
-        full = engine_module.lint_text(source, "m.py", rules, RuleContext())
-    finally:
-        engine_module.relevant_source = original
+    full = engine_module.lint_text(source, "m.py", rules, RuleContext(), skip_irrelevant=False)
     assert skipped == full and [v.code for v in skipped] == ["HL001"]
     assert skipped[0].start.line == source.splitlines().index("        model.register_forward_hook(self._leave)") + 1
+
+
+# -- positions -----------------------------------------------------------------------------------
+def test_selective_positions_equal_libcsts_position_provider():
+    import libcst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from hooklint.analysis.walk import descendants
+    from hooklint.positions import positions_of
+
+    source = (PROJECT_ROOT / "examples").glob("*.py")
+    for path in sorted(source):
+        module = libcst.parse_module(path.read_text(encoding="utf-8"))
+        everything = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        nodes = [module, *descendants(module)]
+        some = nodes[::7]
+        assert positions_of(module, some).items() <= dict(everything).items(), path
+        mine = positions_of(module, nodes)
+        assert all(mine[n] == everything[n] for n in nodes), path
+

@@ -40,6 +40,19 @@ def test_valid_example_is_not_flagged(rule, example):
     assert [v for v in violations if v.code == rule.code] == []
 
 
+@pytest.fixture
+def positions_only_for_what_findings_name(monkeypatch):
+    """The engine computes positions for the nodes findings and fixes hold; asking for
+    another node falls back to every node's (correct, but the cost a lint avoids)."""
+    import hooklint.engine
+
+    def fail(self):
+        raise AssertionError("a finding or fix asked for a node it does not hold")
+
+    monkeypatch.setattr(hooklint.engine._Locator, "every_position", fail)
+
+
+@pytest.mark.usefixtures("positions_only_for_what_findings_name")
 @pytest.mark.parametrize(("rule", "example"), list(_cases("INVALID")))
 def test_invalid_example_is_flagged_and_fixed(rule, example):
     source = _code(example.code)

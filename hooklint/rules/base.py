@@ -85,6 +85,16 @@ class Rule:
     #: The rule reasons about every use of a name in the module, so no definition may
     #: be skipped (see :mod:`hooklint.sparse`).
     whole_module: ClassVar[bool] = False
+    #: The evidence for a finding sits in the definitions a token matched, the hooks
+    #: they name and the in-file wrappers' callers, so a file may be screened on that
+    #: alone first (see :func:`hooklint.sparse.screening_source`).  False for a rule
+    #: whose evidence may sit elsewhere (where a module was compiled and run).
+    screenable: ClassVar[bool] = True
+    #: Code the screen drops (a removal, a ``with``, an ``__exit__`` in another method)
+    #: can clear a finding of this rule, so a finding on the screen is confirmed on the
+    #: fuller text.  False for a rule whose evidence, for and against, is all in what
+    #: the screen keeps: the registration, its function and its hook.
+    cleared_elsewhere: ClassVar[bool] = True
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
 

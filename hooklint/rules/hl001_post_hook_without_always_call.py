@@ -66,6 +66,7 @@ class PostHookWithoutAlwaysCall(Rule):
 
     code = "HL001"
     name = "post-hook-without-always-call"
+    cleared_elsewhere = False  # the pair, its hooks and always_call are all in the seed
     fix_applicability = "safe"
     prefilter = ("register_forward_hook", "register_module_forward_hook")
 

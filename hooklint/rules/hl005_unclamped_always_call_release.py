@@ -69,6 +69,7 @@ class UnclampedAlwaysCallRelease(Rule):
 
     code = "HL005"
     name = "unclamped-always-call-release"
+    cleared_elsewhere = False  # the pair and its hooks are all in the seed
     fix_applicability = "safe"
     prefilter = ("always_call",)
 

@@ -70,6 +70,7 @@ class DeprecatedBackwardHook(Rule):
 
     code = "HL007"
     name = "deprecated-backward-hook"
+    cleared_elsewhere = False  # the registration's name is all the evidence
     fix_applicability = "unsafe"
     prefilter = ("register_backward_hook", "register_module_backward_hook")
 

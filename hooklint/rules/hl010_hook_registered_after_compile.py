@@ -66,6 +66,7 @@ class HookRegisteredAfterCompile(Rule):
     code = "HL010"
     name = "hook-registered-after-compile"
     preview = True
+    screenable = False  # the compile and the run need not mention a hook
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
         registrations = [r for r in facts.registrations if r.api.owner in _MODULE_HOOK_OWNERS or r.api.kind == "dynamic"]

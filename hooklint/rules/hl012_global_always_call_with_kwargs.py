@@ -65,6 +65,7 @@ class GlobalAlwaysCallWithKwargs(Rule):
 
     code = "HL012"
     name = "global-always-call-with-kwargs"
+    cleared_elsewhere = False  # the registration's keywords are all the evidence
     fix_applicability = "unsafe"
     prefilter = ("register_module_forward_hook",)
 

@@ -79,6 +79,7 @@ class HookIgnoresKwargs(Rule):
 
     code = "HL015"
     name = "hook-ignores-kwargs"
+    cleared_elsewhere = False  # the hook and its registration are all the evidence
     preview = True
     fix_applicability = "unsafe"
     prefilter = ("register_forward_hook", "register_forward_pre_hook")

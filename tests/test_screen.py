@@ -1,0 +1,221 @@
+"""hooklint.screen: the small text a file is first linted on, and the engine's
+screen-then-confirm path."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+import hooklint.engine as engine
+from hooklint.rules import all_rules, find_rule
+from hooklint.rules.base import RuleContext
+from hooklint.screen import screening_source
+
+RULES = [r for r in all_rules() if r.code != "HL000" and r.screenable]
+SEEDS = engine._prefilter_regex(engine.prefilter_tokens(RULES) + engine.SEED_TOKENS)
+
+
+def screen(source: str) -> str:
+    source = textwrap.dedent(source)
+    screened = screening_source(source, ast.parse(source), SEEDS)
+    assert screened == "" or screened.count("\n") == source.count("\n")  # positions stay put
+    ast.parse(screened)  # and it is still Python
+    return screened
+
+
+def test_keeps_the_seed_and_the_hooks_it_names_and_drops_the_rest():
+    screened = screen(
+        """
+        import torch
+
+        TABLE = {"a": 1, "b": 2}
+
+        def unrelated(x):
+            return x * 2
+
+        def record(module, args, output):
+            STORE.append(output)
+
+        class Model:
+            def helper(self):
+                return 1
+
+            def _pre(self, module, args):
+                pass
+
+            def attach(self, layer):
+                layer.register_forward_pre_hook(self._pre)
+                layer.register_forward_hook(record)
+        """
+    )
+    for kept in ("import torch", "def record", "STORE.append", "def _pre", "def attach", "class Model"):
+        assert kept in screened
+    for dropped in ("def unrelated", "def helper", "TABLE"):
+        assert dropped not in screened
+
+
+def test_tokens_in_strings_and_comments_do_not_seed():
+    screened = screen(
+        '''
+        def explain():
+            """Call register_forward_hook(...) to see it."""
+            # register_forward_hook here is only a comment
+            return "register_forward_hook is not supported"
+
+        def real(m, h):
+            m.register_forward_hook(h)
+        '''
+    )
+    assert "def explain" not in screened and "def real" in screened
+
+
+def test_an_f_string_registration_seeds():
+    screened = screen(
+        """
+        def attach(module, kind, hook):
+            return getattr(module, f"register_{kind}_hook")(hook)
+        """
+    )
+    assert "def attach" in screened
+
+
+def test_callers_of_an_in_file_wrapper_and_what_they_pass_are_kept():
+    screened = screen(
+        """
+        class Mixin:
+            def add(self, module, fn):
+                self._handles.append(module.register_forward_hook(fn))
+
+        class Quantizer(Mixin):
+            def _capture(self, module, args, output):
+                self.cache.append(output)
+
+            def calibrate(self, model):
+                self.add(model.layer, self._capture)
+
+            def unrelated(self):
+                return 2
+        """
+    )
+    assert "def calibrate" in screened and "def _capture" in screened
+    assert "def unrelated" not in screened
+
+
+def test_import_aliases_of_registration_functions_seed():
+    screened = screen(
+        """
+        from torch.nn.modules.module import register_module_forward_hook as on_forward
+
+        def noisy(module, args, output):
+            print(output)
+
+        def install():
+            on_forward(noisy)
+        """
+    )
+    assert "def install" in screened and "def noisy" in screened
+
+
+def test_a_callable_object_named_by_a_seed_keeps_init_and_call():
+    screened = screen(
+        """
+        class Recorder:
+            def __init__(self):
+                self.outputs = []
+
+            def __call__(self, module, args, output):
+                self.outputs.append(output)
+
+            def summary(self):
+                return len(self.outputs)
+
+        def attach(model):
+            model.register_forward_hook(Recorder())
+        """
+    )
+    assert "def __init__" in screened and "def __call__" in screened and "def summary" not in screened
+
+
+def test_nested_classes_are_screened_method_by_method():
+    screened = screen(
+        """
+        class Outer:
+            class Inner:
+                def far(self):
+                    return 1
+
+                def hooked(self, m, h):
+                    m.register_forward_hook(h)
+        """
+    )
+    assert "def hooked" in screened and "def far" not in screened
+
+
+def test_module_level_registration_keeps_all_module_level_code():
+    screened = screen(
+        """
+        import torch
+
+        handle = model.register_forward_hook(record)
+        run(model)  # may raise: the removal below is not exception-safe
+        handle.remove()
+        """
+    )
+    assert "run(model)" in screened and "handle.remove()" in screened
+
+
+def test_nothing_in_code_leaves_nothing():
+    assert screen("# register_forward_hook\nx = 1\n") == ""
+
+
+def test_a_finding_only_the_screen_sees_is_not_reported():
+    """The screen drops ``detach`` (nothing there names a hook), so on the screen the
+    capture hook looks never removed; the confirming lint sees the removal."""
+    source = textwrap.dedent(
+        """
+        class Tracer:
+            def _capture(self, module, args, output):
+                self.outputs.append(output.detach())
+
+            def attach(self, model):
+                self._handle = model.register_forward_hook(self._capture)
+
+            def detach(self):
+                self._handle.remove()
+        """
+    )
+    HL002 = find_rule("HL002")
+    screened = screening_source(source, ast.parse(source), SEEDS)
+    assert "self._handle.remove()" not in screened
+    outcome = engine._findings(screened, [HL002], RuleContext())
+    assert [rule.code for rule, _ in outcome[1]] == ["HL002"]
+    assert engine.lint_text(source, "t.py", [HL002], RuleContext()) == []
+    assert engine.lint_text(source, "t.py", [HL002], RuleContext(), skip_irrelevant=False) == []
+
+
+@pytest.mark.parametrize("rule", [r for r in all_rules() if not r.screenable], ids=lambda r: r.code)
+def test_rules_that_cannot_be_screened_turn_screening_off(rule, monkeypatch):
+    monkeypatch.setattr(engine, "screening_source", lambda *a: pytest.fail("screened"))
+    engine.lint_text("m.register_forward_hook(h)\n", "t.py", [rule], RuleContext())
+
+
+def test_findings_nothing_dropped_can_clear_are_reported_from_the_screen(monkeypatch):
+    """HL007's evidence is the registration's name: no second, fuller parse."""
+    source = textwrap.dedent(
+        """
+        def unrelated():
+            return 1
+
+        def attach(model, hook):
+            model.register_backward_hook(hook)
+            model.register_backward_hook(hook)  # noqa: HL007
+        """
+    )
+    HL007 = find_rule("HL007")
+    full = engine.lint_text(source, "t.py", [HL007], RuleContext(), skip_irrelevant=False)
+    monkeypatch.setattr(engine, "relevant_source", lambda *a: pytest.fail("parsed again"))
+    screened = engine.lint_text(source, "t.py", [HL007], RuleContext())
+    assert screened == full and [(v.code, v.start.line) for v in screened] == [("HL007", 6)]
+    assert screened[0].fix is not None and screened[0].source_line == "    model.register_backward_hook(hook)"
