@@ -231,6 +231,31 @@ def _report(outcome, path: str, text: str) -> list[Violation]:
     return sorted(set(violations), key=lambda v: v.sort_key)
 
 
+def parse_module(code: str):
+    """``libcst.parse_module`` without the per-node validation.
+
+    Each libcst node checks its fields when built (``CSTNode.__post_init__``), a
+    guard for trees built by hand that costs a quarter of a parse; what the parser
+    builds from source is valid by construction (libcst's own comment there says the
+    check belongs elsewhere for that reason).  Nodes built while this runs, in any
+    thread, skip the check."""
+    import libcst
+    from libcst._nodes.base import CSTNode
+
+    original = CSTNode.__dict__.get("__post_init__")
+    if original is None:  # a libcst without the hook: parse as it is
+        return libcst.parse_module(code)
+    CSTNode.__post_init__ = _unchecked  # type: ignore[method-assign]
+    try:
+        return libcst.parse_module(code)
+    finally:
+        CSTNode.__post_init__ = original  # type: ignore[method-assign]
+
+
+def _unchecked(self) -> None:
+    pass
+
+
 def _findings(code: str, rules, context: RuleContext):
     """``(module, [(rule, finding), ...])`` for code that libcst parses; else libcst's
     ParserSyntaxError, or a short reason."""
@@ -239,7 +264,7 @@ def _findings(code: str, rules, context: RuleContext):
     from hooklint.analysis.collector import collect
 
     try:
-        module = libcst.parse_module(code)
+        module = parse_module(code)
     except libcst.ParserSyntaxError as exc:
         return exc
     except (RecursionError, ValueError) as exc:  # deeply nested or unparseable input
@@ -341,7 +366,7 @@ def parses(text: str) -> bool:
 
     try:
         ast.parse(text)
-        libcst.parse_module(text)
+        parse_module(text)
     except (SyntaxError, ValueError, RecursionError, libcst.ParserSyntaxError):
         return False
     return True
@@ -477,48 +502,62 @@ PARALLEL_THRESHOLD = 8
 
 
 def check_paths(paths: Sequence[Path], settings: Settings, jobs: int) -> list[FileResult]:
-    """Check files, in a process pool when there are enough candidates."""
+    """Check files, in a process pool once there are enough candidates.
+
+    The files are read and prefiltered here (most never reach the parser, and shipping
+    them to workers would cost more than reading them); each candidate goes to the
+    pool as soon as it is found, so the workers parse while this process reads on."""
     if jobs <= 1 or len(paths) < PARALLEL_THRESHOLD:
         return [check_path(str(p), settings) for p in paths]
-    # Read and prefilter here: most files never reach the parser, and shipping them
-    # to workers would cost more than reading them.
     from hooklint import cache
 
     results: dict[int, FileResult] = {}
-    candidates: list[int] = []
-    rules = None
-    for index, path in enumerate(paths):
-        shown = display_path(path)
-        try:
-            source = read_source(path)
-        except SourceError as exc:
-            results[index] = FileResult(shown, error=str(exc))
-            continue
-        rules = _rules_for(settings, shown)
-        tokens = prefilter_tokens(rules, settings.context.registration_wrappers)
-        if not is_candidate(source.text, tokens):
-            results[index] = FileResult(shown)
-            continue
-        if not (settings.fix or settings.diff) and settings.cache_dir:
-            cached = cache.load(settings.cache_dir, cache.key(source.raw, settings.fingerprint))
-            if cached is not None:
-                results[index] = FileResult(shown, violations=[replace(v, path=shown) for v in cached])
+    waiting: list[int] = []  # candidates not yet handed out
+    futures = {}
+    pool = None
+    try:
+        for index, path in enumerate(paths):
+            shown = display_path(path)
+            try:
+                source = read_source(path)
+            except SourceError as exc:
+                results[index] = FileResult(shown, error=str(exc))
                 continue
-        candidates.append(index)
-    if len(candidates) < PARALLEL_THRESHOLD:
-        for index in candidates:
+            rules = _rules_for(settings, shown)
+            tokens = prefilter_tokens(rules, settings.context.registration_wrappers)
+            if not is_candidate(source.text, tokens):
+                results[index] = FileResult(shown)
+                continue
+            if not (settings.fix or settings.diff) and settings.cache_dir:
+                cached = cache.load(settings.cache_dir, cache.key(source.raw, settings.fingerprint))
+                if cached is not None:
+                    results[index] = FileResult(shown, violations=[replace(v, path=shown) for v in cached])
+                    continue
+            waiting.append(index)
+            if pool is None and len(waiting) >= PARALLEL_THRESHOLD:
+                pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_fork_context(), initializer=_prepare_worker)
+            if pool is not None:
+                for candidate in waiting:
+                    futures[candidate] = pool.submit(check_path, str(paths[candidate]), settings)
+                waiting.clear()
+        for index in waiting:  # too few candidates for a pool
             results[index] = check_path(str(paths[index]), settings)
-    else:
-        import libcst  # noqa: F401  (imported before forking, so workers share it)
-
-        import hooklint.analysis.collector  # noqa: F401
-
-        workers = min(jobs, len(candidates))
-        with ProcessPoolExecutor(max_workers=workers, mp_context=_fork_context()) as pool:
-            chunk = max(1, len(candidates) // (workers * 4))
-            for index, result in zip(candidates, pool.map(check_path, [str(paths[i]) for i in candidates], [settings] * len(candidates), chunksize=chunk)):
-                results[index] = result
+        for index, future in futures.items():
+            results[index] = future.result()
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     return [results[i] for i in range(len(paths))]
+
+
+def _prepare_worker() -> None:
+    """Import the parser and the analysis once per worker, while the parent reads on."""
+    import libcst  # noqa: F401
+
+    import hooklint.analysis.collector  # noqa: F401
+    import hooklint.rules
+
+    hooklint.rules.all_rules()
 
 
 def _fork_context():

@@ -36,6 +36,11 @@ from hooklint.sparse import LINE, WORD, blank
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _CALLABLE_OBJECT = frozenset({"__call__", "__init__"})
+#: A name not followed by a call's parenthesis: used as a value.
+_REFERENCE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
+#: ``name = value`` on one line (not ``==``).
+_ASSIGNMENT = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)([^\r\n]*)", re.MULTILINE)
+_COMMENT_LINE = re.compile(r"[ \t]*#")
 _MODULE_LEVEL_SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Assert, ast.Delete)
 
 
@@ -50,16 +55,13 @@ class _Unit:
     indent: str
     text: str  # a class's without its members
     nested: bool  # inside a class (a dropped one leaves ``pass``)
-    lines: list[str] = field(repr=False)
     members: list["_Unit"] = field(default_factory=list)
 
     def code(self, tokens: re.Pattern) -> str:
-        """The text with strings and comments blanked, when that can matter (it costs
-        a walk of the definition's syntax tree)."""
+        """The text with strings and comments blanked, when that can matter."""
         if not tokens.search(self.text):
             return self.text
-        inside = {n for m in self.members for n in range(m.first, m.last + 1)}
-        return _code(self.node, self.lines, skip_lines=inside)
+        return _code(self.text)
 
     @property
     def is_class(self) -> bool:
@@ -83,23 +85,33 @@ def screening_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
     for statement in tree.body:
         if not isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
             chunk = "".join(lines[statement.lineno - 1 : statement.end_lineno or statement.lineno])
-            module_level.append((statement, _code(statement, lines) if tokens.search(chunk) else chunk))
+            module_level.append((statement, _code(chunk) if tokens.search(chunk) else chunk))
     module_seeds = [code for _, code in module_level if tokens.search(code)]
     if not seeds and not module_seeds:
         return ""  # the tokens matched only in strings and comments
-    words: set[str] = set()
+    words: set[str] = set()  # every name a seed mentions
+    hooks: set[str] = set()  # the names that may be a hook, or build one
     for code in [codes[id(u)] for u in seeds] + module_seeds:
         words.update(WORD.findall(code))
+        hooks.update(_hook_names(code, tokens))
     wrappers = {u.name for u in seeds if _registers_a_parameter(u, lines, tokens)}
-    callers = [u for u in units if u not in seeds and wrappers.intersection(WORD.findall(u.text))]
-    for unit in callers:
-        words.update(WORD.findall(unit.text))
+    if wrappers:
+        calls = re.compile(tokens.pattern + "|" + "|".join(rf"\b{re.escape(w)}\b" for w in sorted(wrappers)))
+        callers = [u for u in units if u not in seeds and wrappers.intersection(WORD.findall(u.text))]
+        for unit in callers:
+            words.update(WORD.findall(unit.text))
+            hooks.update(_hook_names(_code(unit.text), calls))
+    else:
+        callers = []
     kept = {id(u) for u in seeds + callers}
-    kept.update(id(u) for u in units if u.name in words)
+    kept.update(id(u) for u in units if u.name in hooks)
     for unit in units:  # an instance used as a hook: what it runs and what it sets up
-        if unit.is_class and unit.name in words:
+        if unit.is_class and unit.name in hooks:
             kept.update(id(m) for m in unit.members if m.name in _CALLABLE_OBJECT)
     _prune(top, kept, lines)
+    for number, line in enumerate(lines):  # comments cost a parse and hold no evidence
+        if _COMMENT_LINE.match(line):
+            lines[number] = line[len(line.rstrip("\r\n")) :]
     if not module_seeds:
         for statement, _ in module_level:
             if isinstance(statement, _MODULE_LEVEL_SIMPLE) and not words.intersection(_assigned_names(statement)):
@@ -115,7 +127,7 @@ def _units(statements, lines: list[str], nested: bool):
         last = statement.end_lineno or statement.lineno
         line = lines[first - 1]
         indent = line[: len(line) - len(line.lstrip())]
-        unit = _Unit(statement, statement.name, first, last, indent, "", nested, lines)
+        unit = _Unit(statement, statement.name, first, last, indent, "", nested)
         unit.members = list(_units(statement.body, lines, nested=True)) if unit.is_class else []
         inside = {n for m in unit.members for n in range(m.first, m.last + 1)}
         unit.text = "".join(lines[n - 1] for n in range(first, last + 1) if n not in inside)
@@ -123,57 +135,71 @@ def _units(statements, lines: list[str], nested: bool):
 
 
 def _prune(units: list[_Unit], kept: set[int], lines: list[str]) -> None:
+    """Blank what is not kept.  A class stays when something in it is kept, so a
+    dropped method needs no ``pass`` in its place."""
     for unit in units:
         if unit.is_class and any(id(u) in kept for u in unit.walk()):
-            _prune(unit.members, kept, lines)  # the class stays, with the methods kept
+            _prune(unit.members, kept, lines)
         elif id(unit) not in kept:
-            blank(lines, unit.first, unit.last, unit.indent if unit.nested else None)
+            blank(lines, unit.first, unit.last, None)
 
 
-def _code(node: ast.AST, lines: list[str], skip_lines: set[int] = frozenset()) -> str:
-    """The node's source lines with string literals and comments blanked (f-strings
-    stay: ``getattr(m, f"register_{kind}_hook")`` is code)."""
-    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-    last = node.end_lineno or node.lineno
-    chunk = {n: lines[n - 1] for n in range(first, last + 1) if n not in skip_lines}
-    for string in _strings(node):
-        for number in range(string.lineno, (string.end_lineno or string.lineno) + 1):
-            if number not in chunk:
-                continue
-            line = chunk[number]
-            start = _column(line, string.col_offset) if number == string.lineno else 0
-            end = _column(line, string.end_col_offset) if number == string.end_lineno else len(line.rstrip("\r\n"))
-            chunk[number] = line[:start] + " " * (end - start) + line[end:]
-    return "".join(_without_comment(chunk[n]) for n in sorted(chunk))
+def _hook_names(code: str, registrations: re.Pattern) -> set[str]:
+    """Names in ``code`` that may be a hook or build one: every name used as a value
+    (``self._capture``, ``partial(record, ...)``), what is called inside a
+    registration call (``register_forward_hook(make_hook(name))``), and what is used
+    to build a name passed there (``hook = make_hook(name)``)."""
+    names = set(_REFERENCE.findall(code))
+    passed: set[str] = set()
+    for match in registrations.finditer(code):
+        arguments = _call_arguments(code, match.end())
+        passed.update(WORD.findall(arguments))
+    names |= passed
+    for target, value in _ASSIGNMENT.findall(code):
+        if target in passed:
+            names.update(WORD.findall(value))
+    return names
 
 
-def _strings(node: ast.AST):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, ast.JoinedStr):
-            continue
-        if isinstance(current, ast.Constant) and isinstance(current.value, (str, bytes)):
-            yield current
-            continue
-        stack.extend(ast.iter_child_nodes(current))
+def _call_arguments(code: str, start: int) -> str:
+    """The text of the call that starts at or after ``start``: from its ``(`` to the
+    matching ``)`` (strings are blanked already, so parentheses are code)."""
+    opening = code.find("(", start)
+    if opening < 0:
+        return ""
+    depth = 0
+    for position in range(opening, min(len(code), opening + 5000)):
+        character = code[position]
+        if character in "([{":
+            depth += 1
+        elif character in ")]}":
+            depth -= 1
+            if depth == 0:
+                return code[opening : position + 1]
+    return code[opening : opening + 5000]
 
 
-def _column(line: str, utf8_offset: int | None) -> int:
-    """ast's UTF-8 byte offset as a character index into ``line``."""
-    if utf8_offset is None:
-        return 0
-    if line.isascii():
-        return utf8_offset
-    return len(line.encode("utf-8")[:utf8_offset].decode("utf-8", errors="ignore"))
+#: A string literal (with its prefix, if any, in group ``prefix``), or a comment.
+_STRING_OR_COMMENT = re.compile(
+    r'(?P<prefix>\b[rRbBuUfF]{1,2})?'
+    r'(?:"""(?:\\.|[^\\])*?"""' r"|'''(?:\\.|[^\\])*?'''"
+    r'|"(?:\\.|[^"\\\n])*"' r"|'(?:\\.|[^'\\\n])*')"
+    r"|#[^\r\n]*",
+    re.DOTALL,
+)
+_NOT_A_LINE_BREAK = re.compile(r"[^\r\n]")
 
 
-def _without_comment(line: str) -> str:
-    """Strings are blanked already, so a ``#`` left starts a comment."""
-    hash_at = line.find("#")
-    if hash_at < 0:
-        return line
-    return line[:hash_at] + line[len(line.rstrip("\r\n")) :]
+def _code(text: str) -> str:
+    """``text`` with string literals and comments blanked, line breaks kept; f-strings
+    stay (``getattr(m, f"register_{kind}_hook")`` is code)."""
+    return _STRING_OR_COMMENT.sub(_blank_literal, text)
+
+
+def _blank_literal(match: re.Match) -> str:
+    if "f" in (match.group("prefix") or "").lower():
+        return match.group(0)
+    return _NOT_A_LINE_BREAK.sub(" ", match.group(0))
 
 
 def _with_aliases(tree: ast.Module, tokens: re.Pattern) -> re.Pattern:
