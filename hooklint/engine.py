@@ -109,12 +109,14 @@ class _Locator:
     findings name (:mod:`hooklint.positions`), and for the whole module should any
     other be asked for."""
 
-    def __init__(self, module, text: str, nodes) -> None:
+    def __init__(self, module, text: str, nodes, line_numbers: list[int] | None = None) -> None:
         from hooklint.positions import positions_of
 
         self.module = module
         self.positions = positions_of(module, nodes)
         self.lines = _LINE_BREAK.split(text)
+        #: For a module parsed from some of ``text``'s lines: each parsed line's number in ``text``.
+        self.line_numbers = line_numbers
 
     def _range(self, node):
         found = self.positions.get(node)
@@ -129,12 +131,17 @@ class _Locator:
         return dict(MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider))
 
     def start(self, node) -> Location:
-        position = self._range(node).start
-        return Location(position.line, position.column + 1)
+        return self._location(self._range(node).start)
 
     def end(self, node) -> Location:
-        position = self._range(node).end
-        return Location(position.line, position.column + 1)
+        return self._location(self._range(node).end)
+
+    def _location(self, position) -> Location:
+        line = position.line
+        if self.line_numbers is not None:
+            # The end of the last line is the start of the (absent) next one.
+            line = self.line_numbers[line - 1] if line <= len(self.line_numbers) else self.line_numbers[-1] + 1
+        return Location(line, position.column + 1)
 
     def line(self, number: int) -> str:
         return self.lines[number - 1] if 1 <= number <= len(self.lines) else ""
@@ -199,11 +206,13 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
         if all(r.screenable for r in rules):
             # Every registration is evidence (a rule's own tokens may name only one of a pair).
             seeds = _prefilter_regex(prefilter_tokens(rules, context.registration_wrappers) + SEED_TOKENS)
-            screened = _findings(screening_source(text, cpython, seeds), rules, context)
+            screen, line_numbers = screening_source(text, cpython, seeds)
+            screened = _findings(screen, rules, context)
             if isinstance(screened, tuple) and not screened[1]:
                 return []  # the common case: nothing here, at a fraction of the parse
             if isinstance(screened, tuple) and not any(rule.cleared_elsewhere for rule, _ in screened[1]):
-                return _report(screened, path, text)  # nothing the screen dropped could clear these
+                # Nothing the screen dropped could clear these: report them from it.
+                return _report(screened, path, text, line_numbers)
         parsed = relevant_source(text, cpython, tokens)
     outcome = _findings(parsed, rules, context)
     if not isinstance(outcome, tuple):  # does not parse
@@ -215,13 +224,14 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
     return _report(outcome, path, text)
 
 
-def _report(outcome, path: str, text: str) -> list[Violation]:
-    """Findings as violations, with positions in ``text`` (the parsed code kept every
-    line and column of it), ``# noqa`` applied."""
+def _report(outcome, path: str, text: str, line_numbers: list[int] | None = None) -> list[Violation]:
+    """Findings as violations, with positions in ``text`` (the parsed code kept the
+    columns of every line it kept; ``line_numbers`` maps its lines to ``text``'s when
+    it dropped some), ``# noqa`` applied."""
     module, findings = outcome
     if not findings:
         return []
-    locator = _Locator(module, text, _nodes_named(findings))
+    locator = _Locator(module, text, _nodes_named(findings), line_numbers)
     suppressions = Suppressions.parse(text)
     violations = []
     for rule, finding in findings:

@@ -2,9 +2,11 @@
 
 Most candidate files have no finding, and the evidence for one sits where a token
 matched in code: the registration, the function around it, the hook it names.
-:func:`screening_source` keeps only that (the rest becomes empty lines, so positions
-stay put) and the engine lints it; only a file that shows a finding there is linted
-again on :func:`hooklint.sparse.relevant_source`'s text, which is what is reported.
+:func:`screening_source` keeps only those lines (whole lines, so columns stay put,
+with each kept line's number in the file) and the engine lints them.  A file that
+shows no finding there is done; a finding of a rule that nothing dropped can clear
+(``Rule.cleared_elsewhere``) is reported from there; any other sends the file to a
+second lint, on :func:`hooklint.sparse.relevant_source`'s text.
 
 What is kept:
 
@@ -29,10 +31,11 @@ nothing dropped can add a false one.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass, field
 
-from hooklint.sparse import LINE, WORD, blank
+from hooklint.sparse import LINE, WORD
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _CALLABLE_OBJECT = frozenset({"__call__", "__init__"})
@@ -40,7 +43,8 @@ _CALLABLE_OBJECT = frozenset({"__call__", "__init__"})
 _REFERENCE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
 #: ``name = value`` on one line (not ``==``).
 _ASSIGNMENT = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)([^\r\n]*)", re.MULTILINE)
-_COMMENT_LINE = re.compile(r"[ \t]*#")
+#: A line that holds nothing to parse (comments cost a parse and hold no evidence).
+_BLANK_OR_COMMENT = re.compile(r"[ \t\f]*(?:#[^\r\n]*)?(?:\r\n|\r|\n)?\Z")
 _MODULE_LEVEL_SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Assert, ast.Delete)
 
 
@@ -53,15 +57,7 @@ class _Unit:
     first: int  # 1-based, decorators included
     last: int
     indent: str
-    text: str  # a class's without its members
-    nested: bool  # inside a class (a dropped one leaves ``pass``)
     members: list["_Unit"] = field(default_factory=list)
-
-    def code(self, tokens: re.Pattern) -> str:
-        """The text with strings and comments blanked, when that can matter."""
-        if not tokens.search(self.text):
-            return self.text
-        return _code(self.text)
 
     @property
     def is_class(self) -> bool:
@@ -72,76 +68,146 @@ class _Unit:
         for member in self.members:
             yield from member.walk()
 
+    def own_lines(self) -> range | list[int]:
+        """Its line numbers, a class's without its members'."""
+        if not self.members:
+            return range(self.first, self.last + 1)
+        inside = {n for m in self.members for n in range(m.first, m.last + 1)}
+        return [n for n in range(self.first, self.last + 1) if n not in inside]
 
-def screening_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
-    """``text`` with what cannot hold the evidence for a finding replaced by empty lines."""
-    lines = LINE.findall(text)
+
+class _Lines:
+    """The file's lines, which of them are kept, and the text that replaces a line."""
+
+    def __init__(self, text: str) -> None:
+        self.text = LINE.findall(text)
+        self.kept = bytearray(b"\x01") * len(self.text)
+        self.replaced: dict[int, str] = {}
+        offsets, total = [], 0
+        for line in self.text:
+            offsets.append(total)
+            total += len(line)
+        self.offsets = offsets
+
+    def number_at(self, offset: int) -> int:
+        return bisect.bisect_right(self.offsets, offset)
+
+    def join(self, numbers) -> str:
+        return "".join(self.text[n - 1] for n in numbers)
+
+    def drop(self, first: int, last: int) -> None:
+        self.kept[first - 1 : last] = bytes(last - first + 1)
+
+    def result(self) -> tuple[str, list[int]]:
+        numbers = [
+            n
+            for n, (line, kept) in enumerate(zip(self.text, self.kept), start=1)
+            if kept and not _BLANK_OR_COMMENT.match(line)
+        ]
+        return "".join(self.replaced.get(n, self.text[n - 1]) for n in numbers), numbers
+
+
+def screening_source(text: str, tree: ast.Module, tokens: re.Pattern) -> tuple[str, list[int]]:
+    """What of ``text`` can hold the evidence for a finding: the code, without blank
+    lines, and the number in ``text`` of each of its lines (columns are unchanged)."""
+    lines = _Lines(text)
     tokens = _with_aliases(tree, tokens)
-    top = list(_units(tree.body, lines, nested=False))
+    top = list(_units(tree.body, lines.text))
     units = [u for t in top for u in t.walk()]
-    codes = {id(u): u.code(tokens) for u in units}
-    seeds = [u for u in units if tokens.search(codes[id(u)])]
-    module_level = []
-    for statement in tree.body:
-        if not isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
-            chunk = "".join(lines[statement.lineno - 1 : statement.end_lineno or statement.lineno])
-            module_level.append((statement, _code(chunk) if tokens.search(chunk) else chunk))
-    module_seeds = [code for _, code in module_level if tokens.search(code)]
+    module_level = [s for s in tree.body if not isinstance(s, (*_FUNCTIONS, ast.ClassDef))]
+
+    matched = {lines.number_at(m.start()) for m in tokens.finditer(text)}
+    seeds, seed_codes = [], []
+    for unit in _innermost(units, matched):
+        code = _code(lines.join(unit.own_lines()))
+        if tokens.search(code):
+            seeds.append(unit)
+            seed_codes.append(code)
+    module_seeds = []
+    for statement in module_level:
+        last = statement.end_lineno or statement.lineno
+        if any(statement.lineno <= n <= last for n in matched):
+            code = _code(lines.join(range(statement.lineno, last + 1)))
+            if tokens.search(code):
+                module_seeds.append(code)
     if not seeds and not module_seeds:
-        return ""  # the tokens matched only in strings and comments
+        return "", []  # the tokens matched only in strings and comments
+
     words: set[str] = set()  # every name a seed mentions
     hooks: set[str] = set()  # the names that may be a hook, or build one
-    for code in [codes[id(u)] for u in seeds] + module_seeds:
+    for code in seed_codes + module_seeds:
         words.update(WORD.findall(code))
         hooks.update(_hook_names(code, tokens))
-    wrappers = {u.name for u in seeds if _registers_a_parameter(u, lines, tokens)}
+    wrappers = {u.name for u in seeds if _registers_a_parameter(u, lines.text, tokens)}
+    callers = []
     if wrappers:
-        calls = re.compile(tokens.pattern + "|" + "|".join(rf"\b{re.escape(w)}\b" for w in sorted(wrappers)))
-        callers = [u for u in units if u not in seeds and wrappers.intersection(WORD.findall(u.text))]
-        for unit in callers:
-            words.update(WORD.findall(unit.text))
-            hooks.update(_hook_names(_code(unit.text), calls))
-    else:
-        callers = []
+        calls = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(wrappers)) + r")\b")
+        called = {lines.number_at(m.start()) for m in calls.finditer(text)}
+        for unit in _innermost(units, called):
+            if unit not in seeds:
+                code = _code(lines.join(unit.own_lines()))
+                callers.append(unit)
+                words.update(WORD.findall(code))
+                hooks.update(_hook_names(code, re.compile(tokens.pattern + "|" + calls.pattern)))
+
     kept = {id(u) for u in seeds + callers}
     kept.update(id(u) for u in units if u.name in hooks)
     for unit in units:  # an instance used as a hook: what it runs and what it sets up
         if unit.is_class and unit.name in hooks:
             kept.update(id(m) for m in unit.members if m.name in _CALLABLE_OBJECT)
     _prune(top, kept, lines)
-    for number, line in enumerate(lines):  # comments cost a parse and hold no evidence
-        if _COMMENT_LINE.match(line):
-            lines[number] = line[len(line.rstrip("\r\n")) :]
     if not module_seeds:
-        for statement, _ in module_level:
+        for statement in module_level:
             if isinstance(statement, _MODULE_LEVEL_SIMPLE) and not words.intersection(_assigned_names(statement)):
-                blank(lines, statement.lineno, statement.end_lineno or statement.lineno, None)
-    return "".join(lines)
+                lines.drop(statement.lineno, statement.end_lineno or statement.lineno)
+    return lines.result()
 
 
-def _units(statements, lines: list[str], nested: bool):
+def _units(statements, lines: list[str]):
     for statement in statements:
         if not isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
             continue
         first = min([statement.lineno] + [d.lineno for d in statement.decorator_list])
-        last = statement.end_lineno or statement.lineno
         line = lines[first - 1]
-        indent = line[: len(line) - len(line.lstrip())]
-        unit = _Unit(statement, statement.name, first, last, indent, "", nested)
-        unit.members = list(_units(statement.body, lines, nested=True)) if unit.is_class else []
-        inside = {n for m in unit.members for n in range(m.first, m.last + 1)}
-        unit.text = "".join(lines[n - 1] for n in range(first, last + 1) if n not in inside)
+        unit = _Unit(statement, statement.name, first, statement.end_lineno or statement.lineno, line[: len(line) - len(line.lstrip())])
+        if isinstance(statement, ast.ClassDef):
+            unit.members = list(_units(statement.body, lines))
         yield unit
 
 
-def _prune(units: list[_Unit], kept: set[int], lines: list[str]) -> None:
-    """Blank what is not kept.  A class stays when something in it is kept, so a
-    dropped method needs no ``pass`` in its place."""
+def _innermost(units: list[_Unit], numbers: set[int]) -> list[_Unit]:
+    """The innermost unit holding each line (a line outside every unit has none)."""
+    found: dict[int, _Unit] = {}
+    for number in numbers:
+        best = None
+        for unit in units:
+            if unit.first <= number <= unit.last and (best is None or unit.first >= best.first):
+                best = unit
+        if best is not None:
+            found[id(best)] = best
+    return sorted(found.values(), key=lambda u: u.first)
+
+
+def _prune(units: list[_Unit], kept: set[int], lines: _Lines) -> None:
+    """Drop what is not kept.  A class stays when it or something in it is kept, so a
+    dropped method needs no ``pass`` in its place, unless nothing else is left."""
     for unit in units:
         if unit.is_class and any(id(u) in kept for u in unit.walk()):
             _prune(unit.members, kept, lines)
+            if not _keeps_a_statement(unit, kept):  # a class kept by name alone
+                first = unit.members[0]
+                lines.kept[first.first - 1] = 1
+                line = lines.text[first.first - 1]
+                lines.replaced[first.first] = first.indent + "pass" + line[len(line.rstrip("\r\n")) :]
         elif id(unit) not in kept:
-            blank(lines, unit.first, unit.last, None)
+            lines.drop(unit.first, unit.last)
+
+
+def _keeps_a_statement(unit: _Unit, kept: set[int]) -> bool:
+    member_nodes = {id(m.node) for m in unit.members}
+    if any(id(s) not in member_nodes for s in unit.node.body):  # type: ignore[attr-defined]
+        return True
+    return any(id(m) in kept or (m.is_class and _keeps_a_statement(m, kept)) for m in unit.members)
 
 
 def _hook_names(code: str, registrations: re.Pattern) -> set[str]:

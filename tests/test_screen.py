@@ -19,8 +19,11 @@ SEEDS = engine._prefilter_regex(engine.prefilter_tokens(RULES) + engine.SEED_TOK
 
 def screen(source: str) -> str:
     source = textwrap.dedent(source)
-    screened = screening_source(source, ast.parse(source), SEEDS)
-    assert screened == "" or screened.count("\n") == source.count("\n")  # positions stay put
+    screened, numbers = screening_source(source, ast.parse(source), SEEDS)
+    original = source.splitlines()
+    assert numbers == sorted(numbers) and len(numbers) == len(screened.splitlines())
+    for number, line in zip(numbers, screened.splitlines()):  # columns stay put
+        assert line == original[number - 1] or line.strip() == "pass"
     ast.parse(screened)  # and it is still Python
     return screened
 
@@ -187,7 +190,7 @@ def test_a_finding_only_the_screen_sees_is_not_reported():
         """
     )
     HL002 = find_rule("HL002")
-    screened = screening_source(source, ast.parse(source), SEEDS)
+    screened, _ = screening_source(source, ast.parse(source), SEEDS)
     assert "self._handle.remove()" not in screened
     outcome = engine._findings(screened, [HL002], RuleContext())
     assert [rule.code for rule, _ in outcome[1]] == ["HL002"]
@@ -219,3 +222,17 @@ def test_findings_nothing_dropped_can_clear_are_reported_from_the_screen(monkeyp
     screened = engine.lint_text(source, "t.py", [HL007], RuleContext())
     assert screened == full and [(v.code, v.start.line) for v in screened] == [("HL007", 6)]
     assert screened[0].fix is not None and screened[0].source_line == "    model.register_backward_hook(hook)"
+
+
+def test_a_class_kept_by_name_alone_stays_valid():
+    screened = screen(
+        """
+        class Plain:
+            def method(self):
+                return 1
+
+        def attach(model):
+            model.register_forward_hook(Plain)
+        """
+    )
+    assert "class Plain" in screened and "def method" not in screened

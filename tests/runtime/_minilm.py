@@ -10,6 +10,9 @@ and ``benchmarks/gpu_autoround.py`` (imported by file path).
 
 Text comes from standard-library docstrings: calibration and held-out
 sentences are drawn from disjoint module lists, so held-out text is unseen.
+Calibration samples are consecutive chunks of the calibration modules' token
+stream; held-out sentences are prose taken round-robin over the held-out
+modules.
 """
 
 from __future__ import annotations
@@ -362,13 +365,37 @@ def calibration_samples(
 
 
 def heldout_sentences(count: int = 64) -> list[str]:
-    """Distinct held-out sentences of 6-40 words, from modules unused for calibration."""
-    text = re.sub(r"\s+", " ", docstring_text(HELDOUT_MODULES))
-    sentences = []
+    """Distinct held-out prose sentences of 6-40 words, from modules unused for calibration.
+
+    Sentences are taken round-robin over :data:`HELDOUT_MODULES` (the first
+    of each module, then the second, ...), so every module contributes, not
+    just the first one's long docstrings.  Doctest fragments (``>>>``) and
+    pieces that do not start with a capital letter (mostly code split at a
+    period) are skipped: they are code, not sentences.
+    """
+    per_module = [_prose_sentences(name) for name in HELDOUT_MODULES]
+    sentences: list[str] = []
+    for rank in range(max(len(found) for found in per_module)):
+        for found in per_module:
+            if rank < len(found) and found[rank] not in sentences:
+                sentences.append(found[rank])
+                if len(sentences) == count:
+                    return sentences
+    return sentences
+
+
+def _prose_sentences(module_name: str) -> list[str]:
+    text = re.sub(r"\s+", " ", docstring_text([module_name]))
+    found: list[str] = []
     for sentence in re.split(r"(?<=[.!?])\s+", text):
-        if 6 <= len(sentence.split()) <= 40 and sentence not in sentences:
-            sentences.append(sentence)
-    return sentences[:count]
+        if (
+            6 <= len(sentence.split()) <= 40
+            and ">>>" not in sentence
+            and sentence[0].isupper()
+            and sentence not in found
+        ):
+            found.append(sentence)
+    return found
 
 
 def encode(
