@@ -87,20 +87,31 @@ def _token_regex(token: str) -> str:
 
 
 @lru_cache(maxsize=64)
-def _prefilter_checks(tokens: tuple[str, ...]) -> tuple[tuple[str, re.Pattern | None], ...]:
-    """Per token: a literal prefix (a fast substring test) and, for tokens with ``*``,
-    the regex to confirm with."""
+def _prefilter_checks(tokens: tuple[str, ...]) -> tuple[tuple[str, tuple[tuple[str, re.Pattern | None], ...]], ...]:
+    """The tokens grouped under *anchors*: literal text each token of the group
+    contains (``register_`` for ``register_forward_hook``, ``register_*hook``...).  A
+    file without an anchor skips its whole group; most files hold no anchor at all.
+    Per token: its literal prefix and, for tokens with ``*``, the regex to confirm with."""
+    checks = [(token.split("*", 1)[0], re.compile(_token_regex(token)) if "*" in token else None) for token in tokens]
+    prefixes = sorted({prefix for prefix, _ in checks}, key=len)
+    anchors: list[str] = []
+    for prefix in prefixes:
+        if not any(anchor in prefix for anchor in anchors):
+            anchors.append(prefix)
     return tuple(
-        (token.split("*", 1)[0], re.compile(_token_regex(token)) if "*" in token else None)
-        for token in tokens
+        (anchor, tuple(check for check in checks if anchor in check[0] and not any(a in check[0] for a in anchors[:i])))
+        for i, anchor in enumerate(anchors)
     )
 
 
 def is_candidate(text: str, tokens: tuple[str, ...]) -> bool:
     """Whether a file may hold something a selected rule looks for (else it is not parsed)."""
-    for prefix, regex in _prefilter_checks(tokens):
-        if prefix in text and (regex is None or regex.search(text) is not None):
-            return True
+    for anchor, group in _prefilter_checks(tokens):
+        if anchor not in text:
+            continue
+        for prefix, regex in group:
+            if prefix in text and (regex is None or regex.search(text) is not None):
+                return True
     return False
 
 

@@ -17,8 +17,8 @@ What is kept:
   named keeps its own statements, ``__init__`` and ``__call__``, not all its methods);
 * callers of a seed that passes one of its parameters to a registration (an in-file
   registration wrapper), and what those callers name;
-* imports, module-level compound statements, and module-level assignments to names
-  a seed mentions; all module-level code when a module-level statement is a seed
+* module-level compound statements, and the imports and assignments that bind a
+  name the kept code mentions; all module-level code when a module-level statement is a seed
   (module-level code is one scope: what runs between a registration and a removal
   there matters).
 
@@ -45,7 +45,9 @@ _REFERENCE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
 _ASSIGNMENT = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)([^\r\n]*)", re.MULTILINE)
 #: A line that holds nothing to parse (comments cost a parse and hold no evidence).
 _BLANK_OR_COMMENT = re.compile(r"[ \t\f]*(?:#[^\r\n]*)?(?:\r\n|\r|\n)?\Z")
-_MODULE_LEVEL_SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Assert, ast.Delete)
+#: Module-level statements dropped unless they bind a name the kept code mentions
+#: (a star import is always kept: it may bind any name).
+_DROPPABLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Assert, ast.Delete, ast.Import, ast.ImportFrom)
 
 
 @dataclass(eq=False)
@@ -157,9 +159,15 @@ def screening_source(text: str, tree: ast.Module, tokens: re.Pattern) -> tuple[s
             kept.update(id(m) for m in unit.members if m.name in _CALLABLE_OBJECT)
     _prune(top, kept, lines)
     if not module_seeds:
+        # Module-level code that binds no name the kept code mentions cannot matter:
+        # imports included (they only serve to resolve names).
+        for unit in units:
+            if id(unit) in kept and unit not in seeds and unit not in callers:
+                words.update(WORD.findall(lines.join(unit.own_lines())))
         for statement in module_level:
-            if isinstance(statement, _MODULE_LEVEL_SIMPLE) and not words.intersection(_assigned_names(statement)):
-                lines.drop(statement.lineno, statement.end_lineno or statement.lineno)
+            if isinstance(statement, _DROPPABLE) and not words.intersection(_bound_names(statement)):
+                if not (isinstance(statement, ast.ImportFrom) and any(a.name == "*" for a in statement.names)):
+                    lines.drop(statement.lineno, statement.end_lineno or statement.lineno)
     return lines.result()
 
 
@@ -315,7 +323,10 @@ def _registers_a_parameter(unit: _Unit, lines: list[str], tokens: re.Pattern) ->
     return False
 
 
-def _assigned_names(statement: ast.stmt) -> set[str]:
+def _bound_names(statement: ast.stmt) -> set[str]:
+    """The names a module-level assignment or import binds."""
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return {alias.asname or alias.name.split(".")[0] for alias in statement.names}
     targets = []
     if isinstance(statement, ast.Assign):
         targets = statement.targets
