@@ -27,7 +27,7 @@ from typing import Sequence
 from hooklint.files import SourceError, SourceFile, display_path, read_source
 from hooklint.noqa import Suppressions
 from hooklint.screen import screening_source
-from hooklint.sparse import relevant_source
+from hooklint.sparse import LINE, relevant_source
 from hooklint.rules.base import DYNAMIC_REGISTRATION_TOKEN, REGISTRATION_TOKEN, Finding, RuleContext
 from hooklint.violation import SAFE, UNSAFE, Edit, Fix, Location, Violation
 
@@ -210,7 +210,6 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
     cpython = _cpython_parse(text)
     if isinstance(cpython, tuple):
         return [_syntax_violation(path, cpython[1], 1, "cannot parse: too deeply nested to analyse", "")]
-    parsed = text
     whole = not skip_irrelevant or any(r.whole_module and is_candidate(text, r.prefilter) for r in rules)
     if isinstance(cpython, ast.Module) and not whole:
         tokens = _prefilter_regex(prefilter_tokens(rules, context.registration_wrappers))
@@ -224,8 +223,11 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
             if isinstance(screened, tuple) and not any(rule.cleared_elsewhere for rule, _ in screened[1]):
                 # Nothing the screen dropped could clear these: report them from it.
                 return _report(screened, path, text, line_numbers)
-        parsed = relevant_source(text, cpython, tokens)
-    outcome = _findings(parsed, rules, context)
+        parsed, line_numbers = _without_blank_lines(relevant_source(text, cpython, tokens))
+        outcome = _findings(parsed, rules, context)
+        if isinstance(outcome, tuple):
+            return _report(outcome, path, text, line_numbers)
+    outcome = _findings(text, rules, context)
     if not isinstance(outcome, tuple):  # does not parse
         if isinstance(cpython, SyntaxError) and cpython.lineno:
             return [_cpython_syntax_error(cpython, path, text)]
@@ -233,6 +235,14 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
             return [_syntax_error(outcome, path, text)]
         return [_syntax_violation(path, 1, 1, f"cannot parse: {outcome}", "")]
     return _report(outcome, path, text)
+
+
+def _without_blank_lines(code: str) -> tuple[str, list[int]]:
+    """``code`` without its blank lines (libcst builds a node for each, and the sparse
+    text is mostly blank lines), and each remaining line's number in ``code``."""
+    lines = LINE.findall(code)
+    kept = [number for number, line in enumerate(lines, start=1) if line.strip()]
+    return "".join(lines[n - 1] for n in kept), kept
 
 
 def _report(outcome, path: str, text: str, line_numbers: list[int] | None = None) -> list[Violation]:

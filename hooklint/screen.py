@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -85,11 +86,7 @@ class _Lines:
         self.text = LINE.findall(text)
         self.kept = bytearray(b"\x01") * len(self.text)
         self.replaced: dict[int, str] = {}
-        offsets, total = [], 0
-        for line in self.text:
-            offsets.append(total)
-            total += len(line)
-        self.offsets = offsets
+        self.offsets = [0, *itertools.accumulate(map(len, self.text))][:-1]
 
     def number_at(self, offset: int) -> int:
         return bisect.bisect_right(self.offsets, offset)
@@ -140,7 +137,11 @@ def screening_source(text: str, tree: ast.Module, tokens: re.Pattern) -> tuple[s
     for code in seed_codes + module_seeds:
         words.update(WORD.findall(code))
         hooks.update(_hook_names(code, tokens))
-    wrappers = {u.name for u in seeds if _registers_a_parameter(u, lines.text, tokens)}
+    wrappers = {
+        u.name
+        for u, code in zip(seeds, seed_codes)
+        if _registers_a_parameter(u, _registration_arguments(code, tokens), lines.text, tokens)
+    }
     callers = []
     if wrappers:
         calls = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(wrappers)) + r")\b")
@@ -235,6 +236,10 @@ def _hook_names(code: str, registrations: re.Pattern) -> set[str]:
     return names
 
 
+def _registration_arguments(code: str, registrations: re.Pattern) -> str:
+    return "".join(_call_arguments(code, m.end()) for m in registrations.finditer(code))
+
+
 def _call_arguments(code: str, start: int) -> str:
     """The text of the call that starts at or after ``start``: from its ``(`` to the
     matching ``)`` (strings are blanked already, so parentheses are code)."""
@@ -303,16 +308,17 @@ def _module_level_imports(statements):
                 yield from _module_level_imports(handler.body)
 
 
-def _registers_a_parameter(unit: _Unit, lines: list[str], tokens: re.Pattern) -> bool:
-    """Whether a seed passes one of its own parameters to a call on a token's line:
-    an in-file registration wrapper, whose callers pass the hook."""
+def _registers_a_parameter(unit: _Unit, code: str, lines: list[str], tokens: re.Pattern) -> bool:
+    """Whether a seed (``code``: its code, strings and comments blanked) passes one of
+    its own parameters to a call on a token's line: an in-file registration wrapper,
+    whose callers pass the hook."""
     node = unit.node
     if not isinstance(node, _FUNCTIONS):
         return False
     arguments = node.args
     params = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
     params -= {"self", "cls"}
-    if not params:
+    if not params or params.isdisjoint(WORD.findall(code)):
         return False
     for call in ast.walk(node):
         if not isinstance(call, ast.Call) or not tokens.search(lines[call.lineno - 1]):
