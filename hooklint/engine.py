@@ -87,6 +87,23 @@ def _token_regex(token: str) -> str:
 
 
 @lru_cache(maxsize=64)
+def seed_regex(tokens: tuple[str, ...]) -> re.Pattern:
+    """The tokens as whole names, for finding where they occur in code: the prefilter
+    may match ``saved_tensors_hooks`` inside ``saved_tensors_hooks_names``, a seed may
+    not.  A token ending in ``_`` is a prefix (``register_module_``); a leading ``_``
+    is allowed (``_register_state_dict_hook``)."""
+    parts = []
+    for token in tokens:
+        part = _token_regex(token)
+        if token[:1].isalnum():
+            part = r"(?<![A-Za-z0-9])" + part
+        if token[-1:].isalnum():
+            part += r"(?![A-Za-z0-9_])"
+        parts.append(part)
+    return re.compile("|".join(parts) or r"(?!)")
+
+
+@lru_cache(maxsize=64)
 def _prefilter_checks(tokens: tuple[str, ...]) -> tuple[tuple[str, tuple[tuple[str, re.Pattern | None], ...]], ...]:
     """The tokens grouped under *anchors*: literal text each token of the group
     contains (``register_`` for ``register_forward_hook``, ``register_*hook``...).  A
@@ -215,7 +232,7 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
         tokens = _prefilter_regex(prefilter_tokens(rules, context.registration_wrappers))
         if all(r.screenable for r in rules):
             # Every registration is evidence (a rule's own tokens may name only one of a pair).
-            seeds = _prefilter_regex(prefilter_tokens(rules, context.registration_wrappers) + SEED_TOKENS)
+            seeds = seed_regex(prefilter_tokens(rules, context.registration_wrappers) + SEED_TOKENS)
             screen, line_numbers = screening_source(text, cpython, seeds)
             screened = _findings(screen, rules, context)
             if isinstance(screened, tuple) and not screened[1]:

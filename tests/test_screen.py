@@ -14,7 +14,7 @@ from hooklint.rules.base import RuleContext
 from hooklint.screen import screening_source
 
 RULES = [r for r in all_rules() if r.code != "HL000" and r.screenable]
-SEEDS = engine._prefilter_regex(engine.prefilter_tokens(RULES) + engine.SEED_TOKENS)
+SEEDS = engine.seed_regex(engine.prefilter_tokens(RULES) + engine.SEED_TOKENS)
 
 
 def screen(source: str) -> str:
@@ -237,3 +237,17 @@ def test_a_class_kept_by_name_alone_stays_valid():
         """
     )
     assert "class Plain" in screened and "def method" not in screened
+
+
+def test_a_token_inside_a_longer_name_does_not_seed():
+    screened = screen(
+        """
+        class Graph:
+            def names(self):
+                return self.saved_tensors_hooks_subgraph_names
+
+            def state(self, m, h):
+                m._register_state_dict_hook(h)
+        """
+    )
+    assert "def names" not in screened and "def state" in screened
