@@ -2,7 +2,8 @@
 
 Each ``nn.Linear`` of a block gets a :class:`LinearTuner`: a rounding offset
 ``V`` (grouped weight shape, starts at 0) and per-group min/max clipping scales
-(start at 1).  The block runs through :func:`torch.func.functional_call` with
+(start at 1; their stored values are clamped to ``[0, 1]`` before every use,
+as the reference does).  The block runs through :func:`torch.func.functional_call` with
 the tuners' fake-quantized weights substituted, so the block's modules are
 never replaced, wrapped or hooked.
 """
@@ -58,8 +59,21 @@ class LinearTuner:
         """The clipping scales, when they are tuned."""
         return [self.min_scale, self.max_scale] if self.min_scale.requires_grad else []
 
+    def clamp_scales(self) -> None:
+        """Clamp the clipping scales' values into ``[0, 1]`` in place.
+
+        As in the reference, the stored values are clamped (not only the
+        values used), so a scale that a step pushed past 1 (or below 0) is
+        back on the boundary with a live gradient at the next iteration; a
+        functional clamp alone would zero its gradient there and freeze it.
+        """
+        with torch.no_grad():
+            self.min_scale.clamp_(0, 1)
+            self.max_scale.clamp_(0, 1)
+
     def weight(self) -> torch.Tensor:
         """Fake-quantized weight in the layer's shape and dtype (differentiable)."""
+        self.clamp_scales()
         grouped = fake_quantize(
             self.grouped,
             self.bits,
@@ -88,6 +102,14 @@ class LinearTuner:
         return tuple(
             t.detach().clone() for t in (self.offset, self.min_scale, self.max_scale)
         )
+
+    def snapshot_into(self, state: tuple[torch.Tensor, ...]) -> None:
+        """Overwrite an earlier :meth:`snapshot` with the current values (no allocation)."""
+        with torch.no_grad():
+            for target, value in zip(
+                state, (self.offset, self.min_scale, self.max_scale)
+            ):
+                target.copy_(value)
 
     def restore(self, state: tuple[torch.Tensor, ...]) -> None:
         """Load a :meth:`snapshot`."""
@@ -130,9 +152,11 @@ def tune_block(
     """Minimise MSE(quantized block(inputs), targets) over the tuners' parameters.
 
     Each iteration runs ``gradient_accumulate_steps`` batches of ``batch_size``
-    random samples; SignSGD with learning rates decayed linearly to 0.  The
-    loss of each iteration is measured before its update; the parameters of
-    the best iteration are loaded into the tuners on return.
+    samples, drawn without replacement within an epoch as the reference's
+    ``IndexSampler`` does; SignSGD with learning rates decayed linearly to 0,
+    one decay step per iteration.  The loss of each iteration is measured
+    before its update; the parameters of the best iteration are loaded into
+    the tuners on return.
     ``on_iteration(i, loss)``
     runs after each iteration's backward pass.
     """
@@ -140,9 +164,9 @@ def tune_block(
     groups.append(
         ([p for t in tuners.values() for p in t.scale_parameters()], settings.minmax_lr)
     )
-    generator = torch.Generator().manual_seed(settings.seed)
     count, steps = len(inputs), settings.gradient_accumulate_steps
     per_step = min(settings.batch_size, count)
+    sampler = _EpochSampler(count, min(per_step * steps, count), settings.seed)
     best_loss, best_iteration, initial_loss = math.inf, 0, math.nan
     best_state = {name: tuner.snapshot() for name, tuner in tuners.items()}
 
@@ -155,8 +179,8 @@ def tune_block(
         }
         quantized_forward = _forward_with(block, leaves)
         loss_sum = 0.0
-        for _ in range(steps):
-            indices = torch.randperm(count, generator=generator)[:per_step]
+        batches = sampler.next_batch().split(per_step)
+        for indices in batches:
             output = inputs.call(block, indices, quantized_forward)
             target = targets[indices.to(targets.device)]
             loss = torch.nn.functional.mse_loss(output.float(), target.float())
@@ -166,12 +190,13 @@ def tune_block(
         torch.autograd.backward(
             [weights[key] for key in used], [leaves[key].grad for key in used]
         )
-        loss_value = loss_sum / steps
+        loss_value = loss_sum / len(batches)
         if iteration == 0:
             initial_loss = loss_value
         if loss_value < best_loss:
             best_loss, best_iteration = loss_value, iteration
-            best_state = {name: tuner.snapshot() for name, tuner in tuners.items()}
+            for name, tuner in tuners.items():
+                tuner.snapshot_into(best_state[name])
         on_iteration(iteration, loss_value)
         decay = 1.0 - iteration / settings.iters
         with torch.no_grad():
@@ -179,11 +204,35 @@ def tune_block(
                 for param in params:
                     # None: the layer is unused by this block's forward.
                     if param.grad is not None:
-                        param.sub_(lr * decay * torch.sign(param.grad))
+                        param.add_(param.grad.sign_(), alpha=-lr * decay)
                         param.grad = None
     for name, tuner in tuners.items():
         tuner.restore(best_state[name])
     return TuneResult(initial_loss, best_loss, best_iteration)
+
+
+class _EpochSampler:
+    """Shuffled batches without replacement, as the reference's ``IndexSampler``.
+
+    Each call returns the next ``size`` indices of a random permutation; when
+    fewer than ``size`` remain, the permutation is redrawn and the remainder
+    dropped.  Every sample is thus used once per epoch, instead of each batch
+    being an independent draw.
+    """
+
+    def __init__(self, count: int, size: int, seed: int):
+        self.count, self.size = count, size
+        self.generator = torch.Generator().manual_seed(seed)
+        self.order = torch.randperm(count, generator=self.generator)
+        self.position = 0
+
+    def next_batch(self) -> torch.Tensor:
+        if self.position + self.size > self.count:
+            self.order = torch.randperm(self.count, generator=self.generator)
+            self.position = 0
+        batch = self.order[self.position : self.position + self.size]
+        self.position += self.size
+        return batch
 
 
 def _forward_with(block: nn.Module, weights: dict[str, torch.Tensor]):

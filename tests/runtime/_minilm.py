@@ -10,8 +10,9 @@ and ``benchmarks/gpu_autoround.py`` (imported by file path).
 
 Text comes from standard-library docstrings: calibration and held-out
 sentences are drawn from disjoint module lists, so held-out text is unseen.
-Calibration samples are consecutive chunks of the calibration modules' token
-stream; held-out sentences are prose taken round-robin over the held-out
+Both are spread over their whole module list: calibration samples are
+chunks of each calibration module's token stream taken round-robin over the
+modules, held-out sentences are prose taken round-robin over the held-out
 modules.
 """
 
@@ -351,17 +352,33 @@ def docstring_text(module_names) -> str:
 def calibration_samples(
     tokenizer: WordPiece, nsamples: int, seqlen: int
 ) -> list[torch.Tensor]:
-    """``nsamples`` inputs of shape ``(1, seqlen)``: ``[CLS]`` + calibration text + ``[SEP]``."""
-    stream = tokenizer.ids(docstring_text(CALIBRATION_MODULES))
+    """``nsamples`` inputs of shape ``(1, seqlen)``: ``[CLS]`` + calibration text + ``[SEP]``.
+
+    Each calibration module's token stream is cut into consecutive chunks of
+    ``seqlen - 2`` tokens, and chunks are taken round-robin over
+    :data:`CALIBRATION_MODULES` (every module's first chunk, then every
+    module's second, ...), so that small sample counts still cover all the
+    modules instead of the first one or two.
+    """
     body = seqlen - 2
-    if len(stream) < nsamples * body:
-        raise ValueError(f"calibration text too short: {len(stream)} tokens")
-    return [
-        torch.tensor(
-            [[tokenizer.cls_id, *stream[i * body : (i + 1) * body], tokenizer.sep_id]]
+    per_module = []
+    for name in CALIBRATION_MODULES:
+        stream = tokenizer.ids(docstring_text([name]))
+        per_module.append(
+            [stream[i : i + body] for i in range(0, len(stream) - body + 1, body)]
         )
-        for i in range(nsamples)
-    ]
+    samples: list[torch.Tensor] = []
+    for rank in range(max(len(chunks) for chunks in per_module)):
+        for chunks in per_module:
+            if rank < len(chunks) and len(samples) < nsamples:
+                samples.append(
+                    torch.tensor([[tokenizer.cls_id, *chunks[rank], tokenizer.sep_id]])
+                )
+    if len(samples) < nsamples:
+        raise ValueError(
+            f"calibration text too short: {len(samples)} samples of {seqlen} tokens"
+        )
+    return samples
 
 
 def heldout_sentences(count: int = 64) -> list[str]:

@@ -18,6 +18,7 @@ from hooklint.runtime._autoround_quant import (
     to_groups,
     unpack_codes,
 )
+from hooklint.runtime._autoround_tune import LinearTuner, _EpochSampler
 from hooklint.runtime.autoround import AutoRound, dequantize_packed, find_blocks
 
 HIDDEN, SEQ, BATCH, STEPS = 32, 8, 4, 4
@@ -210,6 +211,33 @@ def test_hand_written_backward_matches_autograd(sym, bits):
         assert torch.allclose(
             our_grads[name], oracle_grads[name], rtol=1e-4, atol=1e-4
         ), name
+
+
+def test_tuner_clamps_stored_scales_so_a_scale_past_one_keeps_its_gradient():
+    """As in the reference, the stored clipping scales are clamped in place before use.
+
+    A scale that a SignSGD step pushed to 1 + lr is back at 1 with a live
+    gradient; with only a functional clamp its gradient would be 0 for good.
+    """
+    linear = torch.nn.Linear(32, 4)
+    tuner = LinearTuner(linear, bits=4, group_size=16, sym=False, tune_minmax=True)
+    with torch.no_grad():
+        tuner.min_scale.fill_(1.005)
+        tuner.max_scale.fill_(-0.01)
+    weight = tuner.weight()
+    assert torch.all(tuner.min_scale == 1) and torch.all(tuner.max_scale == 0)
+    (weight * torch.randn_like(weight)).sum().backward()
+    assert torch.count_nonzero(tuner.min_scale.grad) > 0
+    assert torch.count_nonzero(tuner.max_scale.grad) > 0
+
+
+def test_batches_cover_every_sample_once_per_epoch():
+    sampler = _EpochSampler(count=20, size=8, seed=3)
+    first = [sampler.next_batch() for _ in range(2)]
+    seen = torch.cat(first)
+    assert len(set(seen.tolist())) == 16  # no repeats within an epoch
+    third = sampler.next_batch()  # 4 left < 8: a new permutation starts
+    assert third.numel() == 8 and len(set(third.tolist())) == 8
 
 
 @pytest.mark.parametrize("bits,columns", [(4, 24), (2, 33), (3, 20), (8, 7)])
