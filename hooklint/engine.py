@@ -87,20 +87,20 @@ def _token_regex(token: str) -> str:
 
 
 @lru_cache(maxsize=64)
-def seed_regex(tokens: tuple[str, ...]) -> re.Pattern:
+def seed_regex(tokens: tuple[str, ...]):
     """The tokens as whole names, for finding where they occur in code: the prefilter
     may match ``saved_tensors_hooks`` inside ``saved_tensors_hooks_names``, a seed may
     not.  A token ending in ``_`` is a prefix (``register_module_``); a leading ``_``
     is allowed (``_register_state_dict_hook``)."""
+    from hooklint.screen import NamePattern
+
     parts = []
     for token in tokens:
         part = _token_regex(token)
-        if token[:1].isalnum():
-            part = r"(?<![A-Za-z0-9])" + part
         if token[-1:].isalnum():
             part += r"(?![A-Za-z0-9_])"
         parts.append(part)
-    return re.compile("|".join(parts) or r"(?!)")
+    return NamePattern("|".join(parts) or r"(?!)")
 
 
 @lru_cache(maxsize=64)
@@ -224,15 +224,18 @@ def _collector_paused():
 
 
 def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevant: bool) -> list[Violation]:
+    whole = not skip_irrelevant or any(r.whole_module and is_candidate(text, r.prefilter) for r in rules)
+    screening = not whole and all(r.screenable for r in rules)
+    # Every registration is evidence (a rule's own tokens may name only one of a pair).
+    seeds = seed_regex(prefilter_tokens(rules, context.registration_wrappers) + SEED_TOKENS)
+    if screening and seeds.search(text) is None:
+        return []  # the prefilter's tokens were only parts of longer names
     cpython = _cpython_parse(text)
     if isinstance(cpython, tuple):
         return [_syntax_violation(path, cpython[1], 1, "cannot parse: too deeply nested to analyse", "")]
-    whole = not skip_irrelevant or any(r.whole_module and is_candidate(text, r.prefilter) for r in rules)
     if isinstance(cpython, ast.Module) and not whole:
         tokens = _prefilter_regex(prefilter_tokens(rules, context.registration_wrappers))
-        if all(r.screenable for r in rules):
-            # Every registration is evidence (a rule's own tokens may name only one of a pair).
-            seeds = seed_regex(prefilter_tokens(rules, context.registration_wrappers) + SEED_TOKENS)
+        if screening:
             screen, line_numbers = screening_source(text, cpython, seeds)
             screened = _findings(screen, rules, context)
             if isinstance(screened, tuple) and not screened[1]:
@@ -583,6 +586,9 @@ def check_paths(paths: Sequence[Path], settings: Settings, jobs: int) -> list[Fi
                     continue
             waiting.append(index)
             if pool is None and len(waiting) >= PARALLEL_THRESHOLD:
+                # Workers fork from here: frozen objects are never scanned by their
+                # collector, so their pages are shared, not copied on first touch.
+                gc.freeze()
                 pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_fork_context(), initializer=_prepare_worker)
             if pool is not None:
                 for candidate in waiting:
@@ -595,6 +601,7 @@ def check_paths(paths: Sequence[Path], settings: Settings, jobs: int) -> list[Fi
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+            gc.unfreeze()
     return [results[i] for i in range(len(paths))]
 
 
