@@ -18,7 +18,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -69,6 +68,8 @@ def store(directory: str, key: str, violations: list[Violation]) -> None:
     try:
         _prepare(Path(directory))
         entry.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile
+
         payload = json.dumps({"violations": [v.to_dict() for v in violations]})
         handle, temporary = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
         with os.fdopen(handle, "w", encoding="utf-8") as out:
@@ -121,6 +122,8 @@ class RunIndex:
         try:
             _prepare(self.directory)
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            import tempfile
+
             handle, temporary = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
         except OSError:
             return  # a cache that cannot be written only costs speed

@@ -17,7 +17,6 @@ import fnmatch
 import gc
 import os
 import re
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -26,8 +25,6 @@ from typing import Sequence
 
 from hooklint.files import SourceError, SourceFile, display_path, read_source
 from hooklint.noqa import Suppressions
-from hooklint.screen import screening_source
-from hooklint.sparse import LINE, relevant_source
 from hooklint.rules.base import DYNAMIC_REGISTRATION_TOKEN, REGISTRATION_TOKEN, Finding, RuleContext
 from hooklint.violation import SAFE, UNSAFE, Edit, Fix, Location, Violation
 
@@ -71,6 +68,11 @@ class FileResult:
 
 # -- linting a text --------------------------------------------------------------------
 def prefilter_tokens(rules, wrappers: tuple[str, ...] = ()) -> tuple[str, ...]:
+    return _prefilter_tokens(tuple(rules), tuple(wrappers))
+
+
+@lru_cache(maxsize=256)
+def _prefilter_tokens(rules: tuple, wrappers: tuple[str, ...]) -> tuple[str, ...]:
     """The selected rules' prefilter tokens, plus configured registration wrappers."""
     tokens = {token for rule in rules for token in rule.prefilter}
     tokens.update(w.rsplit(".", 1)[-1] for w in wrappers)
@@ -104,32 +106,30 @@ def seed_regex(tokens: tuple[str, ...]):
 
 
 @lru_cache(maxsize=64)
-def _prefilter_checks(tokens: tuple[str, ...]) -> tuple[tuple[str, tuple[tuple[str, re.Pattern | None], ...]], ...]:
+def _prefilter_checks(tokens: tuple[str, ...]) -> tuple[tuple[str, re.Pattern], ...]:
     """The tokens grouped under *anchors*: literal text each token of the group
-    contains (``register_`` for ``register_forward_hook``, ``register_*hook``...).  A
-    file without an anchor skips its whole group; most files hold no anchor at all.
-    Per token: its literal prefix and, for tokens with ``*``, the regex to confirm with."""
-    checks = [(token.split("*", 1)[0], re.compile(_token_regex(token)) if "*" in token else None) for token in tokens]
-    prefixes = sorted({prefix for prefix, _ in checks}, key=len)
+    contains (``register_`` for ``register_forward_hook``, ``register_*hook``...), with
+    one regex for the group.  A file without an anchor skips its group; most files
+    hold no anchor at all, and the rest need one regex search per anchor found."""
+    prefixes = sorted({token.split("*", 1)[0] for token in tokens}, key=len)
     anchors: list[str] = []
     for prefix in prefixes:
         if not any(anchor in prefix for anchor in anchors):
             anchors.append(prefix)
-    return tuple(
-        (anchor, tuple(check for check in checks if anchor in check[0] and not any(a in check[0] for a in anchors[:i])))
-        for i, anchor in enumerate(anchors)
-    )
+    groups = []
+    for anchor in anchors:
+        members = sorted(t for t in tokens if anchor in t.split("*", 1)[0])
+        if all(t.startswith(anchor) for t in members):  # one literal prefix: the fast search
+            rest = "|".join(_token_regex(t[len(anchor) :]) for t in members)
+            groups.append((anchor, re.compile(f"{re.escape(anchor)}(?:{rest})")))
+        else:
+            groups.append((anchor, re.compile("|".join(_token_regex(t) for t in members))))
+    return tuple(groups)
 
 
 def is_candidate(text: str, tokens: tuple[str, ...]) -> bool:
     """Whether a file may hold something a selected rule looks for (else it is not parsed)."""
-    for anchor, group in _prefilter_checks(tokens):
-        if anchor not in text:
-            continue
-        for prefix, regex in group:
-            if prefix in text and (regex is None or regex.search(text) is not None):
-                return True
-    return False
+    return any(anchor in text and group.search(text) is not None for anchor, group in _prefilter_checks(tokens))
 
 
 class _Locator:
@@ -236,6 +236,8 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
     if isinstance(cpython, ast.Module) and not whole:
         tokens = _prefilter_regex(prefilter_tokens(rules, context.registration_wrappers))
         if screening:
+            from hooklint.screen import screening_source
+
             screen, line_numbers = screening_source(text, cpython, seeds)
             screened = _findings(screen, rules, context)
             if isinstance(screened, tuple) and not screened[1]:
@@ -243,6 +245,8 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
             if isinstance(screened, tuple) and not any(rule.cleared_elsewhere for rule, _ in screened[1]):
                 # Nothing the screen dropped could clear these: report them from it.
                 return _report(screened, path, text, line_numbers)
+        from hooklint.sparse import relevant_source
+
         parsed, line_numbers = _without_blank_lines(relevant_source(text, cpython, tokens))
         outcome = _findings(parsed, rules, context)
         if isinstance(outcome, tuple):
@@ -260,6 +264,8 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
 def _without_blank_lines(code: str) -> tuple[str, list[int]]:
     """``code`` without its blank lines (libcst builds a node for each, and the sparse
     text is mostly blank lines), and each remaining line's number in ``code``."""
+    from hooklint.sparse import LINE
+
     lines = LINE.findall(code)
     kept = [number for number, line in enumerate(lines, start=1) if line.strip()]
     return "".join(lines[n - 1] for n in kept), kept
@@ -464,8 +470,8 @@ def fix_text(text: str, path: str, rules, context: RuleContext, unsafe: bool) ->
 
 # -- one file ------------------------------------------------------------------------------
 def _rules_for(settings: Settings, path: str):
-    from hooklint.rules import rules_by_code
-
+    if not settings.per_file_ignores:
+        return _selected(settings.rule_codes, frozenset())
     ignored: set[str] = set()
     relative = None
     for pattern, codes in settings.per_file_ignores:
@@ -473,8 +479,15 @@ def _rules_for(settings: Settings, path: str):
             relative = Path(os.path.relpath(os.path.abspath(path), settings.root)).as_posix()
         if fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern):
             ignored.update(codes)
+    return _selected(settings.rule_codes, frozenset(ignored))
+
+
+@lru_cache(maxsize=256)
+def _selected(codes: tuple[str, ...], ignored: frozenset) -> tuple:
+    from hooklint.rules import rules_by_code
+
     table = rules_by_code()
-    return [table[c] for c in settings.rule_codes if not any(c.startswith(i) for i in ignored) or c == "HL000"]
+    return tuple(table[c] for c in codes if not any(c.startswith(i) for i in ignored) or c == "HL000")
 
 
 def check_source(source: SourceFile, shown: str, settings: Settings) -> FileResult:
@@ -553,56 +566,30 @@ PARALLEL_THRESHOLD = 8
 
 
 def check_paths(paths: Sequence[Path], settings: Settings, jobs: int) -> list[FileResult]:
-    """Check files, in a process pool once there are enough candidates.
+    """Check files, in a process pool when there are enough of them.
 
-    The files are read and prefiltered here (most never reach the parser, and shipping
-    them to workers would cost more than reading them); each candidate goes to the
-    pool as soon as it is found, so the workers parse while this process reads on."""
+    Workers get the paths in small chunks and read, prefilter and lint them
+    themselves: reading and prefiltering thousands of files costs as much as linting
+    the few that pass, so it is shared out too."""
     if jobs <= 1 or len(paths) < PARALLEL_THRESHOLD:
         return [check_path(str(p), settings) for p in paths]
-    from hooklint import cache
+    names = [str(p) for p in paths]
+    size = max(1, len(names) // (jobs * 32))
+    chunks = [names[i : i + size] for i in range(0, len(names), size)]
+    # Workers fork from here: frozen objects are never scanned by their collector, so
+    # their pages stay shared instead of being copied on first touch.
+    from concurrent.futures import ProcessPoolExecutor
 
-    results: dict[int, FileResult] = {}
-    waiting: list[int] = []  # candidates not yet handed out
-    futures = {}
-    pool = None
+    gc.freeze()
     try:
-        for index, path in enumerate(paths):
-            shown = display_path(path)
-            try:
-                source = read_source(path)
-            except SourceError as exc:
-                results[index] = FileResult(shown, error=str(exc))
-                continue
-            rules = _rules_for(settings, shown)
-            tokens = prefilter_tokens(rules, settings.context.registration_wrappers)
-            if not is_candidate(source.text, tokens):
-                results[index] = FileResult(shown)
-                continue
-            if not (settings.fix or settings.diff) and settings.cache_dir:
-                cached = cache.load(settings.cache_dir, cache.key(source.raw, settings.fingerprint))
-                if cached is not None:
-                    results[index] = FileResult(shown, violations=[replace(v, path=shown) for v in cached])
-                    continue
-            waiting.append(index)
-            if pool is None and len(waiting) >= PARALLEL_THRESHOLD:
-                # Workers fork from here: frozen objects are never scanned by their
-                # collector, so their pages are shared, not copied on first touch.
-                gc.freeze()
-                pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_fork_context(), initializer=_prepare_worker)
-            if pool is not None:
-                for candidate in waiting:
-                    futures[candidate] = pool.submit(check_path, str(paths[candidate]), settings)
-                waiting.clear()
-        for index in waiting:  # too few candidates for a pool
-            results[index] = check_path(str(paths[index]), settings)
-        for index, future in futures.items():
-            results[index] = future.result()
+        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=_fork_context(), initializer=_prepare_worker) as pool:
+            return [result for chunk in pool.map(_check_chunk, chunks, [settings] * len(chunks)) for result in chunk]
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
-            gc.unfreeze()
-    return [results[i] for i in range(len(paths))]
+        gc.unfreeze()
+
+
+def _check_chunk(paths: list[str], settings: Settings) -> list[FileResult]:
+    return [check_path(path, settings) for path in paths]
 
 
 def _prepare_worker() -> None:

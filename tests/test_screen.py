@@ -201,7 +201,7 @@ def test_a_finding_only_the_screen_sees_is_not_reported():
 
 @pytest.mark.parametrize("rule", [r for r in all_rules() if not r.screenable], ids=lambda r: r.code)
 def test_rules_that_cannot_be_screened_turn_screening_off(rule, monkeypatch):
-    monkeypatch.setattr(engine, "screening_source", lambda *a: pytest.fail("screened"))
+    monkeypatch.setattr("hooklint.screen.screening_source", lambda *a: pytest.fail("screened"))
     engine.lint_text("m.register_forward_hook(h)\n", "t.py", [rule], RuleContext())
 
 
@@ -219,7 +219,7 @@ def test_findings_nothing_dropped_can_clear_are_reported_from_the_screen(monkeyp
     )
     HL007 = find_rule("HL007")
     full = engine.lint_text(source, "t.py", [HL007], RuleContext(), skip_irrelevant=False)
-    monkeypatch.setattr(engine, "relevant_source", lambda *a: pytest.fail("parsed again"))
+    monkeypatch.setattr("hooklint.sparse.relevant_source", lambda *a: pytest.fail("parsed again"))
     screened = engine.lint_text(source, "t.py", [HL007], RuleContext())
     assert screened == full and [(v.code, v.start.line) for v in screened] == [("HL007", 6)]
     assert screened[0].fix is not None and screened[0].source_line == "    model.register_backward_hook(hook)"
