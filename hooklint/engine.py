@@ -90,19 +90,30 @@ def _token_regex(token: str) -> str:
 
 @lru_cache(maxsize=64)
 def seed_regex(tokens: tuple[str, ...]):
-    """The tokens as whole names, for finding where they occur in code: the prefilter
-    may match ``saved_tensors_hooks`` inside ``saved_tensors_hooks_names``, a seed may
-    not.  A token ending in ``_`` is a prefix (``register_module_``); a leading ``_``
-    is allowed (``_register_state_dict_hook``)."""
+    """Where the tokens occur in code *as what they name*: a call
+    (``m.register_forward_hook(``, ``saved_tensors_hooks(``), a keyword
+    (``always_call=``), an f-string name (``register_{``).  The prefilter may match
+    ``register_hook`` in a dict key or ``saved_tensors_hooks`` inside a longer name; a
+    seed may not.  A token ending in ``_`` is a prefix (``register_module_``); a
+    leading ``_`` is allowed (``_register_state_dict_hook``).  ``.names`` matches the
+    whole names anywhere (for imports)."""
     from hooklint.screen import NamePattern
 
-    parts = []
+    names, uses = [], []
     for token in tokens:
         part = _token_regex(token)
-        if token[-1:].isalnum():
-            part += r"(?![A-Za-z0-9_])"
-        parts.append(part)
-    return NamePattern("|".join(parts) or r"(?!)")
+        if token.endswith("_"):
+            part += r"\w*"
+        if not part.endswith(r"\w*") and not token[-1:].isalnum():
+            names.append(part)
+            uses.append(part)  # ``register_{``, ``.forward(``: already a use
+            continue
+        part += r"(?![A-Za-z0-9_])"
+        names.append(part)
+        uses.append(part + (r"(?=\s*=)" if token == "always_call" else r"(?=\s*\()"))
+    pattern = NamePattern("|".join(uses) or r"(?!)")
+    pattern.names = NamePattern("|".join(names) or r"(?!)")
+    return pattern
 
 
 @lru_cache(maxsize=64)
@@ -228,7 +239,7 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
     screening = not whole and all(r.screenable for r in rules)
     # Every registration is evidence (a rule's own tokens may name only one of a pair).
     seeds = seed_regex(prefilter_tokens(rules, context.registration_wrappers) + SEED_TOKENS)
-    if screening and seeds.search(text) is None:
+    if screening and seeds.names.search(text) is None:
         return []  # the prefilter's tokens were only parts of longer names
     cpython = _cpython_parse(text)
     if isinstance(cpython, tuple):

@@ -62,6 +62,7 @@ class NamePattern:
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self.regex = re.compile(pattern)
+        self.names = self  # the same names wherever they occur, not only where used
 
     def finditer(self, text: str):
         for match in self.regex.finditer(text):
@@ -306,15 +307,18 @@ def _blank_literal(match: re.Match) -> str:
 def _with_aliases(tree: ast.Module, tokens: NamePattern) -> NamePattern:
     """``tokens`` plus the local names of what a token names in an import
     (``register_module_forward_hook as add_post``: ``add_post(...)`` registers)."""
+    # (an alias of a name is found by the name wherever it occurs: ``tokens.names``)
     aliases = {
         alias.asname
         for node in _module_level_imports(tree.body)
         for alias in node.names
-        if alias.asname and tokens.search(alias.name)
+        if alias.asname and tokens.names.search(alias.name)
     }
     if not aliases:
         return tokens
-    return NamePattern(tokens.pattern + "|" + "|".join(rf"\b{re.escape(a)}\b" for a in sorted(aliases)))
+    extended = NamePattern(tokens.pattern + "|" + "|".join(rf"\b{re.escape(a)}\b(?=\s*\()" for a in sorted(aliases)))
+    extended.names = NamePattern(tokens.names.pattern + "|" + "|".join(rf"\b{re.escape(a)}\b" for a in sorted(aliases)))
+    return extended
 
 
 def _module_level_imports(statements):

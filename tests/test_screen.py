@@ -251,3 +251,19 @@ def test_a_token_inside_a_longer_name_does_not_seed():
         """
     )
     assert "def names" not in screened and "def state" in screened
+
+
+def test_only_a_use_of_a_token_seeds_not_a_mention():
+    """A registration is a call (or ``always_call=``, or an f-string name); a table
+    that mentions ``Tensor.register_hook`` registers nothing."""
+    screened = screen(
+        """
+        def overrides():
+            return {Tensor.register_hook: lambda self, hook: -1}
+
+        def pair(m, a, b):
+            m.register_forward_pre_hook(a)
+            m.register_forward_hook(b, always_call=True)
+        """
+    )
+    assert "def overrides" not in screened and "def pair" in screened
