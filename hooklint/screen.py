@@ -11,10 +11,13 @@ second lint, on :func:`hooklint.sparse.relevant_source`'s text.
 What is kept:
 
 * *seeds*: functions (top-level, or methods of classes at any depth) whose code —
-  strings and comments left out — matches a token, whole; module-level statements
-  that match one;
-* the definitions a seed names (hook functions, hook methods, factories; a class
-  named keeps its own statements, ``__init__`` and ``__call__``, not all its methods);
+  strings and comments left out — *uses* a token (a call ``m.register_forward_hook(``,
+  a keyword ``always_call=``, an f-string name ``register_{``; a dict keyed by
+  ``Tensor.register_hook`` only mentions it), whole; module-level statements that
+  use one;
+* the definitions a seed uses as a value, calls inside a registration's arguments, or
+  uses to build a name passed there (hook functions, hook methods, factories; a
+  class keeps its own statements, ``__init__`` and ``__call__``, not all its methods);
 * callers of a seed that passes one of its parameters to a registration (an in-file
   registration wrapper), and what those callers name;
 * module-level compound statements, and the imports and assignments that bind a
@@ -22,10 +25,11 @@ What is kept:
   (module-level code is one scope: what runs between a registration and a removal
   there matters).
 
-What is dropped can only *clear* a finding (a removal, a ``with`` in another
-method), so a file with a finding shows one here too; ``benchmarks/sparse_parse.py``
-checks that on real code.  And since a finding here is confirmed on the fuller text,
-nothing dropped can add a false one.
+What is dropped is meant only to *clear* a finding (a removal, a ``with`` in another
+method), so that a file with a finding shows one here too; ``benchmarks/sparse_parse.py``
+checks that on real code (torch and seven hook-heavy projects: the same findings as
+whole files).  A finding that something dropped could clear is confirmed on the
+fuller text, so nothing dropped can add a false one.
 """
 
 from __future__ import annotations
