@@ -64,19 +64,30 @@ def load(directory: str, key: str) -> list[Violation] | None:
 
 
 def store(directory: str, key: str, violations: list[Violation]) -> None:
-    entry = _entry(directory, key)
-    try:
-        _prepare(Path(directory))
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        import tempfile
+    payload = json.dumps({"violations": [v.to_dict() for v in violations]})
+    _write_atomically(Path(directory), _entry(directory, key), payload)
 
-        payload = json.dumps({"violations": [v.to_dict() for v in violations]})
-        handle, temporary = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
+
+def _write_atomically(directory: Path, path: Path, payload: str) -> None:
+    """Write ``payload`` to ``path`` (inside the cache ``directory``) through a
+    temporary file and ``os.replace``; a cache that cannot be written only costs speed."""
+    import tempfile
+
+    try:
+        _prepare(directory)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    except OSError:
+        return
+    try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(payload)
-        os.replace(temporary, entry)
+        os.replace(temporary, path)
     except OSError:
-        pass  # a cache that cannot be written only costs speed
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
 
 
 def _prepare(directory: Path) -> None:
@@ -117,22 +128,5 @@ class RunIndex:
         self.seen[path] = [stamp[0], stamp[1], [v.to_dict() for v in violations]]
 
     def save(self) -> None:
-        if self.seen == self.entries:
-            return
-        try:
-            _prepare(self.directory)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            import tempfile
-
-            handle, temporary = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-        except OSError:
-            return  # a cache that cannot be written only costs speed
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump({"files": self.seen}, out)
-            os.replace(temporary, self.path)
-        except OSError:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
+        if self.seen != self.entries:
+            _write_atomically(self.directory, self.path, json.dumps({"files": self.seen}))

@@ -237,15 +237,15 @@ def _collector_paused():
 def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevant: bool) -> list[Violation]:
     whole = not skip_irrelevant or any(r.whole_module and is_candidate(text, r.prefilter) for r in rules)
     screening = not whole and all(r.screenable for r in rules)
+    prefilter = prefilter_tokens(rules, context.registration_wrappers)
     # Every registration is evidence (a rule's own tokens may name only one of a pair).
-    seeds = seed_regex(prefilter_tokens(rules, context.registration_wrappers) + SEED_TOKENS)
+    seeds = seed_regex(prefilter + SEED_TOKENS)
     if screening and seeds.names.search(text) is None:
         return []  # the prefilter's tokens were only parts of longer names
     cpython = _cpython_parse(text)
     if isinstance(cpython, tuple):
         return [_syntax_violation(path, cpython[1], 1, "cannot parse: too deeply nested to analyse", "")]
     if isinstance(cpython, ast.Module) and not whole:
-        tokens = _prefilter_regex(prefilter_tokens(rules, context.registration_wrappers))
         if screening:
             from hooklint.screen import screening_source
 
@@ -258,7 +258,7 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
                 return _report(screened, path, text, line_numbers)
         from hooklint.sparse import relevant_source
 
-        parsed, line_numbers = _without_blank_lines(relevant_source(text, cpython, tokens))
+        parsed, line_numbers = _without_blank_lines(relevant_source(text, cpython, _prefilter_regex(prefilter)))
         outcome = _findings(parsed, rules, context)
         if isinstance(outcome, tuple):
             return _report(outcome, path, text, line_numbers)
@@ -604,7 +604,8 @@ def _check_chunk(paths: list[str], settings: Settings) -> list[FileResult]:
 
 
 def _prepare_worker() -> None:
-    """Import the parser and the analysis once per worker, while the parent reads on."""
+    """Import the parser, the analysis and the rules once per worker (a no-op when the
+    parent had them before forking, as a check run does)."""
     import libcst  # noqa: F401
 
     import hooklint.analysis.collector  # noqa: F401

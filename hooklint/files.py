@@ -105,12 +105,9 @@ class _GitIgnore:
 
     def ignores(self, path: str, is_dir: bool) -> bool | None:
         """The verdict on an absolute path (a string), or None when no pattern speaks."""
-        prefix = self.prefix
-        if not path.startswith(prefix):
+        relative = _below(path, self.prefix)
+        if relative is None:
             return None
-        relative = path[len(prefix) :]
-        if os.sep != "/":
-            relative = relative.replace(os.sep, "/")
         verdict = None
         for regex, negate, dir_only in self.patterns:
             if dir_only and not is_dir:
@@ -119,6 +116,15 @@ class _GitIgnore:
                 verdict = not negate
         return verdict
 
+
+def _below(path: str, prefix: str) -> str | None:
+    """``path`` relative to the directory ``prefix`` (which ends in a separator), with
+    ``/`` separators; None when it is not below it."""
+    return _posix(path[len(prefix) :]) if path.startswith(prefix) else None
+
+
+def _posix(path: str) -> str:
+    return path.replace(os.sep, "/") if os.sep != "/" else path
 
 
 def _glob_to_regex(pattern: str) -> str:
@@ -201,9 +207,7 @@ def _walk(top: Path, exclude_globs: tuple[str, ...], root: Path):
             path = entry.path
             if excludes.match(name) is not None:
                 continue
-            relative = path[len(root_prefix) :] if path.startswith(root_prefix) else path
-            if os.sep != "/":
-                relative = relative.replace(os.sep, "/")
+            relative = _below(path, root_prefix) or _posix(path)
             if excludes.match(relative) is not None or (active and _git_ignored(active, path, is_dir)):
                 continue
             if is_dir:
@@ -223,7 +227,5 @@ def _git_ignored(ignores: list[_GitIgnore], path: str, is_dir: bool) -> bool:
 
 def display_path(path: Path, cwd: Path | None = None) -> str:
     """A path as reports show it: relative to the working directory when below it."""
-    absolute = os.path.abspath(path)
     prefix = os.path.join(os.path.abspath(cwd) if cwd is not None else os.getcwd(), "")
-    shown = absolute[len(prefix) :] if absolute.startswith(prefix) else os.fspath(path)
-    return shown.replace(os.sep, "/") if os.sep != "/" else shown
+    return _below(os.path.abspath(path), prefix) or _posix(os.fspath(path))

@@ -12,15 +12,13 @@ what a node's range is (syntactic start and end, decorators and hoisted children
 
 from __future__ import annotations
 
-import re
 from contextlib import contextmanager, nullcontext
 from typing import Iterable
 
 import libcst as cst
 from libcst._position import CodePosition, CodeRange
-from libcst.metadata.position_provider import PositionProvidingCodegenState
+from libcst.metadata.position_provider import NEWLINE_RE, PositionProvidingCodegenState
 
-_NEWLINE = re.compile(r"\r\n?|\n")
 _NOTHING = nullcontext()
 
 
@@ -45,7 +43,7 @@ class _SelectiveState(PositionProvidingCodegenState):
     def add_token(self, value: str) -> None:
         self.tokens.append(value)
         if "\n" in value or "\r" in value:
-            segments = _NEWLINE.split(value)
+            segments = NEWLINE_RE.split(value)
             self.line += len(segments) - 1
             self.column = len(segments[-1])
         else:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hooklint.cache import RunIndex, code_fingerprint
-from hooklint.config import Config, DEFAULT_TARGET_TORCH
+from hooklint.config import Config
 from hooklint.engine import FileResult, Settings, check_paths, check_source, write_fixed
 from hooklint.files import SourceError, decode_source, discover, display_path
 from hooklint.rules.base import RuleContext
@@ -80,7 +80,7 @@ def build_settings(request: CheckRequest) -> Settings:
     except UnknownSelector as exc:
         raise ValueError(f"unknown rule code `{exc.args[0]}`") from None
     context = RuleContext(
-        target_torch=config.target_torch or DEFAULT_TARGET_TORCH,
+        target_torch=config.effective_target_torch,
         registration_wrappers=tuple(config.registration_wrappers),
     )
     return Settings(

@@ -173,12 +173,13 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern) -> tuple[
     if wrappers:
         calls = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(wrappers)) + r")\b")
         called = {lines.number_at(m.start()) for m in calls.finditer(text)}
+        registrations = NamePattern(tokens.pattern + "|" + calls.pattern)
         for unit in _innermost(units, called):
             if unit not in seeds:
                 code = _code(lines.join(unit.own_lines()))
                 callers.append(unit)
                 words.update(WORD.findall(code))
-                hooks.update(_hook_names(code, NamePattern(tokens.pattern + "|" + calls.pattern)))
+                hooks.update(_hook_names(code, registrations))
 
     kept = {id(u) for u in seeds + callers}
     kept.update(id(u) for u in units if u.name in hooks)

@@ -94,11 +94,11 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
         if d.name not in kept_words and not (d.is_method and shared_state.intersection(_SELF_ATTRIBUTE.findall(d.text)))
     ]
     for d in candidates:
-        blank(lines, d.first, d.last, d.indent if d.is_method else None)
+        _blank(lines, d.first, d.last, d.indent if d.is_method else None)
     return "".join(lines)
 
 
-def blank(lines: list[str], first: int, last: int, method_indent: str | None) -> None:
+def _blank(lines: list[str], first: int, last: int, method_indent: str | None) -> None:
     """Empty lines ``first..last`` (1-based) of ``lines`` (which keep their line
     breaks); a dropped method leaves ``pass`` so that its class stays valid."""
     for index in range(first - 1, last):

@@ -85,10 +85,10 @@ class Rule:
     #: The rule reasons about every use of a name in the module, so no definition may
     #: be skipped (see :mod:`hooklint.sparse`).
     whole_module: ClassVar[bool] = False
-    #: The evidence for a finding sits in the definitions a token matched, the hooks
+    #: The evidence for a finding sits in the definitions that use a token, the hooks
     #: they name and the in-file wrappers' callers, so a file may be screened on that
-    #: alone first (see :func:`hooklint.sparse.screening_source`).  False for a rule
-    #: whose evidence may sit elsewhere (where a module was compiled and run).
+    #: alone first (see :mod:`hooklint.screen`).  False for a rule whose evidence may
+    #: sit elsewhere (where a module was compiled and run).
     screenable: ClassVar[bool] = True
     #: Code the screen drops (a removal, a ``with``, an ``__exit__`` in another method)
     #: can clear a finding of this rule, so a finding on the screen is confirmed on the
