@@ -97,7 +97,8 @@ def build_settings(request: CheckRequest) -> Settings:
 
 def run_key(request: CheckRequest) -> str:
     """What a run's results depend on besides the files themselves: hooklint's code,
-    the options as given (rule selection is resolved from them), and the paths."""
+    the options as given (rule selection is resolved from them), the paths, and the
+    working directory (per-file-ignores also match the path as shown, relative to it)."""
     config = request.config
     inputs = (
         code_fingerprint(),
@@ -112,6 +113,7 @@ def run_key(request: CheckRequest) -> str:
         list(config.registration_wrappers),
         str(config.root),
         sorted(os.path.abspath(p) for p in request.paths),
+        os.getcwd(),
     )
     return hashlib.sha256(repr(inputs).encode()).hexdigest()
 
