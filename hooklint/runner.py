@@ -42,7 +42,8 @@ class CheckOutcome:
     problems: list[str]
     remaining: list[Violation]
     fixed: int
-    stdout_source: str | None = None
+    #: With ``-`` and ``--fix``: the fixed source, as bytes in the input's encoding.
+    stdout_source: bytes | None = None
     internal_error: bool = False
 
     def summary(self, unsafe: bool, diff: bool) -> str:
@@ -184,6 +185,6 @@ def _check_stdin(request: CheckRequest, settings: Settings) -> CheckOutcome:
     result = check_source(source, name, settings)
     problems = list(result.fix_failures)
     stdout_source = None
-    if request.fix and not request.diff:
-        stdout_source = result.fixed_text if result.fixed_text is not None else source.text
+    if request.fix and not request.diff:  # in the input's own encoding and BOM
+        stdout_source = source.encode(result.fixed_text) if result.fixed_text is not None else source.raw
     return CheckOutcome([result], problems, sorted(result.violations, key=lambda v: v.sort_key), result.fixed, stdout_source)

@@ -171,3 +171,32 @@ def test_file_changed_while_writing_is_left_alone(tree, monkeypatch):
     _one_line_problem(result, "pkg/buggy.py", "changed on disk")
     assert path.read_text() == BUGGY + "# edited meanwhile\n"
     assert sorted(p.name for p in (tree / "pkg").iterdir()) == ["buggy.py"]
+
+
+# -- fixed code keeps its encoding (issue 11, item 11) ----------------------------------------
+LATIN_1 = b"# -*- coding: latin-1 -*-\n# r\xe9glage du cache\n" + BUGGY.encode()
+WITH_BOM = b"\xef\xbb\xbf" + BUGGY.encode()
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (LATIN_1, b"# -*- coding: latin-1 -*-\n# r\xe9glage du cache\n" + FIXED.encode()),
+        (WITH_BOM, b"\xef\xbb\xbf" + FIXED.encode()),
+        (b"\xef\xbb\xbfx = 1  # caf\xc3\xa9\n", b"\xef\xbb\xbfx = 1  # caf\xc3\xa9\n"),  # nothing to fix: echoed as is
+    ],
+)
+def test_fix_from_stdin_keeps_the_encoding_and_bom(tree, raw, expected):
+    from _hooklint_cli import run_subprocess
+
+    done = run_subprocess(["check", "--fix", "--no-cache", "-", "--stdin-filename", "x.py"], cwd=tree, input=raw)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == expected
+    assert b"Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("raw", [LATIN_1, WITH_BOM])
+def test_fix_of_a_file_keeps_the_encoding_and_bom(tree, raw):
+    path = write(tree, "pkg/buggy.py", raw)
+    assert check("pkg", "--fix", "--no-cache").exit_code == 0
+    assert path.read_bytes() == raw.replace(BUGGY.encode(), FIXED.encode())
