@@ -218,5 +218,9 @@ class RunIndex:
         self.seen[path] = [stamp[0], stamp[1], [v.to_dict() for v in violations]]
 
     def save(self) -> None:
-        if self.seen != self.entries:
+        try:
+            same = self.seen == self.entries
+        except RecursionError:  # an index of the wrong shape, nested as deep as json allows
+            same = False
+        if not same:
             _write_atomically(self.directory, self.path, json.dumps({"files": self.seen}))
