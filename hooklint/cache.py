@@ -1,11 +1,16 @@
 """Result caches: per file content, and per run.
 
 Both live in ``.hooklint_cache/`` (which holds a ``.gitignore`` of ``*``, so it
-ignores itself), are written atomically (temporary file, then ``os.replace``), and
-ignore an entry that cannot be read or decoded.
+ignores itself), are written by :func:`hooklint.writer.replace_atomically` into
+real directories only (never through a symlink), and treat an entry that cannot be
+read, is not JSON, is too deeply nested to decode or does not validate (a field of
+the wrong type) as a miss: the file is checked again and the entry rewritten.
 
-* The *content* cache: one JSON file per key of file content, configuration and
-  hooklint's code, holding that file's violations.
+* The *content* cache: one JSON file per key of file content, of everything else
+  that decides that file's result (the rules that apply to its path after
+  per-file-ignores, the rule context, the fix options: see
+  :meth:`hooklint.engine.Settings.fingerprint`) and of hooklint's code, holding
+  that file's violations.
 * The *run index* (:class:`RunIndex`): for one set of options and paths, each file's
   modification time and size with its violations, as ruff keeps its cache.  A warm
   run stats the files, finds them unchanged, and answers without reading a file or
@@ -18,10 +23,12 @@ import hashlib
 import importlib.util
 import json
 import os
+import stat
+import sys
 from functools import lru_cache
 from pathlib import Path
 
-from hooklint.violation import Violation
+from hooklint.violation import SAFE, UNSAFE, Edit, Fix, Location, Violation
 
 DEFAULT_DIR = ".hooklint_cache"
 
@@ -30,17 +37,26 @@ DEFAULT_DIR = ".hooklint_cache"
 def code_fingerprint() -> str:
     """hooklint's version and the size and modification time of each of its own
     sources, so that a changed rule (an upgrade, or an edit in a development
-    checkout) never reads results another version wrote."""
+    checkout) never reads results another version wrote; and the Python and the
+    libcst that parse (a newer one accepts syntax an older one reports as HL000)."""
     from hooklint import __version__
 
-    parts = [__version__]
+    parts = [__version__, sys.version]
     for package in ("hooklint", "hooklint.fixes"):
         spec = importlib.util.find_spec(package)
         for top in (spec.submodule_search_locations or []) if spec else []:
             for directory, _, names in sorted(os.walk(top)):
                 for name in sorted(n for n in names if n.endswith(".py")):
-                    stat = os.stat(os.path.join(directory, name))
-                    parts.append(f"{directory}/{name}:{stat.st_size}:{stat.st_mtime_ns}")
+                    status = os.stat(os.path.join(directory, name))
+                    parts.append(f"{directory}/{name}:{status.st_size}:{status.st_mtime_ns}")
+    parser = importlib.util.find_spec("libcst")
+    for top in (parser.submodule_search_locations or []) if parser else []:
+        for name in ("__init__.py", "_version.py"):
+            try:
+                status = os.stat(os.path.join(top, name))
+            except OSError:
+                continue
+            parts.append(f"{top}/{name}:{status.st_size}:{status.st_mtime_ns}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -56,11 +72,10 @@ def _entry(directory: str, key: str) -> Path:
 
 
 def load(directory: str, key: str) -> list[Violation] | None:
-    try:
-        data = json.loads(_entry(directory, key).read_text(encoding="utf-8"))
-        return [Violation.from_dict(item) for item in data["violations"]]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    """The entry's violations; None (a miss) when it is absent, unreadable, not JSON,
+    too deeply nested to decode, or JSON of another shape."""
+    data = _read_json(_entry(directory, key))
+    return violations_from(data.get("violations")) if isinstance(data, dict) else None
 
 
 def store(directory: str, key: str, violations: list[Violation]) -> None:
@@ -68,32 +83,110 @@ def store(directory: str, key: str, violations: list[Violation]) -> None:
     _write_atomically(Path(directory), _entry(directory, key), payload)
 
 
+def _read_json(path: Path):
+    """A cache file's JSON, or None: only a regular file is read (a symlink or a FIFO
+    planted in the cache is a miss, not a hang), and nothing it holds raises."""
+    from hooklint.writer import WriteRefused, read_regular
+
+    try:
+        raw, _ = read_regular(path)
+        return json.loads(raw)
+    except (OSError, WriteRefused, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def violations_from(items) -> list[Violation] | None:
+    """Violations from their JSON form, checking every field's type; None if any is wrong."""
+    if not isinstance(items, list):
+        return None
+    violations = []
+    for item in items:
+        violation = _violation_from(item)
+        if violation is None:
+            return None
+        violations.append(violation)
+    return violations
+
+
+_TEXT_FIELDS = ("code", "name", "message", "path", "source_line")
+
+
+def _violation_from(data) -> Violation | None:
+    if not isinstance(data, dict) or not all(isinstance(data.get(f), str) for f in _TEXT_FIELDS):
+        return None
+    start, end = _location(data.get("start")), _location(data.get("end"))
+    withheld = data.get("fix_withheld")
+    if start is None or end is None or not (withheld is None or isinstance(withheld, str)):
+        return None
+    fix = data.get("fix")
+    if fix is not None:
+        fix = _fix_from(fix)
+        if fix is None:
+            return None
+    return Violation(
+        data["code"], data["name"], data["message"], data["path"], start, end, fix, withheld, data["source_line"]
+    )
+
+
+def _fix_from(data) -> Fix | None:
+    if not isinstance(data, dict) or not isinstance(data.get("message"), str):
+        return None
+    if data.get("applicability") not in (SAFE, UNSAFE) or not isinstance(data.get("edits"), list):
+        return None
+    edits = []
+    for edit in data["edits"]:
+        if not isinstance(edit, dict) or not isinstance(edit.get("content"), str):
+            return None
+        start, end = _location(edit.get("start")), _location(edit.get("end"))
+        if start is None or end is None:
+            return None
+        edits.append(Edit(start, end, edit["content"]))
+    return Fix(data["message"], data["applicability"], tuple(edits))
+
+
+def _location(data) -> Location | None:
+    if not isinstance(data, dict) or set(data) != {"line", "column"}:
+        return None
+    line, column = data["line"], data["column"]
+    if type(line) is not int or type(column) is not int or line < 1 or column < 1:
+        return None
+    return Location(line, column)
+
+
 def _write_atomically(directory: Path, path: Path, payload: str) -> None:
-    """Write ``payload`` to ``path`` (inside the cache ``directory``) through a
-    temporary file and ``os.replace``; a cache that cannot be written only costs speed."""
-    import tempfile
+    """Write ``payload`` to ``path`` (one level inside the cache ``directory``) with
+    :func:`hooklint.writer.replace_atomically`.  Only real directories are written
+    into: a cache directory, or a subdirectory of it, that is a symlink (planted in a
+    repository, say) is not written to.  A cache that cannot be written only costs speed."""
+    from hooklint.writer import WriteRefused, replace_atomically
 
     try:
         _prepare(directory)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    except OSError:
-        return
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(payload)
-        os.replace(temporary, path)
-    except OSError:
+        if not _is_real_directory(directory):
+            return
         try:
-            os.unlink(temporary)
-        except OSError:
+            path.parent.mkdir()
+        except FileExistsError:
             pass
+        if _is_real_directory(path.parent):
+            replace_atomically(path, payload.encode("utf-8"))
+    except (OSError, WriteRefused):
+        pass
+
+
+def _is_real_directory(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _prepare(directory: Path) -> None:
-    if not directory.is_dir():
+    if not os.path.lexists(directory):
+        from hooklint.writer import replace_atomically
+
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / ".gitignore").write_text("# Created by hooklint\n*\n", encoding="utf-8")
+        replace_atomically(directory / ".gitignore", b"# Created by hooklint\n*\n")
 
 
 class RunIndex:
@@ -106,27 +199,28 @@ class RunIndex:
         self.path = self.directory / "runs" / f"{run_key}.json"
         self.entries: dict[str, list] = {}
         self.seen: dict[str, list] = {}
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            if isinstance(data.get("files"), dict):
-                self.entries = data["files"]
-        except (OSError, ValueError, AttributeError):
-            pass
+        data = _read_json(self.path)
+        if isinstance(data, dict) and isinstance(data.get("files"), dict):
+            self.entries = data["files"]
 
     def lookup(self, path: str, stamp: tuple[int, int]) -> list[Violation] | None:
+        """The violations recorded for ``path`` at this ``stamp``; None (a miss, and the
+        file is checked and recorded again) when absent, stale or of another shape."""
         entry = self.entries.get(path)
-        try:
-            if entry is None or entry[0] != stamp[0] or entry[1] != stamp[1]:
-                return None
-            violations = [Violation.from_dict(item) for item in entry[2]]
-        except (IndexError, KeyError, TypeError, ValueError):
+        if not isinstance(entry, list) or len(entry) != 3 or [entry[0], entry[1]] != [stamp[0], stamp[1]]:
             return None
-        self.seen[path] = entry
+        violations = violations_from(entry[2])
+        if violations is not None:
+            self.seen[path] = entry
         return violations
 
     def record(self, path: str, stamp: tuple[int, int], violations: list[Violation]) -> None:
         self.seen[path] = [stamp[0], stamp[1], [v.to_dict() for v in violations]]
 
     def save(self) -> None:
-        if self.seen != self.entries:
+        try:
+            same = self.seen == self.entries
+        except RecursionError:  # an index of the wrong shape, nested as deep as json allows
+            same = False
+        if not same:
             _write_atomically(self.directory, self.path, json.dumps({"files": self.seen}))

@@ -65,7 +65,7 @@ def find_pyproject(start: Path) -> Path | None:
         if candidate.is_file():
             nearest = nearest or candidate
             try:
-                if "hooklint" in _read_toml(candidate).get("tool", {}):
+                if "hooklint" in _table(_read_toml(candidate), "tool", candidate):
                     return candidate
             except ConfigError:
                 return candidate  # report the broken file rather than skip it
@@ -78,8 +78,29 @@ def _read_toml(path: Path) -> dict:
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
+    except (RecursionError, MemoryError):
+        raise ConfigError(f"{path}: invalid TOML: too deeply nested to read") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _table(data: dict, key: str, path: Path, name: str | None = None) -> dict:
+    """``data[key]`` when it is a table, ``{}`` when absent; else a ConfigError."""
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: [{name or key}] must be a table, got {_short(value)}")
+    return value
+
+
+def _short(value) -> str:
+    """``value`` as a message shows it: at most 40 characters."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        return f"a deeply nested {type(value).__name__}"
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def load_config(path: Path | None) -> Config:
@@ -87,14 +108,13 @@ def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
     data = _read_toml(path)
-    table = data.get("tool", {}).get("hooklint", {})
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.hooklint] must be a table")
+    table = _table(_table(data, "tool", path), "hooklint", path, "tool.hooklint")
+    project = _table(data, "project", path)
     config = Config(source=path, root=path.parent.resolve())
     for key, value in table.items():
         _apply(config, key, value, path)
     if config.target_torch is None:
-        config.target_torch = infer_target_torch(data.get("project", {}).get("dependencies", []))
+        config.target_torch = infer_target_torch(project.get("dependencies", []))
     return config
 
 
@@ -119,13 +139,13 @@ def _apply(config: Config, key: str, value, path: Path) -> None:
         config.target_torch = parse_torch_version(value, where)
     elif key == "preview":
         if not isinstance(value, bool):
-            raise ConfigError(f"{where}: expected true or false, got {value!r}")
+            raise ConfigError(f"{where}: expected true or false, got {_short(value)}")
         config.preview = value
 
 
 def _string_list(value, where: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: expected a list of strings, got {value!r}")
+        raise ConfigError(f"{where}: expected a list of strings, got {_short(value)}")
     return value
 
 
@@ -138,10 +158,14 @@ def _check_codes(codes: list[str], where: str) -> None:
 
 
 def parse_torch_version(value, where: str = "target-torch") -> tuple[int, int]:
-    """``"2.4"`` → (2, 4)."""
-    match = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", str(value)) if isinstance(value, (str, float)) else None
+    """``"2.4"`` → (2, 4).  Only a string: a TOML float cannot tell 2.10 from 2.1."""
+    if isinstance(value, float):
+        raise ConfigError(
+            f"{where}: expected a string like \"2.4\" (a TOML number cannot tell 2.10 from 2.1), got the number {value!r}"
+        )
+    match = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", value) if isinstance(value, str) else None
     if match is None:
-        raise ConfigError(f"{where}: expected a torch version like \"2.4\", got {value!r}")
+        raise ConfigError(f"{where}: expected a torch version like \"2.4\", got {_short(value)}")
     return int(match.group(1)), int(match.group(2))
 
 

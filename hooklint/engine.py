@@ -47,11 +47,15 @@ class Settings:
     root: str = "."
     cache_dir: str | None = None
 
-    @property
-    def fingerprint(self) -> str:
+    def fingerprint(self, rules) -> str:
+        """Everything besides a file's content that decides its result, for the
+        content cache's key: hooklint's code, ``rules`` (those that apply to the
+        file's path, after per-file-ignores: two files with the same content may get
+        different results), the rule context and the fix options."""
         from hooklint.cache import code_fingerprint
 
-        return repr((code_fingerprint(), self.rule_codes, self.context))
+        codes = tuple(rule.code for rule in rules)
+        return repr((code_fingerprint(), codes, self.context, self.fix, self.unsafe_fixes, self.diff))
 
 
 @dataclass
@@ -517,7 +521,7 @@ def check_source(source: SourceFile, shown: str, settings: Settings) -> FileResu
         return result
     from hooklint import cache
 
-    key = cache.key(source.raw, settings.fingerprint) if settings.cache_dir else None
+    key = cache.key(source.raw, settings.fingerprint(rules)) if settings.cache_dir else None
     cached = cache.load(settings.cache_dir, key) if key else None
     if cached is not None:
         result.violations = [replace(v, path=shown) for v in cached]
@@ -541,34 +545,12 @@ def check_path(path: str, settings: Settings) -> FileResult:
 
 
 def write_fixed(path: Path, result: FileResult) -> str | None:
-    """Write a fixed file atomically, keeping encoding, BOM, newlines and permissions.
-    Returns a one-line problem, or None.  A file that changed since it was read is
-    left alone."""
-    try:
-        source = read_source(path)
-    except SourceError as exc:
-        return str(exc)
-    if source.text != result.original:
-        return "changed on disk since it was read; not written"
-    data = source.encode(result.fixed_text)
-    temporary = path.with_name(f".{path.name}.hooklint-{os.getpid()}.tmp")
-    try:
-        mode = path.stat().st_mode
-        with open(temporary, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, mode & 0o7777)
-        if path.read_bytes() != source.raw:
-            raise OSError("changed on disk while writing; not written")
-        os.replace(temporary, path)
-    except OSError as exc:
-        try:
-            temporary.unlink()
-        except OSError:
-            pass
-        return f"cannot write: {exc.strerror or exc}"
-    return None
+    """Write a fixed file (see :mod:`hooklint.writer`: atomically, keeping encoding,
+    BOM, newlines, owner and permissions; symlinks, hard links, read-only files and
+    files changed since they were read).  Returns a one-line problem, or None."""
+    from hooklint.writer import write_fixed_source
+
+    return write_fixed_source(path, result.original, result.fixed_text)
 
 
 # -- many files ---------------------------------------------------------------------------

@@ -42,7 +42,8 @@ class CheckOutcome:
     problems: list[str]
     remaining: list[Violation]
     fixed: int
-    stdout_source: str | None = None
+    #: With ``-`` and ``--fix``: the fixed source, as bytes in the input's encoding.
+    stdout_source: bytes | None = None
     internal_error: bool = False
 
     def summary(self, unsafe: bool, diff: bool) -> str:
@@ -97,7 +98,8 @@ def build_settings(request: CheckRequest) -> Settings:
 
 def run_key(request: CheckRequest) -> str:
     """What a run's results depend on besides the files themselves: hooklint's code,
-    the options as given (rule selection is resolved from them), and the paths."""
+    the options as given (rule selection is resolved from them), the paths, and the
+    working directory (per-file-ignores also match the path as shown, relative to it)."""
     config = request.config
     inputs = (
         code_fingerprint(),
@@ -112,6 +114,7 @@ def run_key(request: CheckRequest) -> str:
         list(config.registration_wrappers),
         str(config.root),
         sorted(os.path.abspath(p) for p in request.paths),
+        os.getcwd(),
     )
     return hashlib.sha256(repr(inputs).encode()).hexdigest()
 
@@ -182,6 +185,6 @@ def _check_stdin(request: CheckRequest, settings: Settings) -> CheckOutcome:
     result = check_source(source, name, settings)
     problems = list(result.fix_failures)
     stdout_source = None
-    if request.fix and not request.diff:
-        stdout_source = result.fixed_text if result.fixed_text is not None else source.text
+    if request.fix and not request.diff:  # in the input's own encoding and BOM
+        stdout_source = source.encode(result.fixed_text) if result.fixed_text is not None else source.raw
     return CheckOutcome([result], problems, sorted(result.violations, key=lambda v: v.sort_key), result.fixed, stdout_source)

@@ -148,3 +148,57 @@ def test_select_in_config_and_on_the_command_line(tree):
     assert check("src", "--no-cache").exit_code == 0
     assert check("src", "--no-cache", "--extend-select", "HL001").exit_code == 1
     assert check("src", "--no-cache", "--select", "HL001").exit_code == 1
+
+
+# -- hostile pyproject.toml files (issue 11, items 10 and 11) --------------------------------
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        (b"tool = 5\n", "[tool] must be a table"),
+        (b'tool = "x"\n', "[tool] must be a table"),
+        (b'tool = "hooklint"\n', "[tool] must be a table"),
+        (b"project = 5\n", "[project] must be a table"),
+        (b"[tool]\nhooklint = 5\n", "[tool.hooklint] must be a table"),
+        (b"tool.hooklint = [1]\n", "[tool.hooklint] must be a table"),
+        (b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n", "too deeply nested"),
+        (b'[tool.hooklint]\nselect = ["HL001"]\n# caf\xe9\n', "not UTF-8"),
+        (b'[tool.hooklint]\nignore = ["HL\xff"]\n', "not UTF-8"),
+        (b"[tool.hooklint]\ntarget-torch = 2.10\n", "target-torch"),
+        (b"[tool.hooklint]\ntarget-torch = 2.4\n", "target-torch"),
+        (b"[tool.hooklint]\nselect = " + b"[" * 400 + b"]" * 400 + b"\n", "select"),
+    ],
+)
+def test_hostile_pyproject_is_one_line_naming_the_file(tree, body, needle):
+    write(tree, "pyproject.toml", body)
+    result = check("src", "--no-cache")
+    assert result.exit_code == 2, result.output
+    no_traceback(result)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and len(lines[0]) < 300, lines
+    assert "pyproject.toml" in lines[0] and needle in lines[0]
+
+
+def test_target_torch_float_is_rejected_saying_why(tree):
+    pyproject(tree, "[tool.hooklint]\ntarget-torch = 2.10\n")
+    message = check("src", "--no-cache").stderr
+    assert 'string like "2.4"' in message and "2.10 from 2.1" in message
+
+
+def test_target_torch_string_keeps_two_digit_minor_versions(tree):
+    pyproject(tree, '[tool.hooklint]\ntarget-torch = "1.10"\n')
+    result = check("src", "--no-cache", "--format", "concise")
+    assert result.exit_code == 1
+    assert "target is 1.10" in result.stdout  # 1.10 < 2.1: the always_call fix is withheld
+    from hooklint.config import load_config
+
+    assert load_config(pyproject(tree, '[tool.hooklint]\ntarget-torch = "2.10"\n')).target_torch == (2, 10)
+
+
+def test_a_table_of_the_wrong_type_in_a_parent_pyproject_is_reported(tree):
+    write(tree, "pyproject.toml", "tool = 5\n")
+    pyproject(tree, '[project]\nname = "inner"\n', "src/pyproject.toml")
+    result = check("src/pkg", "--no-cache")
+    assert result.exit_code == 2
+    no_traceback(result)
+    [line] = result.stderr.strip().splitlines()
+    assert "[tool] must be a table" in line and "src/pyproject.toml" not in line
