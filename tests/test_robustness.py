@@ -7,6 +7,8 @@ like code, own-line and trailing comments, LF or CRLF newlines) and mutates thos
 ``examples/*.py`` byte by byte.  On every input, through the CLI:
 
 - no traceback, exit code 0, 1 or 2, and an exit 2 says why on a ``hooklint:`` line;
+- a file named explicitly that Python cannot read is an error (exit 2), one that does
+  not parse gets HL000;
 - ``--fix --unsafe-fixes`` of a file that parses leaves a file that parses, with the same
   newline style and every comment of the input, that a second ``--fix`` leaves alone, and
   that has no more findings of any code than before; a file that does not parse is not
@@ -285,10 +287,14 @@ def _run(*args: str, input: bytes | None = None):
     return result
 
 
-def _findings(*args: str) -> list[tuple[str, int, int, str]]:
+def _checked(*args: str) -> tuple[int, list[tuple[str, int, int, str]]]:
     result = _run("--format", "json", *args)
     found = json.loads(result.stdout)
-    return sorted((f["filename"], f["location"]["row"], f["location"]["column"], f["code"]) for f in found)
+    return result.exit_code, sorted((f["filename"], f["location"]["row"], f["location"]["column"], f["code"]) for f in found)
+
+
+def _findings(*args: str) -> list[tuple[str, int, int, str]]:
+    return _checked(*args)[1]
 
 
 def _project(directory: Path, config: str = "") -> None:
@@ -339,14 +345,18 @@ def check_and_fix(data: bytes, preview: bool = False) -> None:
         _project(root, "preview = true\n" if preview else "")
         target = root / "gen.py"
         target.write_bytes(data)
-        before = _findings("--no-cache", "gen.py")
+        status, before = _checked("--no-cache", "gen.py")
+        text = _decoded(data)
+        if text is None:
+            assert status == 2, "a file Python cannot read is not reported as an error"
+        elif not _parses(text):  # named explicitly: checked even without a hook token (item 13)
+            assert any(f[3] == "HL000" for f in before), "a file named explicitly that does not parse passes"
         _run("--no-cache", "-", "--stdin-filename", "gen.py", input=data)
         _run("--no-cache", "--fix", "--unsafe-fixes", "-", "--stdin-filename", "gen.py", input=data)
 
         _run("--no-cache", "--fix", "--unsafe-fixes", "gen.py")
         assert sorted(p.name for p in root.iterdir()) == ["gen.py", "pyproject.toml"]  # nothing else written
         fixed = target.read_bytes()
-        text = _decoded(data)
         if text is None or not _parses(text):
             assert fixed == data, "--fix changed a file that does not parse"
             return
@@ -396,6 +406,7 @@ def test_generated_programs_check_and_fix(data, preview):
 
 
 @fuzz_settings(100)
+@example(b"def f(:\n", False)  # item 13: a broken file without a hook token, named explicitly, passes
 @given(st.one_of(mutated(programs()), mutated(examples)), st.booleans())
 def test_mutants_check_and_fix(data, preview):
     check_and_fix(data, preview)
@@ -524,7 +535,14 @@ def subprocess_batch(batch: list[bytes]) -> None:
         assert sorted(p.name for p in root.iterdir()) == sorted(["pyproject.toml", *(f"f{n:02d}.py" for n in range(len(batch)))])
 
 
+#: Item 7: a 10,000-term ``and`` with a registration crashed libcst's parser and the pool.
+DEEP_BOOLOP = [b"model.register_forward_hook(fn)\nx = " + b" and ".join([b"a"] * 10_000) + b"\n"] + [
+    b"model.register_forward_hook(fn)\n"
+] * 9
+
+
 @fuzz_settings(2)
+@example(DEEP_BOOLOP)
 @given(st.lists(inputs, min_size=10, max_size=12))
 def test_subprocess_batch_ends_without_crash(batch):
     subprocess_batch(batch)
