@@ -396,7 +396,7 @@ WITH_FIX_DROPS_COMMENT = (  # item 11: the `with` fix drops the registration's t
 )
 
 
-@fuzz_settings(100)
+@fuzz_settings(80)
 @example(HANDLE_IN_ANOTHER_FUNCTION, False)
 @example(EXITSTACK_IN_CRLF, False)
 @example(WITH_FIX_DROPS_COMMENT, False)
@@ -456,8 +456,15 @@ SWALLOWED_BY_STRINGS = (  # item 3: the screen drops lines like `# prepare"""`, 
 )
 
 
+#: Not in issue 11: a fix takes the newline of the parsed text's first line, and the
+#: sparse text drops a blank first line, so in a file whose first newline is CRLF (or CR)
+#: and the rest LF the fast path's fix inserts LF and the whole-file fix CRLF.
+MIXED_NEWLINES = b"\r\nh = m.register_forward_pre_hook(fn)\nloss.backward()\nh.remove()\n"
+
+
 @fuzz_settings(100)
 @example(SWALLOWED_BY_STRINGS)
+@example(MIXED_NEWLINES)
 @given(st.one_of(programs(), mutated(programs())))
 def test_fast_path_finds_what_whole_files_find(data):
     fast_path_equals_whole_file(data)
