@@ -1,11 +1,10 @@
 """HL002 capture-hook-not-removed: cases beyond the rule's VALID/INVALID examples,
-registration wrappers, and the llm-compressor acceptance (when its mirror is here)."""
+and registration wrappers (the llm-compressor acceptance on its released packages is in
+test_seeds.py)."""
 
 from __future__ import annotations
 
-import subprocess
 import textwrap
-from pathlib import Path
 
 import libcst
 import pytest
@@ -16,9 +15,6 @@ from hooklint.rules.base import RuleContext
 from hooklint.rules.hl002_capture_hook_not_removed import CaptureHookNotRemoved
 
 RULE = CaptureHookNotRemoved
-MIRROR = Path("/work/.mirror/vllm-project+llm-compressor/repo")
-BEFORE_FIX = "9804eac35"  # parent of PR #3024
-AFTER_FIX = "612cdfdd9"  # PR #3024
 
 
 def _code(text: str) -> str:
@@ -401,40 +397,3 @@ def test_inferred_in_file_wrapper():
     assert len(found) == 1 and "appends to `acts`" in found[0].message
     facts = collect(libcst.parse_module(_code(source)))
     assert [r.wrapper for r in facts.registrations] == [None, "add_hook"]
-
-
-# -- acceptance on llm-compressor ------------------------------------------------------------
-def _show(revision: str, path: str) -> str:
-    return subprocess.run(
-        ["git", f"--git-dir={MIRROR}", "show", f"{revision}:{path}"], capture_output=True, text=True, check=True
-    ).stdout
-
-
-needs_mirror = pytest.mark.skipif(not MIRROR.exists(), reason="llm-compressor mirror not available")
-AUTOROUND = "src/llmcompressor/modifiers/autoround/base.py"
-
-
-@needs_mirror
-def test_autoround_before_pr_3024_is_flagged_and_fixed_to_lint_clean():
-    source = _show(BEFORE_FIX, AUTOROUND)
-    found = [v for v in lint_text(source, "base.py", [RULE], RuleContext()) if v.code == "HL002"]
-    assert len(found) == 1
-    assert found[0].source_line.strip() == "self.register_hook("
-    assert found[0].message.startswith(
-        "capture hook `input_capture_hook` appends to `self._all_module_input` on every forward; "
-        "its handle is discarded, so it keeps capturing until all hooks are removed"
-    )
-    outcome = fix_text(source, "base.py", [RULE], RuleContext(), unsafe=True)
-    assert parses(outcome.text) and outcome.fixed == 1
-    assert [v for v in outcome.violations if v.code == "HL002"] == []
-    assert "_capture_hooks: dict = PrivateAttr(default_factory=dict)" in outcome.text
-    assert "self._capture_hooks[module._tmp_name] = self.register_hook(" in outcome.text
-    removal = "self._capture_hooks.pop(decoding_layer._tmp_name).remove()"
-    assert outcome.text.index(removal) < outcome.text.index("cur_inputs = self._all_module_input[")
-
-
-@needs_mirror
-@pytest.mark.parametrize("path", [AUTOROUND, "src/llmcompressor/modifiers/gptq/base.py"])
-def test_after_pr_3024_and_gptq_lint_clean(path):
-    source = _show(AFTER_FIX, path)
-    assert [v for v in lint_text(source, "base.py", [RULE], RuleContext()) if v.code == "HL002"] == []
