@@ -1,7 +1,9 @@
 """The ``hooklint`` command line: parses options, calls the engine, picks a reporter.
 
 Exit codes (as ruff): 0 nothing left to report, 1 violations remain (after fixes),
-2 usage, configuration or internal error.
+2 usage, configuration or internal error (a crash is one line on stderr; with
+``HOOKLINT_DEBUG=1`` the traceback follows), 130 interrupted (SIGINT), 143 terminated
+(SIGTERM).
 """
 
 from __future__ import annotations
@@ -25,7 +27,99 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
     return [c.strip() for value in values for c in value.split(",") if c.strip()]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The command group, with hooklint's exit codes for what click does not map:
+    an internal error is exit 2 with one line (never 1, which means findings), an
+    interrupt 130, SIGTERM 143 (worker processes are stopped on the way out)."""
+
+    def main(self, *args, **kwargs):
+        import signal
+
+        def terminated(signum, frame):
+            raise SystemExit(128 + signum)
+
+        try:
+            signal.signal(signal.SIGTERM, terminated)
+        except (ValueError, OSError):  # not the main thread
+            pass
+        try:
+            kwargs.pop("standalone_mode", None)
+            return super().main(*args, standalone_mode=False, **kwargs) or 0
+        except click.exceptions.Exit as exc:
+            _exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            _exit(exc.exit_code)
+        except (KeyboardInterrupt, click.exceptions.Abort):
+            _message("hooklint: interrupted")
+            _exit(130)
+        except SystemExit as exc:
+            _exit(exc.code)
+        except BrokenPipeError:
+            _silence_stdout()
+            _exit(2)
+        except OSError as exc:  # stdout on a full disk, /dev/full...
+            where = f" ({exc.filename})" if exc.filename else ""
+            _message(f"hooklint: error: cannot write: {exc.strerror or exc}{where}")
+            _silence_stdout()
+            _exit(2)
+        except Exception as exc:  # a bug in hooklint: one line, exit 2
+            _message(f"hooklint: error: internal error: {type(exc).__name__}: {_first_line(exc)}"
+                     + ("" if _debug() else " (set HOOKLINT_DEBUG=1 for the traceback)"))
+            if _debug():
+                import traceback
+
+                traceback.print_exc()
+            _exit(2)
+        _exit(0)
+
+
+def _debug() -> bool:
+    return os.environ.get("HOOKLINT_DEBUG", "") not in ("", "0")
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else "(no message)"
+
+
+def _message(text: str) -> None:
+    try:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _silence_stdout() -> None:
+    """After a failed write to stdout, keep Python's exit-time flush from failing
+    again (a second message and exit 120)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _exit(code) -> None:
+    """Exit with ``code``, after flushing stdout: a report that cannot be written
+    (stdout is ``/dev/full``, a closed pipe) is one line on stderr and exit 2."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except (OSError, ValueError) as exc:
+        _message(f"hooklint: error: cannot write the report to stdout: {getattr(exc, 'strerror', None) or exc}")
+        _silence_stdout()
+        code = 2
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        _message(str(code))
+        code = 1
+    sys.exit(code)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="hooklint")
 def main() -> None:
     """hooklint: find, fix and prevent PyTorch hook misuse."""
@@ -46,13 +140,14 @@ def main() -> None:
 @click.option("--statistics", is_flag=True, help="Print counts per rule instead of each violation.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("--cache-dir", type=click.Path(path_type=Path), help="Where to keep the cache (default .hooklint_cache).")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: CPU count).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default and most: the CPU count; never more than the files).")
+@click.option("--max-file-size", type=click.IntRange(min=1), help="Skip files larger than this many bytes (default 4194304; config `max-file-size`).")
 @click.option("--target-torch", help="Oldest torch the code supports, e.g. 2.4 (default: inferred).")
 @click.option("--preview", is_flag=True, default=None, help="Enable preview rules.")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="Use this pyproject.toml.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the violations, no summary.")
 def check(paths, select, extend_select, ignore, fix, unsafe_fixes, diff, output_format, output_file,
-          stdin_filename, exit_zero, statistics, no_cache, cache_dir, jobs, target_torch, preview,
+          stdin_filename, exit_zero, statistics, no_cache, cache_dir, jobs, max_file_size, target_torch, preview,
           config_file, quiet) -> None:
     """Check PATHS (default: .) for hook misuse."""
     from hooklint.runner import CheckRequest, run_check
@@ -82,6 +177,7 @@ def check(paths, select, extend_select, ignore, fix, unsafe_fixes, diff, output_
             stdin_filename=stdin_filename,
             cache_dir=None if no_cache else (cache_dir or config.root / ".hooklint_cache"),
             jobs=jobs or os.cpu_count() or 1,
+            max_file_size=max_file_size,
         )
         outcome = run_check(request)
     except ConfigError as exc:
