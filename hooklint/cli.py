@@ -9,6 +9,7 @@ Exit codes (as ruff): 0 nothing left to report, 1 violations remain (after fixes
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 import sys
 from pathlib import Path
@@ -39,12 +40,19 @@ class _Main(click.Group):
             raise SystemExit(128 + signum)
 
         try:
-            signal.signal(signal.SIGTERM, terminated)
+            previous = signal.signal(signal.SIGTERM, terminated)
         except (ValueError, OSError):  # not the main thread
-            pass
+            previous = None
+        try:
+            self._main(*args, **kwargs)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+
+    def _main(self, *args, **kwargs):
         try:
             kwargs.pop("standalone_mode", None)
-            return super().main(*args, standalone_mode=False, **kwargs) or 0
+            super().main(*args, standalone_mode=False, **kwargs)
         except click.exceptions.Exit as exc:
             _exit(exc.exit_code)
         except click.ClickException as exc:
@@ -58,10 +66,18 @@ class _Main(click.Group):
         except BrokenPipeError:
             _silence_stdout()
             _exit(2)
-        except OSError as exc:  # stdout on a full disk, /dev/full...
-            where = f" ({exc.filename})" if exc.filename else ""
-            _message(f"hooklint: error: cannot write: {exc.strerror or exc}{where}")
-            _silence_stdout()
+        except OSError as exc:
+            if exc.filename is None and exc.errno in _WRITE_ERRORS:  # stdout on a full disk, /dev/full...
+                _message(f"hooklint: error: cannot write the report to stdout: {exc.strerror or exc}")
+                _silence_stdout()
+            elif exc.filename is not None:
+                _message(f"hooklint: error: {exc.filename}: {exc.strerror or exc}")
+            else:
+                _message(f"hooklint: error: {exc.strerror or exc}" + ("" if _debug() else " (set HOOKLINT_DEBUG=1 for the traceback)"))
+            if _debug():
+                import traceback
+
+                traceback.print_exc()
             _exit(2)
         except Exception as exc:  # a bug in hooklint: one line, exit 2
             _message(f"hooklint: error: internal error: {type(exc).__name__}: {_first_line(exc)}"
@@ -72,6 +88,10 @@ class _Main(click.Group):
                 traceback.print_exc()
             _exit(2)
         _exit(0)
+
+
+#: What a failed write of the report to stdout raises (no file name attached).
+_WRITE_ERRORS = frozenset(getattr(errno, name) for name in ("ENOSPC", "EPIPE", "EIO", "EDQUOT", "EFBIG", "EBADF") if hasattr(errno, name))
 
 
 def _debug() -> bool:
@@ -160,7 +180,7 @@ def check(paths, select, extend_select, ignore, fix, unsafe_fixes, diff, output_
             config = load_config(config_file)
         else:
             anchor = paths[0] if str(paths[0]) != "-" else Path(stdin_filename or ".")
-            config = load_config(find_pyproject(anchor if anchor.exists() else Path.cwd()))
+            config = load_config(find_pyproject(anchor if _exists(anchor) else Path.cwd()))
         if target_torch is not None:
             config.target_torch = parse_torch_version(target_torch, "--target-torch")
         if preview:
@@ -207,6 +227,16 @@ def check(paths, select, extend_select, ignore, fix, unsafe_fixes, diff, output_
         sys.exit(2)
     pending = outcome.remaining or (diff and outcome.fixed)
     sys.exit(0 if exit_zero or not pending else 1)
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` can be stat-ed (a 300-character name, or one below an
+    unreadable directory, is reported by the run, not here)."""
+    try:
+        os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _report(outcome, output_format, statistics, unsafe, output_file) -> str:

@@ -608,14 +608,23 @@ def check_path(path: str, settings: Settings, explicit: bool = False) -> FileRes
         return FileResult(shown, error=str(exc))
     try:
         if explicit:
-            rules = _rules_for(settings, shown)
-            if not is_candidate(source.text, prefilter_tokens(rules, settings.context.registration_wrappers)):
-                return FileResult(shown, syntax_check(source.text, shown, rules))
+            compiled = compile_only(source.text, shown, settings)
+            if compiled is not None:
+                return FileResult(shown, compiled)
         return check_source(source, shown, settings)
     except TooDeeplyNested as exc:
         return FileResult(shown, error=str(exc))
     except RecursionError:
         return FileResult(shown, error="too deeply nested to analyse")
+
+
+def compile_only(text: str, shown: str, settings: Settings) -> list[Violation] | None:
+    """For a file named on the command line: None when it holds a selected rule's token
+    (the full check follows), else HL000 if CPython does not compile it."""
+    rules = _rules_for(settings, shown)
+    if is_candidate(text, prefilter_tokens(rules, settings.context.registration_wrappers)):
+        return None
+    return syntax_check(text, shown, rules)
 
 
 def syntax_check(text: str, path: str, rules) -> list[Violation]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from hooklint.cache import RunIndex, code_fingerprint
 from hooklint.config import Config
-from hooklint.engine import FileResult, Settings, TooDeeplyNested, check_paths, check_source, write_fixed
+from hooklint.engine import FileResult, Settings, TooDeeplyNested, check_paths, check_source, compile_only, write_fixed
 from hooklint.files import DEFAULT_MAX_FILE_SIZE, SourceError, decode_source, discover, display_path
 from hooklint.rules.base import RuleContext
 from hooklint.selection import UnknownSelector, resolve_rules
@@ -202,7 +202,8 @@ def _check_stdin(request: CheckRequest, settings: Settings) -> CheckOutcome:
     except SourceError as exc:
         return CheckOutcome([], [f"{name}: {exc}"], [], 0, internal_error=True)
     try:
-        result = check_source(source, name, settings)
+        compiled = compile_only(source.text, name, settings)
+        result = FileResult(name, compiled) if compiled is not None else check_source(source, name, settings)
     except RecursionError as exc:
         message = str(exc) if isinstance(exc, TooDeeplyNested) else "too deeply nested to analyse"
         fixed_stdout = source.text if request.fix and not request.diff else None
