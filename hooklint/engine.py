@@ -347,29 +347,44 @@ def check_nesting(tree: ast.Module, text: str) -> None:
     than libcst can parse.  CPython's own guards do not see every case: ``ast``
     flattens ``a and b and c`` into one node where libcst nests a node per operator.
 
-    Each level takes at least one byte of source, so only expressions spanning
-    :data:`MAX_NESTING` bytes or more are walked (no walk for most files)."""
-    longest = None
-    stack: list = [tree]
+    Each level takes at least one character of source, so only expressions spanning
+    half of :data:`MAX_NESTING` characters or more (a margin for columns counted in
+    UTF-8 bytes) are walked: none in most files."""
+    least = MAX_NESTING // 2
+    if len(text) < least:
+        return
+    starts = _line_starts(text)
+
+    def span(node) -> int:
+        return starts[node.end_lineno - 1] - starts[node.lineno - 1] + node.end_col_offset - node.col_offset
+
     blocks = (ast.stmt, ast.excepthandler, ast.match_case)
-    while stack:  # statements only: a few per line
+    stack: list = list(tree.body)
+    while stack:
         node = stack.pop()
-        for name in node._fields:
+        if span(node) < least:
+            continue  # most statements
+        if not hasattr(node, "body"):  # a simple statement
+            if _depth(node) > MAX_NESTING:
+                raise TooDeeplyNested(node.lineno)
+            continue
+        for name in node._fields:  # a block: its header's expressions, its statements
             value = getattr(node, name, None)
             for child in value if isinstance(value, list) else (value,):
                 if isinstance(child, blocks):
                     stack.append(child)
-                elif isinstance(child, ast.AST) and hasattr(child, "end_lineno"):
-                    if child.end_lineno == child.lineno:
-                        span = child.end_col_offset - child.col_offset
-                    else:
-                        if longest is None:
-                            longest = max(map(len, text.splitlines()), default=0) + 1
-                        span = (child.end_lineno - child.lineno + 1) * longest
-                    if span >= MAX_NESTING and _depth(child) > MAX_NESTING:
-                        raise TooDeeplyNested(child.lineno)
-                elif isinstance(child, ast.AST):  # arguments, keywords, comprehension...
-                    stack.append(child)
+                elif type(child) is ast.arguments:
+                    if any(span(d) >= least and _depth(d) > MAX_NESTING for d in (*child.defaults, *child.kw_defaults) if d is not None):
+                        raise TooDeeplyNested(node.lineno)
+                elif isinstance(child, ast.AST) and (not hasattr(child, "end_lineno") or span(child) >= least) and _depth(child) > MAX_NESTING:
+                    raise TooDeeplyNested(getattr(child, "lineno", node.lineno))
+
+
+def _line_starts(text: str) -> list[int]:
+    """The offset of each line's start, as CPython counts lines."""
+    from itertools import accumulate
+
+    return [0, *accumulate(len(line) for line in text.splitlines(keepends=True))]
 
 
 def _depth(root: ast.AST) -> int:

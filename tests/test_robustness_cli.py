@@ -76,6 +76,11 @@ def test_nesting_guard_counts_a_boolean_chain_as_libcst_nests_it():
     with pytest.raises(TooDeeplyNested) as raised:
         guard("def f():\n    if a:\n        y = " + " or ".join(["b"] * (MAX_NESTING + 10)) + "\n")
     assert raised.value.line == 3
+    chain = " and ".join(["a"] * (MAX_NESTING + 10))
+    for where in (f"if {chain}:\n    pass\n", f"def f(x={chain}):\n    pass\n", f"@d({chain})\nclass C:\n    pass\n",
+                  f"for x in y:\n    try:\n        pass\n    except E:\n        z = [{chain}]\n"):
+        with pytest.raises(TooDeeplyNested):
+            guard(where)
     # Nested chains add up: 4 chains of 300 inside each other (spread over lines).
     chain = "a"
     for _ in range(4):
