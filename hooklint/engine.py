@@ -356,7 +356,8 @@ def check_nesting(tree: ast.Module, text: str) -> None:
     starts = _line_starts(text)
 
     def span(node) -> int:
-        return starts[node.end_lineno - 1] - starts[node.lineno - 1] + node.end_col_offset - node.col_offset
+        first = node.decorator_list[0] if getattr(node, "decorator_list", None) else node  # ``lineno`` is the ``def``'s
+        return starts[node.end_lineno - 1] - starts[first.lineno - 1] + node.end_col_offset - first.col_offset + 1
 
     blocks = (ast.stmt, ast.excepthandler, ast.match_case)
     stack: list = list(tree.body)
