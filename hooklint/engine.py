@@ -632,6 +632,21 @@ def check_path(path: str, settings: Settings, explicit: bool = False) -> FileRes
         return FileResult(shown, error=str(exc))
     except RecursionError:
         return FileResult(shown, error="too deeply nested to analyse")
+    except Exception as exc:  # a bug in hooklint: this file's result is lost, not the run's
+        return FileResult(shown, error=internal_error(exc))
+
+
+def internal_error(exc: Exception) -> str:
+    """The one line for a bug met while checking a file (``HOOKLINT_DEBUG=1``: the
+    traceback too, on stderr)."""
+    lines = str(exc).strip().splitlines()
+    text = f"internal error: {type(exc).__name__}: {lines[0] if lines else '(no message)'}"
+    if os.environ.get("HOOKLINT_DEBUG", "") not in ("", "0"):
+        import traceback
+
+        traceback.print_exc()
+        return text
+    return text + " (set HOOKLINT_DEBUG=1 for the traceback)"
 
 
 def compile_only(text: str, shown: str, settings: Settings) -> list[Violation] | None:

@@ -501,3 +501,22 @@ def test_broken_stdin_without_hook_tokens_is_hl000(tree):
     fixed = check("-", "--fix", input="def f(:\n")
     assert fixed.exit_code == 1
     assert fixed.stdout == "def f(:\n"  # the code is echoed unchanged
+
+
+def test_a_bug_met_in_one_file_is_one_line_and_the_others_are_checked(tree, monkeypatch):
+    write(tree, "a.py", BUGGY)
+    write(tree, "b.py", BUGGY)
+    real = engine.check_source
+
+    def buggy(source, shown, settings):
+        if shown == "a.py":
+            raise KeyError("facts")
+        return real(source, shown, settings)
+
+    monkeypatch.setattr(engine, "check_source", buggy)
+    result = check(".", "--no-cache", "--format", "concise")
+    assert result.exit_code == 2
+    assert _errors(result.stderr) == ["hooklint: a.py: internal error: KeyError: 'facts' (set HOOKLINT_DEBUG=1 for the traceback)"]
+    assert result.stdout.startswith("b.py:14:5: HL001")
+    debug = check(".", "--no-cache", env={"HOOKLINT_DEBUG": "1"})
+    assert "Traceback (most recent call last):" in debug.stderr
