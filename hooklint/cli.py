@@ -1,12 +1,15 @@
 """The ``hooklint`` command line: parses options, calls the engine, picks a reporter.
 
 Exit codes (as ruff): 0 nothing left to report, 1 violations remain (after fixes),
-2 usage, configuration or internal error.
+2 usage, configuration or internal error (a crash is one line on stderr; with
+``HOOKLINT_DEBUG=1`` the traceback follows), 130 interrupted (SIGINT), 143 terminated
+(SIGTERM).
 """
 
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 import sys
 from pathlib import Path
@@ -25,7 +28,118 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
     return [c.strip() for value in values for c in value.split(",") if c.strip()]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The command group, with hooklint's exit codes for what click does not map:
+    an internal error is exit 2 with one line (never 1, which means findings), an
+    interrupt 130, SIGTERM 143 (worker processes are stopped on the way out)."""
+
+    def main(self, *args, **kwargs):
+        import signal
+
+        def terminated(signum, frame):
+            raise SystemExit(128 + signum)
+
+        try:
+            previous = signal.signal(signal.SIGTERM, terminated)
+        except (ValueError, OSError):  # not the main thread
+            previous = None
+        try:
+            self._main(*args, **kwargs)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+
+    def _main(self, *args, **kwargs):
+        try:
+            kwargs.pop("standalone_mode", None)
+            super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.Exit as exc:
+            _exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            _exit(exc.exit_code)
+        except (KeyboardInterrupt, click.exceptions.Abort):
+            _message("hooklint: interrupted")
+            _exit(130)
+        except SystemExit as exc:
+            _exit(exc.code)
+        except BrokenPipeError:
+            _silence_stdout()
+            _exit(2)
+        except OSError as exc:
+            if exc.filename is None and exc.errno in _WRITE_ERRORS:  # stdout on a full disk, /dev/full...
+                _message(f"hooklint: error: cannot write the report to stdout: {exc.strerror or exc}")
+                _silence_stdout()
+            elif exc.filename is not None:
+                _message(f"hooklint: error: {exc.filename}: {exc.strerror or exc}")
+            else:
+                _message(f"hooklint: error: {exc.strerror or exc}" + ("" if _debug() else " (set HOOKLINT_DEBUG=1 for the traceback)"))
+            if _debug():
+                import traceback
+
+                traceback.print_exc()
+            _exit(2)
+        except Exception as exc:  # a bug in hooklint: one line, exit 2
+            _message(f"hooklint: error: internal error: {type(exc).__name__}: {_first_line(exc)}"
+                     + ("" if _debug() else " (set HOOKLINT_DEBUG=1 for the traceback)"))
+            if _debug():
+                import traceback
+
+                traceback.print_exc()
+            _exit(2)
+        _exit(0)
+
+
+#: What a failed write of the report to stdout raises (no file name attached).
+_WRITE_ERRORS = frozenset(getattr(errno, name) for name in ("ENOSPC", "EPIPE", "EIO", "EDQUOT", "EFBIG", "EBADF") if hasattr(errno, name))
+
+
+def _debug() -> bool:
+    return os.environ.get("HOOKLINT_DEBUG", "") not in ("", "0")
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else "(no message)"
+
+
+def _message(text: str) -> None:
+    try:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _silence_stdout() -> None:
+    """After a failed write to stdout, keep Python's exit-time flush from failing
+    again (a second message and exit 120)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _exit(code) -> None:
+    """Exit with ``code``, after flushing stdout: a report that cannot be written
+    (stdout is ``/dev/full``, a closed pipe) is one line on stderr and exit 2."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except (OSError, ValueError) as exc:
+        _message(f"hooklint: error: cannot write the report to stdout: {getattr(exc, 'strerror', None) or exc}")
+        _silence_stdout()
+        code = 2
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        _message(str(code))
+        code = 1
+    sys.exit(code)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="hooklint")
 def main() -> None:
     """hooklint: find, fix and prevent PyTorch hook misuse."""
@@ -46,13 +160,14 @@ def main() -> None:
 @click.option("--statistics", is_flag=True, help="Print counts per rule instead of each violation.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("--cache-dir", type=click.Path(path_type=Path), help="Where to keep the cache (default .hooklint_cache).")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: CPU count).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default and most: the CPU count; never more than the files).")
+@click.option("--max-file-size", type=click.IntRange(min=1), help="Skip files larger than this many bytes (default 4194304; config `max-file-size`).")
 @click.option("--target-torch", help="Oldest torch the code supports, e.g. 2.4 (default: inferred).")
 @click.option("--preview", is_flag=True, default=None, help="Enable preview rules.")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="Use this pyproject.toml.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the violations, no summary.")
 def check(paths, select, extend_select, ignore, fix, unsafe_fixes, diff, output_format, output_file,
-          stdin_filename, exit_zero, statistics, no_cache, cache_dir, jobs, target_torch, preview,
+          stdin_filename, exit_zero, statistics, no_cache, cache_dir, jobs, max_file_size, target_torch, preview,
           config_file, quiet) -> None:
     """Check PATHS (default: .) for hook misuse."""
     from hooklint.runner import CheckRequest, run_check
@@ -65,7 +180,7 @@ def check(paths, select, extend_select, ignore, fix, unsafe_fixes, diff, output_
             config = load_config(config_file)
         else:
             anchor = paths[0] if str(paths[0]) != "-" else Path(stdin_filename or ".")
-            config = load_config(find_pyproject(anchor if anchor.exists() else Path.cwd()))
+            config = load_config(find_pyproject(anchor if _exists(anchor) else Path.cwd()))
         if target_torch is not None:
             config.target_torch = parse_torch_version(target_torch, "--target-torch")
         if preview:
@@ -82,6 +197,7 @@ def check(paths, select, extend_select, ignore, fix, unsafe_fixes, diff, output_
             stdin_filename=stdin_filename,
             cache_dir=None if no_cache else (cache_dir or config.root / ".hooklint_cache"),
             jobs=jobs or os.cpu_count() or 1,
+            max_file_size=max_file_size,
         )
         outcome = run_check(request)
     except ConfigError as exc:
@@ -111,6 +227,16 @@ def check(paths, select, extend_select, ignore, fix, unsafe_fixes, diff, output_
         sys.exit(2)
     pending = outcome.remaining or (diff and outcome.fixed)
     sys.exit(0 if exit_zero or not pending else 1)
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` can be stat-ed (a 300-character name, or one below an
+    unreadable directory, is reported by the run, not here)."""
+    try:
+        os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _report(outcome, output_format, statistics, unsafe, output_file) -> str:

@@ -40,6 +40,8 @@ class Config:
     target_torch: tuple[int, int] | None = None
     preview: bool = False
     registration_wrappers: list[str] = field(default_factory=list)
+    #: Bytes; files larger than this are skipped with a diagnostic (None: 4 MiB).
+    max_file_size: int | None = None
     #: The file the settings came from, and the directory paths in it are relative to.
     source: Path | None = None
     root: Path = field(default_factory=Path.cwd)
@@ -51,7 +53,7 @@ class Config:
 
 _CODE_LISTS = ("select", "extend-select", "ignore")
 _STRING_LISTS = ("exclude", "extend-exclude", "registration-wrappers")
-KNOWN_KEYS = frozenset(_CODE_LISTS + _STRING_LISTS + ("per-file-ignores", "target-torch", "preview"))
+KNOWN_KEYS = frozenset(_CODE_LISTS + _STRING_LISTS + ("per-file-ignores", "target-torch", "preview", "max-file-size"))
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -137,6 +139,10 @@ def _apply(config: Config, key: str, value, path: Path) -> None:
         config.per_file_ignores = ignores
     elif key == "target-torch":
         config.target_torch = parse_torch_version(value, where)
+    elif key == "max-file-size":
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ConfigError(f"{where}: expected a positive number of bytes, got {value!r}")
+        config.max_file_size = value
     elif key == "preview":
         if not isinstance(value, bool):
             raise ConfigError(f"{where}: expected true or false, got {_short(value)}")

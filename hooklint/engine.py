@@ -17,13 +17,14 @@ import fnmatch
 import gc
 import os
 import re
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-from hooklint.files import SourceError, SourceFile, display_path, read_source
+from hooklint.files import DEFAULT_MAX_FILE_SIZE, SourceError, SourceFile, display_path, read_source
 from hooklint.noqa import Suppressions
 from hooklint.rules.base import DYNAMIC_REGISTRATION_TOKEN, REGISTRATION_TOKEN, Finding, RuleContext
 from hooklint.violation import SAFE, UNSAFE, Edit, Fix, Location, Violation
@@ -46,6 +47,7 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     root: str = "."
     cache_dir: str | None = None
+    max_file_size: int | None = DEFAULT_MAX_FILE_SIZE
 
     def fingerprint(self, rules) -> str:
         """Everything besides a file's content that decides its result, for the
@@ -249,6 +251,8 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
     cpython = _cpython_parse(text)
     if isinstance(cpython, tuple):
         return [_syntax_violation(path, cpython[1], 1, "cannot parse: too deeply nested to analyse", "")]
+    if isinstance(cpython, ast.Module):
+        check_nesting(cpython, text)
     if isinstance(cpython, ast.Module) and not whole:
         if screening:
             from hooklint.screen import screening_source
@@ -326,6 +330,87 @@ def parse_module(code: str):
 
 def _unchecked(self) -> None:
     pass
+
+
+#: The deepest expression libcst is given.  Its native parser recurses once per level
+#: and overflows the C stack (a segfault, not an exception) near 7,000 levels on an
+#: 8 MB stack; the analysis in Python gives up near 500 anyway.
+MAX_NESTING = 1000
+
+
+class TooDeeplyNested(RecursionError):
+    """Code nested deeper than :data:`MAX_NESTING` as libcst counts (one message)."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(f"too deeply nested for the analyzer (over {MAX_NESTING} levels, line {line}); not analysed")
+        self.line = line
+
+
+def check_nesting(tree: ast.Module, text: str) -> None:
+    """Raise :class:`TooDeeplyNested` when an expression in ``tree`` is nested deeper
+    than libcst can parse.  CPython's own guards do not see every case: ``ast``
+    flattens ``a and b and c`` into one node where libcst nests a node per operator.
+
+    Each level takes at least one character of source, so only expressions spanning
+    half of :data:`MAX_NESTING` characters or more (a margin for columns counted in
+    UTF-8 bytes) are walked: none in most files."""
+    least = MAX_NESTING // 2
+    if len(text) < least:
+        return
+    starts = _line_starts(text)
+
+    def span(node) -> int:
+        first = node.decorator_list[0] if getattr(node, "decorator_list", None) else node  # ``lineno`` is the ``def``'s
+        return starts[node.end_lineno - 1] - starts[first.lineno - 1] + node.end_col_offset - first.col_offset + 1
+
+    blocks = (ast.stmt, ast.excepthandler, ast.match_case)
+    stack: list = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if span(node) < least:
+            continue  # most statements
+        if not hasattr(node, "body"):  # a simple statement
+            if _depth(node) > MAX_NESTING:
+                raise TooDeeplyNested(node.lineno)
+            continue
+        for name in node._fields:  # a block: its header's expressions, its statements
+            value = getattr(node, name, None)
+            for child in value if isinstance(value, list) else (value,):
+                if isinstance(child, blocks):
+                    stack.append(child)
+                elif type(child) is ast.arguments:
+                    if any(span(d) >= least and _depth(d) > MAX_NESTING for d in (*child.defaults, *child.kw_defaults) if d is not None):
+                        raise TooDeeplyNested(node.lineno)
+                elif isinstance(child, ast.AST) and (not hasattr(child, "end_lineno") or span(child) >= least) and _depth(child) > MAX_NESTING:
+                    raise TooDeeplyNested(getattr(child, "lineno", node.lineno))
+
+
+def _line_starts(text: str) -> list[int]:
+    """The offset of each line's start, as CPython counts lines."""
+    from itertools import accumulate
+
+    return [0, *accumulate(len(line) for line in text.splitlines(keepends=True))]
+
+
+def _depth(root: ast.AST) -> int:
+    """How deep libcst will nest ``root``: a node per level, and ``a and b and c``
+    (one ``ast.BoolOp``) as a chain of ``len(values) - 1`` operations."""
+    deepest = 0
+    stack = [(root, 1)]
+    node_type = ast.AST
+    while stack:
+        node, depth = stack.pop()
+        if type(node) is ast.BoolOp:
+            depth += len(node.values) - 1
+        if depth > deepest:
+            deepest = depth
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                stack.extend((child, depth + 1) for child in value if isinstance(child, node_type))
+            elif isinstance(value, node_type):
+                stack.append((value, depth + 1))
+    return deepest
 
 
 def _findings(code: str, rules, context: RuleContext):
@@ -532,16 +617,64 @@ def check_source(source: SourceFile, shown: str, settings: Settings) -> FileResu
     return result
 
 
-def check_path(path: str, settings: Settings) -> FileResult:
+def check_path(path: str, settings: Settings, explicit: bool = False) -> FileResult:
+    """One file's result.  A file named on the command line (``explicit``, as
+    pre-commit names each staged file) without any hook token is still compiled by CPython (milliseconds,
+    no libcst), so that a broken file never passes unseen."""
     shown = display_path(Path(path))
     try:
-        source = read_source(Path(path))
+        source = read_source(Path(path), settings.max_file_size)
     except SourceError as exc:
         return FileResult(shown, error=str(exc))
     try:
+        if explicit:
+            compiled = compile_only(source.text, shown, settings)
+            if compiled is not None:
+                return FileResult(shown, compiled)
         return check_source(source, shown, settings)
+    except TooDeeplyNested as exc:
+        return FileResult(shown, error=str(exc))
     except RecursionError:
         return FileResult(shown, error="too deeply nested to analyse")
+    except Exception as exc:  # a bug in hooklint: this file's result is lost, not the run's
+        return FileResult(shown, error=internal_error(exc))
+
+
+def internal_error(exc: Exception) -> str:
+    """The one line for a bug met while checking a file (``HOOKLINT_DEBUG=1``: the
+    traceback too, on stderr)."""
+    lines = str(exc).strip().splitlines()
+    text = f"internal error: {type(exc).__name__}: {lines[0] if lines else '(no message)'}"
+    if os.environ.get("HOOKLINT_DEBUG", "") not in ("", "0"):
+        import traceback
+
+        traceback.print_exc()
+        return text
+    return text + " (set HOOKLINT_DEBUG=1 for the traceback)"
+
+
+def compile_only(text: str, shown: str, settings: Settings) -> list[Violation] | None:
+    """For a file named on the command line: None when it holds a selected rule's token
+    (the full check follows), else HL000 if CPython does not compile it."""
+    rules = _rules_for(settings, shown)
+    if is_candidate(text, prefilter_tokens(rules, settings.context.registration_wrappers)):
+        return None
+    return syntax_check(text, shown, rules)
+
+
+def syntax_check(text: str, path: str, rules) -> list[Violation]:
+    """HL000 when CPython does not compile ``text`` (and HL000 is selected)."""
+    if not any(rule.code == "HL000" for rule in rules):
+        return []
+    try:
+        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return [_cpython_syntax_error(exc, path, text)]
+    except (RecursionError, MemoryError):
+        return [_syntax_violation(path, 1, 1, "cannot parse: too deeply nested to analyse", "")]
+    except ValueError:
+        pass
+    return []
 
 
 def write_fixed(path: Path, result: FileResult) -> str | None:
@@ -558,31 +691,170 @@ def write_fixed(path: Path, result: FileResult) -> str | None:
 PARALLEL_THRESHOLD = 8
 
 
-def check_paths(paths: Sequence[Path], settings: Settings, jobs: int) -> list[FileResult]:
-    """Check files, in a process pool when there are enough of them.
+def worker_count(jobs: int, files: int) -> int:
+    """``--jobs``, capped at the number of files and of CPUs."""
+    return max(1, min(jobs, files, os.cpu_count() or 1))
+
+
+def check_paths(paths: Sequence[Path], settings: Settings, jobs: int, explicit: Sequence[bool] | None = None) -> list[FileResult]:
+    """Check files, in worker processes when there are enough of them.
 
     Workers get the paths in small chunks and read, prefilter and lint them
     themselves: reading and prefiltering thousands of files costs as much as linting
-    the few that pass, so it is shared out too."""
+    the few that pass, so it is shared out too.  A worker that dies (a crash in the
+    native parser, the kernel's OOM killer) costs one file: that file gets a one-line
+    error, the rest of its chunk goes to a new worker, and every other result stands.
+    ``explicit[i]``: whether ``paths[i]`` was named on the command line."""
+    flags = list(explicit) if explicit is not None else [False] * len(paths)
+    jobs = worker_count(jobs, len(paths))
     if jobs <= 1 or len(paths) < PARALLEL_THRESHOLD:
-        return [check_path(str(p), settings) for p in paths]
-    names = [str(p) for p in paths]
-    size = max(1, len(names) // (jobs * 32))
-    chunks = [names[i : i + size] for i in range(0, len(names), size)]
+        return [check_path(str(p), settings, flag) for p, flag in zip(paths, flags)]
+    tasks = [(i, str(p), flag) for i, (p, flag) in enumerate(zip(paths, flags))]
+    size = max(1, len(tasks) // (jobs * 32))
+    chunks = [tasks[i : i + size] for i in range(0, len(tasks), size)]
     # Workers fork from here: frozen objects are never scanned by their collector, so
     # their pages stay shared instead of being copied on first touch.
-    from concurrent.futures import ProcessPoolExecutor
-
     gc.freeze()
     try:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=_fork_context(), initializer=_prepare_worker) as pool:
-            return [result for chunk in pool.map(_check_chunk, chunks, [settings] * len(chunks)) for result in chunk]
+        return _Pool(jobs, settings).run(chunks, len(tasks))
     finally:
         gc.unfreeze()
 
 
-def _check_chunk(paths: list[str], settings: Settings) -> list[FileResult]:
-    return [check_path(path, settings) for path in paths]
+class _Pool:
+    """Worker processes, each fed chunks through its own pipe and answering one
+    message per file, so that the parent always knows which file a dead worker was on."""
+
+    def __init__(self, size: int, settings: Settings) -> None:
+        self.size = size
+        self.settings = settings
+        self.context = _fork_context()
+        self.workers: dict = {}  # connection -> [process, the unanswered part of its chunk]
+
+    def run(self, chunks: list, count: int) -> list[FileResult]:
+        from collections import deque
+        from multiprocessing.connection import wait
+
+        pending = deque(chunks)
+        results: list[FileResult | None] = [None] * count
+        try:
+            for _ in range(min(self.size, len(pending))):
+                self._start(pending.popleft())
+            while self.workers:
+                ready = set(wait(list(self.workers) + [w[0].sentinel for w in self.workers.values()]))
+                for connection in list(self.workers):
+                    process, chunk = self.workers[connection]
+                    if connection not in ready and process.sentinel not in ready:
+                        continue
+                    dead = process.sentinel in ready
+                    try:
+                        while connection.poll():
+                            position, result = connection.recv()
+                            results[position] = result
+                            chunk.popleft()
+                    except (EOFError, OSError):
+                        dead = True
+                    if dead:
+                        self._forget(connection)
+                        if chunk:  # it died on chunk[0]: mark that file, re-run the rest
+                            position, name, _ = chunk.popleft()
+                            results[position] = FileResult(display_path(Path(name)), error=_death(process.exitcode))
+                            if chunk:
+                                pending.appendleft(list(chunk))
+                        if pending:
+                            self._start(pending.popleft())
+                    elif not chunk:  # its chunk is done: the next one, or stop
+                        if pending:
+                            chunk.extend(pending.popleft())
+                            self._send(connection, list(chunk))
+                        else:
+                            self._send(connection, None)
+                            self._forget(connection)
+        finally:
+            self.close()
+        return results  # type: ignore[return-value]
+
+    def _start(self, chunk) -> None:
+        from collections import deque
+
+        parent, child = self.context.Pipe()
+        process = self.context.Process(target=_worker_main, args=(child, self.settings), daemon=True)
+        process.start()
+        child.close()
+        self.workers[parent] = [process, deque(chunk)]
+        self._send(parent, list(chunk))
+
+    def _forget(self, connection) -> None:
+        process, _ = self.workers.pop(connection)
+        process.join()
+        connection.close()
+
+    @staticmethod
+    def _send(connection, message) -> None:
+        try:
+            connection.send(message)
+        except OSError:
+            pass  # a dead worker: its sentinel says so
+
+    def close(self) -> None:
+        """Stop every worker (on an interrupt, or an error in the parent)."""
+        for connection, (process, _) in list(self.workers.items()):
+            if process.is_alive():
+                process.kill()
+            process.join()
+            connection.close()
+        self.workers.clear()
+
+
+def _death(exitcode: int | None) -> str:
+    import signal
+
+    if exitcode is not None and exitcode < 0:
+        try:
+            how = f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            how = f"killed by signal {-exitcode}"
+    else:
+        how = f"exited with status {exitcode}"
+    return f"the analyzer crashed on this file (worker process {how}); not checked"
+
+
+def _worker_main(connection, settings: Settings) -> None:
+    """A worker: chunks of ``(position, path, explicit)`` in, one ``(position,
+    FileResult)`` per file out, until it is sent None."""
+    _die_with_parent()
+    _prepare_worker()
+    try:
+        while True:
+            chunk = connection.recv()
+            if chunk is None:
+                return
+            for position, path, explicit in chunk:
+                connection.send((position, check_path(path, settings, explicit)))
+    except (EOFError, OSError, KeyboardInterrupt):
+        return  # the parent is gone or stopping
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this worker when its parent dies (however it dies), so that
+    no worker outlives an interrupted or killed run; elsewhere a no-op (workers are
+    daemons: a parent that exits normally stops them)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles ^C and stops us
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the request took effect
+        os._exit(1)
 
 
 def _prepare_worker() -> None:

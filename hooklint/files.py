@@ -13,6 +13,7 @@ import fnmatch
 import io
 import os
 import re
+import stat
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,9 @@ DEFAULT_EXCLUDES = (
     ".ipynb_checkpoints", "__pypackages__",
 )
 PYTHON_SUFFIXES = (".py", ".pyi")
+#: Files larger than this are not read (``max-file-size``): libcst needs about 2 GB per
+#: MB of source, and a generated file that big is rarely hand-written hook code.
+DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024
 
 
 class SourceError(Exception):
@@ -45,17 +49,52 @@ class SourceFile:
         return codecs.BOM_UTF8 + data if self.bom else data
 
 
-def read_source(path: Path) -> SourceFile:
-    """Read and decode a Python file as CPython would (PEP 263 cookie, BOM)."""
-    if path.is_dir():
-        raise SourceError("is a directory, not a file")
+def read_source(path: Path, max_size: int | None = None) -> SourceFile:
+    """Read and decode a Python file as CPython would (PEP 263 cookie, BOM).
+
+    Only regular files are read (a FIFO or a device would block or never end), and
+    none larger than ``max_size`` bytes."""
     try:
-        raw = path.read_bytes()
+        info = os.stat(path)
     except FileNotFoundError:
         raise SourceError("no such file") from None
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise SourceError("is a directory, not a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise SourceError(f"not a regular file ({_kind(info.st_mode)}); only regular files are read")
+    if max_size is not None and info.st_size > max_size:
+        raise SourceError(_too_big(info.st_size, max_size))
+    try:
+        # O_NONBLOCK: should the path have become a FIFO since the stat, opening it
+        # does not wait for a writer.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with open(descriptor, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise SourceError("not a regular file; only regular files are read")
+            raw = handle.read() if max_size is None else handle.read(max_size + 1)
+    except FileNotFoundError:
+        raise SourceError("no such file") from None
+    except OSError as exc:
+        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
+    if max_size is not None and len(raw) > max_size:
+        raise SourceError(_too_big(len(raw), max_size))
     return decode_source(path, raw)
+
+
+def _too_big(size: int, limit: int) -> str:
+    return f"too large to check ({size} bytes, over `max-file-size` = {limit}); skipped"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a plain file"
 
 
 def decode_source(path: Path, raw: bytes) -> SourceFile:
@@ -163,23 +202,34 @@ def _exclude_matcher(patterns) -> re.Pattern:
 
 
 def discover(paths: list[Path], excludes: list[str], root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """Files to check, sorted, and (path, problem) for paths that cannot be walked."""
+    """Files to check, sorted, and (path, problem) for paths that cannot be walked
+    (a missing path, an unreadable directory, a name the system refuses)."""
     found: set[str] = set()
     problems: list[tuple[Path, str]] = []
     all_excludes = tuple(DEFAULT_EXCLUDES) + tuple(excludes)
     for path in paths:
-        if path.is_dir():
-            found.update(_walk(path, all_excludes, root))
-        elif path.exists() or path.is_symlink():
-            found.add(os.path.abspath(path))  # named explicitly: always checked
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            if os.path.islink(path):
+                found.add(os.path.abspath(path))  # a dangling link: reading it says so
+            else:
+                problems.append((path, "no such file or directory"))
+            continue
+        except OSError as exc:  # ENAMETOOLONG, EACCES on a parent directory, ELOOP...
+            problems.append((path, f"cannot read: {exc.strerror or exc}"))
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            found.update(_walk(path, all_excludes, root, problems))
         else:
-            problems.append((path, "no such file or directory"))
+            found.add(os.path.abspath(path))  # named explicitly: always checked
     return [Path(p) for p in sorted(found)], problems
 
 
-def _walk(top: Path, exclude_globs: tuple[str, ...], root: Path):
+def _walk(top: Path, exclude_globs: tuple[str, ...], root: Path, problems: list[tuple[Path, str]]):
     """Absolute paths (strings: a walk over thousands of entries should not build a
-    Path for each) of the Python files under ``top``."""
+    Path for each) of the Python files under ``top``; a directory that cannot be
+    listed is added to ``problems`` (and not silently skipped)."""
     ignores: list[_GitIgnore] = []
     top_path = os.path.abspath(top)
     for parent in reversed([Path(top_path), *Path(top_path).parents]):
@@ -192,8 +242,10 @@ def _walk(top: Path, exclude_globs: tuple[str, ...], root: Path):
     while stack:
         directory, inherited = stack.pop()
         try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError:
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            problems.append((Path(display_path(Path(directory))), f"cannot read directory: {exc.strerror or exc}"))
             continue
         local = None
         if directory != top_path and any(e.name == ".gitignore" for e in entries):
@@ -201,7 +253,10 @@ def _walk(top: Path, exclude_globs: tuple[str, ...], root: Path):
         active = inherited + [local] if local is not None else inherited
         for entry in entries:
             name = entry.name
-            is_dir = entry.is_dir(follow_symlinks=False)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
             if not is_dir and not name.endswith(PYTHON_SUFFIXES):
                 continue
             path = entry.path
@@ -212,8 +267,13 @@ def _walk(top: Path, exclude_globs: tuple[str, ...], root: Path):
                 continue
             if is_dir:
                 stack.append((path, active))
-            elif entry.is_file():  # not a socket or a dangling link
-                yield path
+            else:
+                try:
+                    regular = entry.is_file()  # not a socket, a FIFO or a dangling link
+                except OSError:
+                    regular = False
+                if regular:
+                    yield path
 
 
 def _git_ignored(ignores: list[_GitIgnore], path: str, is_dir: bool) -> bool:

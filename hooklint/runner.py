@@ -14,8 +14,8 @@ from pathlib import Path
 
 from hooklint.cache import RunIndex, code_fingerprint
 from hooklint.config import Config
-from hooklint.engine import FileResult, Settings, check_paths, check_source, write_fixed
-from hooklint.files import SourceError, decode_source, discover, display_path
+from hooklint.engine import FileResult, Settings, TooDeeplyNested, check_paths, check_source, compile_only, write_fixed
+from hooklint.files import DEFAULT_MAX_FILE_SIZE, SourceError, decode_source, discover, display_path
 from hooklint.rules.base import RuleContext
 from hooklint.selection import UnknownSelector, resolve_rules
 from hooklint.violation import Violation
@@ -34,6 +34,8 @@ class CheckRequest:
     stdin_filename: str | None = None
     cache_dir: Path | None = None
     jobs: int = 1
+    #: Bytes; None: ``max-file-size`` from the configuration (default 4 MiB).
+    max_file_size: int | None = None
 
 
 @dataclass
@@ -93,7 +95,15 @@ def build_settings(request: CheckRequest) -> Settings:
         per_file_ignores=tuple((k, tuple(v)) for k, v in config.per_file_ignores.items()),
         root=str(config.root),
         cache_dir=str(request.cache_dir) if request.cache_dir is not None else None,
+        max_file_size=max_file_size(request),
     )
+
+
+def max_file_size(request: CheckRequest) -> int:
+    if request.max_file_size is not None:
+        return request.max_file_size
+    configured = getattr(request.config, "max_file_size", None)
+    return configured if configured is not None else DEFAULT_MAX_FILE_SIZE
 
 
 def run_key(request: CheckRequest) -> str:
@@ -127,7 +137,8 @@ def run_check(request: CheckRequest) -> CheckOutcome:
     excludes += config.extend_exclude
     files, missing = discover(request.paths, excludes, config.root)
     problems = [f"{path}: {problem}" for path, problem in missing]
-    results = _results(request, files)
+    named = {os.path.abspath(p) for p in request.paths}
+    results = _results(request, files, [str(f) in named for f in files])
     fixed = 0
     unwritten = False
     for path, result in zip(files, results):
@@ -145,12 +156,12 @@ def run_check(request: CheckRequest) -> CheckOutcome:
     return CheckOutcome(results, problems, remaining, fixed, internal_error=bool(missing) or unwritten or any(r.error for r in results))
 
 
-def _results(request: CheckRequest, files: list[Path]) -> list[FileResult]:
+def _results(request: CheckRequest, files: list[Path], explicit: list[bool]) -> list[FileResult]:
     """Each file's result: from the run index when the file is unchanged since the
     last run with the same key, else from the engine (rules are loaded only then)."""
     use_index = request.cache_dir is not None and not (request.fix or request.diff)
     if not use_index:
-        return check_paths(files, build_settings(request), request.jobs)
+        return check_paths(files, build_settings(request), request.jobs, explicit)
     index = RunIndex(str(request.cache_dir), run_key(request))
     results: list[FileResult | None] = [None] * len(files)
     stamps: dict[int, tuple[int, int]] = {}
@@ -159,6 +170,8 @@ def _results(request: CheckRequest, files: list[Path]) -> list[FileResult]:
             stat = os.stat(path)
         except OSError:
             continue
+        if stat.st_size > max_file_size(request):
+            continue  # the engine says why it is skipped
         stamps[position] = (stat.st_mtime_ns, stat.st_size)
         violations = index.lookup(str(path), stamps[position])
         if violations is not None:
@@ -166,7 +179,7 @@ def _results(request: CheckRequest, files: list[Path]) -> list[FileResult]:
             results[position] = FileResult(shown, [replace(v, path=shown) for v in violations])
     misses = [i for i, result in enumerate(results) if result is None]
     if misses:
-        checked = check_paths([files[i] for i in misses], build_settings(request), request.jobs)
+        checked = check_paths([files[i] for i in misses], build_settings(request), request.jobs, [explicit[i] for i in misses])
         for position, result in zip(misses, checked):
             results[position] = result
             if position in stamps and result.error is None:
@@ -177,12 +190,27 @@ def _results(request: CheckRequest, files: list[Path]) -> list[FileResult]:
 
 def _check_stdin(request: CheckRequest, settings: Settings) -> CheckOutcome:
     name = request.stdin_filename or "-"
-    raw = sys.stdin.buffer.read()
+    limit = settings.max_file_size
+    try:
+        stream = sys.stdin.buffer  # no sys.stdin at all when it is closed (`<&-`)
+        raw = stream.read() if limit is None else stream.read(limit + 1)
+    except (AttributeError, OSError, ValueError) as exc:
+        problem = getattr(exc, "strerror", None) or "standard input is closed"
+        return CheckOutcome([], [f"{name}: cannot read standard input: {problem}"], [], 0, internal_error=True)
+    if limit is not None and len(raw) > limit:
+        message = f"too large to check (over `max-file-size` = {limit} bytes); skipped"
+        return CheckOutcome([], [f"{name}: {message}"], [], 0, internal_error=True)
     try:
         source = decode_source(Path(name), raw)
     except SourceError as exc:
         return CheckOutcome([], [f"{name}: {exc}"], [], 0, internal_error=True)
-    result = check_source(source, name, settings)
+    try:
+        compiled = compile_only(source.text, name, settings)
+        result = FileResult(name, compiled) if compiled is not None else check_source(source, name, settings)
+    except RecursionError as exc:
+        message = str(exc) if isinstance(exc, TooDeeplyNested) else "too deeply nested to analyse"
+        fixed_stdout = source.text if request.fix and not request.diff else None
+        return CheckOutcome([], [f"{name}: {message}"], [], 0, fixed_stdout, internal_error=True)
     problems = list(result.fix_failures)
     stdout_source = None
     if request.fix and not request.diff:  # in the input's own encoding and BOM

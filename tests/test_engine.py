@@ -202,14 +202,14 @@ def test_syntax_error_position_is_where_the_parser_stopped(tree):
 def test_unreadable_file(tree, monkeypatch):
     write(tree, "good.py", BUGGY)
     secret = write(tree, "secret.py", BUGGY)
-    real = Path.read_bytes
+    real = os.open
 
-    def read_bytes(self):
-        if self.name == "secret.py":
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
+    def refusing_open(path, *args, **kwargs):
+        if os.path.basename(path) == "secret.py":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(os, "open", refusing_open)
     result = check(".", "--no-cache", "--format", "concise")
     no_traceback(result)
     assert "good.py:14:5: HL001" in result.stdout
@@ -249,7 +249,7 @@ def test_file_without_hook_tokens_is_never_parsed(tree, monkeypatch):
     import libcst
 
     monkeypatch.setattr(libcst, "parse_module", lambda *a, **k: pytest.fail("parsed"))
-    result = check("plain.py", "--no-cache")
+    result = check(".", "--no-cache")  # discovered, not named: not parsed at all
     assert result.exit_code == 0, result.output
 
 
