@@ -60,11 +60,11 @@ def find_pyproject(start: Path) -> Path | None:
     """The nearest ``pyproject.toml`` with ``[tool.hooklint]`` at or above ``start``;
     failing that, the nearest ``pyproject.toml`` (for target-torch inference)."""
     start = start.resolve()
-    directory = start if start.is_dir() else start.parent
+    directory = start if _exists(start, Path.is_dir) else start.parent
     nearest = None
     for candidate_dir in (directory, *directory.parents):
         candidate = candidate_dir / "pyproject.toml"
-        if candidate.is_file():
+        if _exists(candidate, Path.is_file):
             nearest = nearest or candidate
             try:
                 if "hooklint" in _table(_read_toml(candidate), "tool", candidate):
@@ -72,6 +72,15 @@ def find_pyproject(start: Path) -> Path | None:
             except ConfigError:
                 return candidate  # report the broken file rather than skip it
     return nearest
+
+
+def _exists(path: Path, test) -> bool:
+    """``test(path)``, where a directory without search permission (``is_file`` raises
+    PermissionError there) counts as holding nothing."""
+    try:
+        return test(path)
+    except OSError:
+        return False
 
 
 def _read_toml(path: Path) -> dict:

@@ -125,6 +125,7 @@ def run_key(request: CheckRequest) -> str:
         str(config.root),
         sorted(os.path.abspath(p) for p in request.paths),
         os.getcwd(),
+        max_file_size(request),
     )
     return hashlib.sha256(repr(inputs).encode()).hexdigest()
 
@@ -209,7 +210,7 @@ def _check_stdin(request: CheckRequest, settings: Settings) -> CheckOutcome:
         result = FileResult(name, compiled) if compiled is not None else check_source(source, name, settings)
     except RecursionError as exc:
         message = str(exc) if isinstance(exc, TooDeeplyNested) else "too deeply nested to analyse"
-        fixed_stdout = source.text if request.fix and not request.diff else None
+        fixed_stdout = source.raw if request.fix and not request.diff else None
         return CheckOutcome([], [f"{name}: {message}"], [], 0, fixed_stdout, internal_error=True)
     problems = list(result.fix_failures)
     stdout_source = None

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from _hooklint_cli import BUGGY, CLEAN, check, no_traceback, write
+
+from hooklint.config import find_pyproject
 
 
 @pytest.fixture
@@ -202,3 +205,23 @@ def test_a_table_of_the_wrong_type_in_a_parent_pyproject_is_reported(tree):
     no_traceback(result)
     [line] = result.stderr.strip().splitlines()
     assert "[tool] must be a table" in line and "src/pyproject.toml" not in line
+
+
+def test_unsearchable_parent_directory_is_passed_over(tmp_path, monkeypatch):
+    """A directory above the checked path that cannot be searched (EACCES from stat,
+    which root never sees, hence the monkeypatch) holds no configuration: the search
+    goes on above it instead of raising."""
+    outer = tmp_path / "outer"
+    inner = outer / "locked" / "pkg"
+    inner.mkdir(parents=True)
+    (outer / "pyproject.toml").write_text("[tool.hooklint]\nignore = ['HL004']\n")
+    locked = outer / "locked" / "pyproject.toml"
+    real_is_file = Path.is_file
+
+    def is_file(path):
+        if path == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_is_file(path)
+
+    monkeypatch.setattr(Path, "is_file", is_file)
+    assert find_pyproject(inner) == outer / "pyproject.toml"
