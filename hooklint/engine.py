@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Sequence
 
 from hooklint.files import SourceError, SourceFile, display_path, read_source
+from hooklint.lexical import line_starts, split_lines
 from hooklint.noqa import Suppressions
 from hooklint.rules.base import DYNAMIC_REGISTRATION_TOKEN, REGISTRATION_TOKEN, Finding, RuleContext
 from hooklint.violation import SAFE, UNSAFE, Edit, Fix, Location, Violation
@@ -31,7 +32,6 @@ from hooklint.violation import SAFE, UNSAFE, Edit, Fix, Location, Violation
 MAX_FIX_ROUNDS = 20
 #: What makes a definition a seed of the screening parse, whatever rules are selected.
 SEED_TOKENS = (REGISTRATION_TOKEN, DYNAMIC_REGISTRATION_TOKEN)
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ class _Locator:
 
         self.module = module
         self.positions = positions_of(module, nodes)
-        self.lines = _LINE_BREAK.split(text)
+        self.lines = split_lines(text)
         #: For a module parsed from some of ``text``'s lines: each parsed line's number in ``text``.
         self.line_numbers = line_numbers
 
@@ -246,10 +246,13 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
     if isinstance(cpython, tuple):
         return [_syntax_violation(path, cpython[1], 1, "cannot parse: too deeply nested to analyse", "")]
     if isinstance(cpython, ast.Module) and not whole:
+        from hooklint.lexical import lex
+
+        lexed = lex(text)  # where the strings and comments are, exactly
         if screening:
             from hooklint.screen import screening_source
 
-            screen, line_numbers = screening_source(text, cpython, seeds)
+            screen, line_numbers = screening_source(text, cpython, seeds, lexed)
             screened = _findings(screen, rules, context)
             if isinstance(screened, tuple) and not screened[1]:
                 return []  # the common case: nothing here, at a fraction of the parse
@@ -258,7 +261,7 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
                 return _report(screened, path, text, line_numbers)
         from hooklint.sparse import relevant_source
 
-        parsed, line_numbers = _without_blank_lines(relevant_source(text, cpython, _prefilter_regex(prefilter)))
+        parsed, line_numbers = _without_blank_lines(relevant_source(text, cpython, _prefilter_regex(prefilter)), lexed)
         outcome = _findings(parsed, rules, context)
         if isinstance(outcome, tuple):
             return _report(outcome, path, text, line_numbers)
@@ -272,13 +275,14 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
     return _report(outcome, path, text)
 
 
-def _without_blank_lines(code: str) -> tuple[str, list[int]]:
+def _without_blank_lines(code: str, lexed) -> tuple[str, list[int]]:
     """``code`` without its blank lines (libcst builds a node for each, and the sparse
-    text is mostly blank lines), and each remaining line's number in ``code``."""
-    from hooklint.sparse import LINE
-
-    lines = LINE.findall(code)
-    kept = [number for number, line in enumerate(lines, start=1) if line.strip()]
+    text is mostly blank lines), and each remaining line's number in ``code``.  A
+    blank line inside a string literal is the string's (``lexed``: the original text,
+    whose lines ``code`` keeps or empties) and stays."""
+    lines = split_lines(code, keepends=True)
+    in_string = lexed.in_string
+    kept = [number for number, line in enumerate(lines, start=1) if line.strip() or in_string[number - 1]]
     return "".join(lines[n - 1] for n in kept), kept
 
 
@@ -391,7 +395,7 @@ def _violation(rule, finding: Finding, path: str, locator: _Locator) -> Violatio
 
 
 def _cpython_syntax_error(exc: SyntaxError, path: str, text: str) -> Violation:
-    lines = _LINE_BREAK.split(text)
+    lines = split_lines(text)
     line = max(1, min(exc.lineno or 1, len(lines)))
     column = max(1, exc.offset or 1)
     return _syntax_violation(path, line, column, f"syntax error: {exc.msg}", lines[line - 1])
@@ -400,7 +404,8 @@ def _cpython_syntax_error(exc: SyntaxError, path: str, text: str) -> Violation:
 def _syntax_error(exc, path: str, text: str) -> Violation:
     line = max(1, exc.raw_line)
     column = max(1, exc.raw_column + 1)
-    source_line = _LINE_BREAK.split(text)[line - 1] if line <= text.count("\n") + 1 else ""
+    lines = split_lines(text)
+    source_line = lines[line - 1] if line <= len(lines) else ""
     message = str(exc.message if hasattr(exc, "message") else exc).splitlines()[0]
     return _syntax_violation(path, line, column, f"syntax error: {message}", source_line)
 
@@ -413,7 +418,7 @@ def _syntax_violation(path, line, column, message, source_line) -> Violation:
 # -- fixing a text -----------------------------------------------------------------------
 def apply_edits(text: str, edits: Sequence[Edit]) -> str:
     """Apply non-overlapping edits (positions refer to ``text``)."""
-    starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+    starts = line_starts(text)
 
     def offset(location: Location) -> int:
         if location.line > len(starts):

@@ -26,12 +26,13 @@ import ast
 import re
 from dataclasses import dataclass
 
+from hooklint.lexical import split_lines
+
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: Text that keeps a definition whatever the selected rules' tokens are.
 ALWAYS_KEPT = ("remove", "hook", "__exit__")
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SELF_ATTRIBUTE = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
-LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 @dataclass
@@ -67,7 +68,7 @@ def _definitions(statements, lines: list[str], tokens: re.Pattern, is_method: bo
 
 def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
     """``text`` with irrelevant definitions replaced by empty lines."""
-    lines = LINE.findall(text)  # as CPython counts lines (not str.splitlines)
+    lines = split_lines(text, keepends=True)
     definitions = list(_definitions(tree.body, lines, tokens, is_method=False))
     candidates = [d for d in definitions if not d.relevant]
     if not candidates:
@@ -82,11 +83,12 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
         if not isinstance(statement, _DEFINITIONS):
             chunk = "".join(lines[statement.lineno - 1 : statement.end_lineno or statement.lineno])
             kept_words.update(WORD.findall(chunk))
-    # A method that touches the state relevant code touches (``self.store``) stays: it
-    # may consume a capture or remove a handle kept there.
+    # A method that touches the state kept code touches (``self.store``) stays: it may
+    # consume a capture (a hook kept by name fills the store, and a fix removes the
+    # handle where the store is read) or remove a handle kept there.
     shared_state = set()
     for d in definitions:
-        if d.relevant and not d.is_class:
+        if not d.is_class and (d.relevant or d.name in kept_words):
             shared_state.update(_SELF_ATTRIBUTE.findall(d.text))
     candidates = [
         d
