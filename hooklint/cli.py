@@ -131,13 +131,15 @@ def _use_colour() -> bool:
 
 
 def _diffs(results) -> str:
+    from hooklint.lexical import split_lines
+
     chunks = []
     for result in results:
         if result.fixed_text is not None:
             chunks.extend(
                 difflib.unified_diff(
-                    result.original.splitlines(keepends=True),
-                    result.fixed_text.splitlines(keepends=True),
+                    split_lines(result.original, keepends=True),
+                    split_lines(result.fixed_text, keepends=True),
                     fromfile=result.path,
                     tofile=result.path,
                 )
