@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Sequence
 
 from hooklint.files import SourceError, SourceFile, display_path, read_source
-from hooklint.lexical import line_starts, split_lines
+from hooklint.lexical import line_starts, newline_of, split_lines
 from hooklint.noqa import Suppressions
 from hooklint.rules.base import DYNAMIC_REGISTRATION_TOKEN, REGISTRATION_TOKEN, Finding, RuleContext
 from hooklint.violation import SAFE, UNSAFE, Edit, Fix, Location, Violation
@@ -154,6 +154,8 @@ class _Locator:
         self.module = module
         self.positions = positions_of(module, nodes)
         self.lines = split_lines(text)
+        #: The file's line break: every line a fix writes ends with it.
+        self.newline = newline_of(text)
         #: For a module parsed from some of ``text``'s lines: each parsed line's number in ``text``.
         self.line_numbers = line_numbers
 
@@ -375,7 +377,9 @@ def _cpython_parse(text: str):
 def _violation(rule, finding: Finding, path: str, locator: _Locator) -> Violation:
     fix = None
     if finding.fix_edits and finding.fix_withheld is None:
-        edits = tuple(sorted({e for primitive in finding.fix_edits for e in primitive.resolve(locator)}, key=lambda e: (e.start, e.end)))
+        from hooklint.fixes.edits import resolve_edits
+
+        edits = tuple(sorted(set(resolve_edits(finding.fix_edits, locator)), key=lambda e: (e.start, e.end)))
         fix = Fix(finding.fix_message, UNSAFE if finding.unsafe_fix or rule.fix_applicability == UNSAFE else SAFE, edits)
     message = finding.message
     if finding.fix_withheld:
