@@ -45,6 +45,7 @@ class _Definition:
     is_method: bool
     relevant: bool
     is_class: bool
+    bases: tuple[str, ...] = ()  # the names a class's bases mention
 
 
 def _relevant(text: str, tokens: re.Pattern) -> bool:
@@ -61,7 +62,8 @@ def _definitions(statements, lines: list[str], tokens: re.Pattern, is_method: bo
         relevant = _relevant(text, tokens)
         indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
         is_class = isinstance(statement, ast.ClassDef)
-        yield _Definition(statement.name, first, last, indent, text, is_method, relevant, is_class)
+        bases = tuple(n.id for b in statement.bases for n in ast.walk(b) if isinstance(n, ast.Name)) if is_class else ()
+        yield _Definition(statement.name, first, last, indent, text, is_method, relevant, is_class, bases)
         if relevant and isinstance(statement, ast.ClassDef):
             yield from _definitions(statement.body, lines, tokens, is_method=True)
 
@@ -95,6 +97,21 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
         for d in candidates
         if d.name not in kept_words and not (d.is_method and shared_state.intersection(_SELF_ATTRIBUTE.findall(d.text)))
     ]
+    # What a kept class derives from, and the classes a method kept for its state
+    # names (``self.head = Layer()`` in ``__init__``), say what its attributes are.
+    dropped = {id(d) for d in candidates}
+    named: set[str] = set()
+    for d in definitions:
+        if id(d) not in dropped:
+            named.update(d.bases)
+            if not d.relevant and not d.is_class and d.is_method:
+                named.update(WORD.findall(d.text))
+    while named:
+        classes = [d for d in candidates if d.is_class and d.name in named]
+        if not classes:
+            break
+        named = {b for d in classes for b in d.bases}
+        candidates = [d for d in candidates if d not in classes]
     for d in candidates:
         _blank(lines, d.first, d.last, d.indent if d.is_method else None)
     return "".join(lines)
