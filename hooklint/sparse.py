@@ -10,7 +10,8 @@ A top-level ``def`` or ``class``, or a method of a kept class, is dropped when i
 text matches no prefilter token, mentions no hook and no removal (:data:`ALWAYS_KEPT`:
 a handle registered elsewhere may be removed, or its hooks disabled, there), and its
 name is not mentioned by a relevant definition (a function or method used as a hook
-stays).  Everything else — imports,
+stays), by a method kept for the state it shares with kept code, or as the base of
+a kept class (which says whether its ``self`` is an ``nn.Module``).  Everything else — imports,
 assignments, module-level ``if``/``try`` blocks, class attributes — is kept.  Rules
 that reason about every use of a name in the module (``Rule.whole_module``) get the
 whole file.
