@@ -20,6 +20,7 @@ still ends, with spans of no particular meaning.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -207,44 +208,57 @@ def _spec_end(text: str, position: int, quote: str, raw: bool) -> int:
 @dataclass
 class Lexed:
     """A text's lines, its code with strings and comments blanked (f-strings kept: a
-    name built there is code), and which lines a string literal covers."""
+    name built there is code; blanking keeps every offset and line break), and which
+    lines a string literal covers."""
 
     lines: list[str]  # with their line breaks
-    code_lines: list[str]  # the same lines, strings and comments blanked
+    offsets: list[int]  # where each line starts, and the text's length last
+    code_text: str  # the text, strings and comments blanked
     #: 1 for each line (0-based index) that a string literal starts on, ends on, or spans.
     in_string: bytearray
 
+    def code(self, numbers) -> str:
+        """Lines ``numbers`` (1-based) of the code, strings and comments blanked."""
+        offsets, code = self.offsets, self.code_text
+        return "".join(code[offsets[n - 1] : offsets[n]] for n in numbers)
+
     def droppable(self, index: int) -> bool:
         """Whether line ``index`` (0-based) holds nothing but blanks and a comment."""
-        return not self.in_string[index] and not self.code_lines[index].strip(" \t\f\r\n")
+        if self.in_string[index]:
+            return False
+        return not self.code_text[self.offsets[index] : self.offsets[index + 1]].strip(" \t\f\r\n")
 
 
-_NOT_A_LINE_BREAK = re.compile(r"[^\r\n]")
+_SPLIT_KEEPING_BREAKS = re.compile(r"(\r\n|\r|\n)")
 
 
 def lex(text: str) -> Lexed:
     lines = split_lines(text, keepends=True)
+    offsets = [0, *itertools.accumulate(map(len, lines))]
     spans = scan(text)
     in_string = bytearray(len(lines))
     if not spans:
-        return Lexed(lines, lines, in_string)
-    starts = line_starts(text)
+        return Lexed(lines, offsets, text, in_string)
     pieces = []
     cursor = 0
-
+    last_line = len(lines) - 1
     for span in spans:
         pieces.append(text[cursor : span.start])
         chunk = text[span.start : span.end]
+        multiline = "\n" in chunk or "\r" in chunk
         if span.kind == FSTRING:
             pieces.append(chunk)
+        elif multiline:  # blanks, keeping the line breaks
+            pieces.extend(part if index % 2 else " " * len(part) for index, part in enumerate(_SPLIT_KEEPING_BREAKS.split(chunk)))
         else:
-            pieces.append(_NOT_A_LINE_BREAK.sub(" ", chunk))
+            pieces.append(" " * len(chunk))
         if span.kind != COMMENT:
-            first = bisect.bisect_right(starts, span.start) - 1
-            last = bisect.bisect_right(starts, max(span.start, span.end - 1)) - 1
-            last = min(last, len(lines) - 1)
-            in_string[first : last + 1] = b"\x01" * (last - first + 1)
+            first = bisect.bisect_right(offsets, span.start) - 1
+            if multiline:
+                last = min(bisect.bisect_right(offsets, max(span.start, span.end - 1)) - 1, last_line)
+                in_string[first : last + 1] = b"\x01" * (last - first + 1)
+            else:
+                in_string[first] = 1
         cursor = span.end
     pieces.append(text[cursor:])
-    code_lines = split_lines("".join(pieces), keepends=True)
-    return Lexed(lines, code_lines, in_string)
+    return Lexed(lines, offsets, "".join(pieces), in_string)

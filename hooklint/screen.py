@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -112,10 +111,10 @@ class _Lines:
         self.lexed = lexed
         self.text = lexed.lines
         #: The whole file, strings and comments blanked (f-strings kept).
-        self.code_text = "".join(lexed.code_lines)
+        self.code_text = lexed.code_text
         self.kept = bytearray(b"\x01") * len(self.text)
         self.replaced: dict[int, str] = {}
-        self.offsets = [0, *itertools.accumulate(map(len, self.text))][:-1]
+        self.offsets = lexed.offsets[:-1]
 
     def number_at(self, offset: int) -> int:
         return bisect.bisect_right(self.offsets, offset)
@@ -125,8 +124,7 @@ class _Lines:
 
     def code(self, numbers) -> str:
         """Lines ``numbers``, strings and comments blanked."""
-        code_lines = self.lexed.code_lines
-        return "".join(code_lines[n - 1] for n in numbers)
+        return self.lexed.code(numbers)
 
     def drop(self, first: int, last: int) -> None:
         self.kept[first - 1 : last] = bytes(last - first + 1)

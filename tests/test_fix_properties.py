@@ -197,7 +197,7 @@ def _with_comments(source: str) -> tuple[str, list[str]]:
     lines, markers = [], []
     for index, line in enumerate(lexed.lines):
         body = line.rstrip("\r\n")
-        if lexed.in_string[index] or not body.strip() or body.endswith("\\") or "#" in lexed.code_lines[index]:
+        if lexed.in_string[index] or not body.strip() or body.endswith("\\") or "#" in lexed.code([index + 1]):
             lines.append(line)
             continue
         marker = f"# kept-{index}"
