@@ -9,20 +9,38 @@ formatting and comments around the change are kept byte for byte.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import libcst as cst
 
+from hooklint.lexical import LINE_BREAK
 from hooklint.violation import Edit, Location
 
 
 class Locator(Protocol):
-    """What the engine hands primitives to find text: positions and source lines."""
+    """What the engine hands primitives to find text: positions, source lines (without
+    their line breaks) and the file's line break."""
+
+    newline: str
 
     def start(self, node: cst.CSTNode) -> Location: ...
     def end(self, node: cst.CSTNode) -> Location: ...
     def line(self, number: int) -> str: ...
+
+
+def resolve_edits(primitives: Iterable, at: Locator) -> list[Edit]:
+    """The text edits of a fix's primitives, every line break they write being the
+    file's (primitives write ``\n``; a CRLF file gets ``\r\n``)."""
+    newline = getattr(at, "newline", "\n")
+    edits = []
+    for primitive in primitives:
+        for edit in primitive.resolve(at):
+            if "\n" in edit.content or "\r" in edit.content:
+                edit = replace(edit, content=LINE_BREAK.sub(newline, edit.content))
+            edits.append(edit)
+    return edits
 
 
 @dataclass(frozen=True)
@@ -79,13 +97,34 @@ class IndentLines:
 
 @dataclass(frozen=True)
 class DeleteLines:
-    """Delete the whole lines a statement occupies (it must be alone on them)."""
+    """Delete the whole lines a statement occupies (it must be alone on them); its
+    comments (``# noqa``, ``# type: ignore``) stay, each on a line of its own."""
 
     node: cst.CSTNode
 
     def resolve(self, at: Locator) -> list[Edit]:
         first, last = at.start(self.node).line, at.end(self.node).line
-        return [Edit(Location(first, 1), Location(last + 1, 1), "")]
+        comments = comments_in(first, [at.line(n) for n in range(first, last + 1)])
+        indent = indentation_of(at, self.node)
+        kept = "".join(f"{indent}{text}\n" for _, _, text in comments)
+        return [Edit(Location(first, 1), Location(last + 1, 1), kept)]
+
+
+def comments_in(first_line: int, lines: list[str]) -> list[tuple[int, int, str]]:
+    """The comments in a statement's ``lines`` (``# type: ignore``, ``# pragma: no
+    cover``): ``(line, column, text)`` each, 1-based."""
+    from hooklint.lexical import COMMENT, scan
+
+    text = "\n".join(lines)
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    found = []
+    for span in scan(text):
+        if span.kind == COMMENT:
+            index = max(i for i, s in enumerate(starts) if s <= span.start)
+            found.append((first_line + index, span.start - starts[index] + 1, text[span.start : span.end]))
+    return found
 
 
 def indentation_of(at: Locator, node: cst.CSTNode) -> str:

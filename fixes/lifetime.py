@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-from hooklint.fixes.edits import Locator, indentation_of
+from hooklint.fixes.edits import Locator, comments_in, indentation_of
 
 from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.lifetime import has_multiline_string, statement_path
@@ -40,6 +40,7 @@ class RewriteBlock:
         indent = indentation_of(at, nodes[0][1])
         out: list[str] = []
         cursor = first_line  # the next original line not yet placed
+        dropped_comments: list[str] = []  # of a dropped statement, for the line after it
         for number, part in enumerate(self.parts):
             previous = self.parts[number - 1] if number else None
             if part[0] == "text":
@@ -48,10 +49,15 @@ class RewriteBlock:
             if (
                 part[0] == "with"
             ):  # ("with", call): its original text, continuation lines kept as they are
+                comments = [c for c in dropped_comments if not _inside(at, part[1], c)]
                 out.append(
                     indent + "with " + _source_of(at, part[1], self.newline) + ":"
+                    + "".join("  " + c[2] for c in comments)
                 )
+                dropped_comments = []
                 continue
+            out += [indent + c[2] for c in dropped_comments]  # a comment outlives its statement
+            dropped_comments = []
             op, first, last = part
             start, end = at.start(first).line, at.end(last).line
             gap = [at.line(n) for n in range(cursor, start)]  # comments and blank lines
@@ -68,8 +74,10 @@ class RewriteBlock:
                 out += [
                     self.unit + line if line.strip() else line for line in gap + lines
                 ]
-            else:  # drop: keep the comments above, lose the statement
+            else:  # drop: keep the comments above and in it, lose the statement
                 out += [line for line in gap if line.strip()]
+                dropped_comments = comments_in(start, lines)
+        out += [indent + c[2] for c in dropped_comments]
         end_column = len(at.line(last_line)) + 1
         return [
             Edit(
@@ -78,6 +86,12 @@ class RewriteBlock:
                 self.newline.join(out),
             )
         ]
+
+
+def _inside(at: Locator, node: cst.CSTNode, comment: tuple[int, int, str]) -> bool:
+    """Whether a comment lies within a node's text (which is kept with the node)."""
+    start, end = at.start(node), at.end(node)
+    return (start.line, start.column) <= comment[:2] < (end.line, end.column)
 
 
 def _source_of(at: Locator, node: cst.CSTNode, newline: str) -> str:

@@ -18,6 +18,7 @@ import click
 
 from hooklint import __version__
 from hooklint.config import ConfigError, find_pyproject, load_config, parse_torch_version
+from hooklint.lexical import first_line
 
 FORMATS = ("full", "concise", "json", "sarif", "github")
 
@@ -80,7 +81,7 @@ class _Main(click.Group):
                 traceback.print_exc()
             _exit(2)
         except Exception as exc:  # a bug in hooklint: one line, exit 2
-            _message(f"hooklint: error: internal error: {type(exc).__name__}: {_first_line(exc)}"
+            _message(f"hooklint: error: internal error: {type(exc).__name__}: {first_line(str(exc))}"
                      + ("" if _debug() else " (set HOOKLINT_DEBUG=1 for the traceback)"))
             if _debug():
                 import traceback
@@ -96,11 +97,6 @@ _WRITE_ERRORS = frozenset(getattr(errno, name) for name in ("ENOSPC", "EPIPE", "
 
 def _debug() -> bool:
     return os.environ.get("HOOKLINT_DEBUG", "") not in ("", "0")
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else "(no message)"
 
 
 def _message(text: str) -> None:
@@ -257,13 +253,15 @@ def _use_colour() -> bool:
 
 
 def _diffs(results) -> str:
+    from hooklint.lexical import split_lines
+
     chunks = []
     for result in results:
         if result.fixed_text is not None:
             chunks.extend(
                 difflib.unified_diff(
-                    result.original.splitlines(keepends=True),
-                    result.fixed_text.splitlines(keepends=True),
+                    split_lines(result.original, keepends=True),
+                    split_lines(result.fixed_text, keepends=True),
                     fromfile=result.path,
                     tofile=result.path,
                 )

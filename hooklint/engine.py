@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Sequence
 
 from hooklint.files import DEFAULT_MAX_FILE_SIZE, SourceError, SourceFile, display_path, read_source
+from hooklint.lexical import first_line, line_starts, newline_of, split_lines
 from hooklint.noqa import Suppressions
 from hooklint.rules.base import DYNAMIC_REGISTRATION_TOKEN, REGISTRATION_TOKEN, Finding, RuleContext
 from hooklint.violation import SAFE, UNSAFE, Edit, Fix, Location, Violation
@@ -32,7 +33,6 @@ from hooklint.violation import SAFE, UNSAFE, Edit, Fix, Location, Violation
 MAX_FIX_ROUNDS = 20
 #: What makes a definition a seed of the screening parse, whatever rules are selected.
 SEED_TOKENS = (REGISTRATION_TOKEN, DYNAMIC_REGISTRATION_TOKEN)
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,9 @@ class _Locator:
 
         self.module = module
         self.positions = positions_of(module, nodes)
-        self.lines = _LINE_BREAK.split(text)
+        self.lines = split_lines(text)
+        #: The file's line break: every line a fix writes ends with it.
+        self.newline = newline_of(text)
         #: For a module parsed from some of ``text``'s lines: each parsed line's number in ``text``.
         self.line_numbers = line_numbers
 
@@ -254,10 +256,13 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
     if isinstance(cpython, ast.Module):
         check_nesting(cpython, text)
     if isinstance(cpython, ast.Module) and not whole:
+        from hooklint.lexical import lex
+
+        lexed = lex(text)  # where the strings and comments are, exactly
         if screening:
             from hooklint.screen import screening_source
 
-            screen, line_numbers = screening_source(text, cpython, seeds)
+            screen, line_numbers = screening_source(text, cpython, seeds, lexed)
             screened = _findings(screen, rules, context)
             if isinstance(screened, tuple) and not screened[1]:
                 return []  # the common case: nothing here, at a fraction of the parse
@@ -266,7 +271,7 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
                 return _report(screened, path, text, line_numbers)
         from hooklint.sparse import relevant_source
 
-        parsed, line_numbers = _without_blank_lines(relevant_source(text, cpython, _prefilter_regex(prefilter)))
+        parsed, line_numbers = _without_blank_lines(relevant_source(text, cpython, _prefilter_regex(prefilter)), lexed)
         outcome = _findings(parsed, rules, context)
         if isinstance(outcome, tuple):
             return _report(outcome, path, text, line_numbers)
@@ -280,13 +285,14 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
     return _report(outcome, path, text)
 
 
-def _without_blank_lines(code: str) -> tuple[str, list[int]]:
+def _without_blank_lines(code: str, lexed) -> tuple[str, list[int]]:
     """``code`` without its blank lines (libcst builds a node for each, and the sparse
-    text is mostly blank lines), and each remaining line's number in ``code``."""
-    from hooklint.sparse import LINE
-
-    lines = LINE.findall(code)
-    kept = [number for number, line in enumerate(lines, start=1) if line.strip()]
+    text is mostly blank lines), and each remaining line's number in ``code``.  A
+    blank line inside a string literal is the string's (``lexed``: the original text,
+    whose lines ``code`` keeps or empties) and stays."""
+    lines = split_lines(code, keepends=True)
+    in_string = lexed.in_string
+    kept = [number for number, line in enumerate(lines, start=1) if line.strip() or in_string[number - 1]]
     return "".join(lines[n - 1] for n in kept), kept
 
 
@@ -357,7 +363,7 @@ def check_nesting(tree: ast.Module, text: str) -> None:
     least = MAX_NESTING // 2
     if len(text) < least:
         return
-    starts = _line_starts(text)
+    starts = line_starts(text)
 
     def span(node) -> int:
         first = node.decorator_list[0] if getattr(node, "decorator_list", None) else node  # ``lineno`` is the ``def``'s
@@ -383,13 +389,6 @@ def check_nesting(tree: ast.Module, text: str) -> None:
                         raise TooDeeplyNested(node.lineno)
                 elif isinstance(child, ast.AST) and (not hasattr(child, "end_lineno") or span(child) >= least) and _depth(child) > MAX_NESTING:
                     raise TooDeeplyNested(getattr(child, "lineno", node.lineno))
-
-
-def _line_starts(text: str) -> list[int]:
-    """The offset of each line's start, as CPython counts lines."""
-    from itertools import accumulate
-
-    return [0, *accumulate(len(line) for line in text.splitlines(keepends=True))]
 
 
 def _depth(root: ast.AST) -> int:
@@ -460,7 +459,9 @@ def _cpython_parse(text: str):
 def _violation(rule, finding: Finding, path: str, locator: _Locator) -> Violation:
     fix = None
     if finding.fix_edits and finding.fix_withheld is None:
-        edits = tuple(sorted({e for primitive in finding.fix_edits for e in primitive.resolve(locator)}, key=lambda e: (e.start, e.end)))
+        from hooklint.fixes.edits import resolve_edits
+
+        edits = tuple(sorted(set(resolve_edits(finding.fix_edits, locator)), key=lambda e: (e.start, e.end)))
         fix = Fix(finding.fix_message, UNSAFE if finding.unsafe_fix or rule.fix_applicability == UNSAFE else SAFE, edits)
     message = finding.message
     if finding.fix_withheld:
@@ -480,7 +481,7 @@ def _violation(rule, finding: Finding, path: str, locator: _Locator) -> Violatio
 
 
 def _cpython_syntax_error(exc: SyntaxError, path: str, text: str) -> Violation:
-    lines = _LINE_BREAK.split(text)
+    lines = split_lines(text)
     line = max(1, min(exc.lineno or 1, len(lines)))
     column = max(1, exc.offset or 1)
     return _syntax_violation(path, line, column, f"syntax error: {exc.msg}", lines[line - 1])
@@ -489,7 +490,8 @@ def _cpython_syntax_error(exc: SyntaxError, path: str, text: str) -> Violation:
 def _syntax_error(exc, path: str, text: str) -> Violation:
     line = max(1, exc.raw_line)
     column = max(1, exc.raw_column + 1)
-    source_line = _LINE_BREAK.split(text)[line - 1] if line <= text.count("\n") + 1 else ""
+    lines = split_lines(text)
+    source_line = lines[line - 1] if line <= len(lines) else ""
     message = str(exc.message if hasattr(exc, "message") else exc).splitlines()[0]
     return _syntax_violation(path, line, column, f"syntax error: {message}", source_line)
 
@@ -502,7 +504,7 @@ def _syntax_violation(path, line, column, message, source_line) -> Violation:
 # -- fixing a text -----------------------------------------------------------------------
 def apply_edits(text: str, edits: Sequence[Edit]) -> str:
     """Apply non-overlapping edits (positions refer to ``text``)."""
-    starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+    starts = line_starts(text)
 
     def offset(location: Location) -> int:
         if location.line > len(starts):
@@ -643,8 +645,7 @@ def check_path(path: str, settings: Settings, explicit: bool = False) -> FileRes
 def internal_error(exc: Exception) -> str:
     """The one line for a bug met while checking a file (``HOOKLINT_DEBUG=1``: the
     traceback too, on stderr)."""
-    lines = str(exc).strip().splitlines()
-    text = f"internal error: {type(exc).__name__}: {lines[0] if lines else '(no message)'}"
+    text = f"internal error: {type(exc).__name__}: {first_line(str(exc))}"
     if os.environ.get("HOOKLINT_DEBUG", "") not in ("", "0"):
         import traceback
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hooklint.lexical import split_lines
+
 _LINE = re.compile(r"#\s*noqa(?![\w-])(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,?\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _FILE = re.compile(r"#\s*hooklint:\s*noqa(?![\w-])(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,?\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 ALL = frozenset({"*"})
@@ -30,7 +32,7 @@ class Suppressions:
 
     @classmethod
     def parse(cls, text: str) -> "Suppressions":
-        lines = text.splitlines()
+        lines = split_lines(text)  # as the engine numbers lines: not at \f or \u2028
         file_codes: set[str] = set()
         if "hooklint:" in text:
             for line in lines:

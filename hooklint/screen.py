@@ -36,11 +36,11 @@ from __future__ import annotations
 
 import ast
 import bisect
-import itertools
 import re
 from dataclasses import dataclass, field
 
-from hooklint.sparse import LINE, WORD
+from hooklint.lexical import Lexed, lex
+from hooklint.sparse import WORD
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _CALLABLE_OBJECT = frozenset({"__call__", "__init__"})
@@ -48,8 +48,6 @@ _CALLABLE_OBJECT = frozenset({"__call__", "__init__"})
 _REFERENCE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
 #: ``name = value`` on one line (not ``==``).
 _ASSIGNMENT = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)([^\r\n]*)", re.MULTILINE)
-#: A line that holds nothing to parse (comments cost a parse and hold no evidence).
-_BLANK_OR_COMMENT = re.compile(r"[ \t\f]*(?:#[^\r\n]*)?(?:\r\n|\r|\n)?\Z")
 #: Module-level statements dropped unless they bind a name the kept code mentions
 #: (a star import is always kept: it may bind any name).
 _DROPPABLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Assert, ast.Delete, ast.Import, ast.ImportFrom)
@@ -109,17 +107,24 @@ class _Unit:
 class _Lines:
     """The file's lines, which of them are kept, and the text that replaces a line."""
 
-    def __init__(self, text: str) -> None:
-        self.text = LINE.findall(text)
+    def __init__(self, lexed: Lexed) -> None:
+        self.lexed = lexed
+        self.text = lexed.lines
+        #: The whole file, strings and comments blanked (f-strings kept).
+        self.code_text = lexed.code_text
         self.kept = bytearray(b"\x01") * len(self.text)
         self.replaced: dict[int, str] = {}
-        self.offsets = [0, *itertools.accumulate(map(len, self.text))][:-1]
+        self.offsets = lexed.offsets[:-1]
 
     def number_at(self, offset: int) -> int:
         return bisect.bisect_right(self.offsets, offset)
 
     def join(self, numbers) -> str:
         return "".join(self.text[n - 1] for n in numbers)
+
+    def code(self, numbers) -> str:
+        """Lines ``numbers``, strings and comments blanked."""
+        return self.lexed.code(numbers)
 
     def drop(self, first: int, last: int) -> None:
         self.kept[first - 1 : last] = bytes(last - first + 1)
@@ -128,24 +133,25 @@ class _Lines:
         numbers = [
             n
             for n, (line, kept) in enumerate(zip(self.text, self.kept), start=1)
-            if kept and not _BLANK_OR_COMMENT.match(line)
+            if kept and not self.lexed.droppable(n - 1)  # comments cost a parse and hold no evidence
         ]
         return "".join(self.replaced.get(n, self.text[n - 1]) for n in numbers), numbers
 
 
-def screening_source(text: str, tree: ast.Module, tokens: NamePattern) -> tuple[str, list[int]]:
+def screening_source(text: str, tree: ast.Module, tokens: NamePattern, lexed: Lexed | None = None) -> tuple[str, list[int]]:
     """What of ``text`` can hold the evidence for a finding: the code, without blank
-    lines, and the number in ``text`` of each of its lines (columns are unchanged)."""
-    lines = _Lines(text)
+    lines, and the number in ``text`` of each of its lines (columns are unchanged).
+    ``lexed`` is :func:`hooklint.lexical.lex` of ``text`` (computed when not given)."""
+    lines = _Lines(lexed if lexed is not None else lex(text))
     tokens = _with_aliases(tree, tokens)
     top = list(_units(tree.body, lines.text))
     units = [u for t in top for u in t.walk()]
     module_level = [s for s in tree.body if not isinstance(s, (*_FUNCTIONS, ast.ClassDef))]
 
-    matched = {lines.number_at(m.start()) for m in tokens.finditer(text)}
+    matched = {lines.number_at(m.start()) for m in tokens.finditer(lines.code_text)}
     seeds, seed_codes = [], []
     for unit in _innermost(units, matched):
-        code = _code(lines.join(unit.own_lines()))
+        code = lines.code(unit.own_lines())
         if tokens.search(code):
             seeds.append(unit)
             seed_codes.append(code)
@@ -153,7 +159,7 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern) -> tuple[
     for statement in module_level:
         last = statement.end_lineno or statement.lineno
         if any(statement.lineno <= n <= last for n in matched):
-            code = _code(lines.join(range(statement.lineno, last + 1)))
+            code = lines.code(range(statement.lineno, last + 1))
             if tokens.search(code):
                 module_seeds.append(code)
     if not seeds and not module_seeds:
@@ -172,11 +178,11 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern) -> tuple[
     callers = []
     if wrappers:
         calls = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(wrappers)) + r")\b")
-        called = {lines.number_at(m.start()) for m in calls.finditer(text)}
+        called = {lines.number_at(m.start()) for m in calls.finditer(lines.code_text)}
         registrations = NamePattern(tokens.pattern + "|" + calls.pattern)
         for unit in _innermost(units, called):
             if unit not in seeds:
-                code = _code(lines.join(unit.own_lines()))
+                code = lines.code(unit.own_lines())
                 callers.append(unit)
                 words.update(WORD.findall(code))
                 hooks.update(_hook_names(code, registrations))
@@ -284,29 +290,6 @@ def _call_arguments(code: str, start: int) -> str:
             if depth == 0:
                 return code[opening : position + 1]
     return code[opening : opening + 5000]
-
-
-#: A string literal (with its prefix, if any, in group ``prefix``), or a comment.
-_STRING_OR_COMMENT = re.compile(
-    r'(?P<prefix>\b[rRbBuUfF]{1,2})?'
-    r'(?:"""(?:\\.|[^\\])*?"""' r"|'''(?:\\.|[^\\])*?'''"
-    r'|"(?:\\.|[^"\\\n])*"' r"|'(?:\\.|[^'\\\n])*')"
-    r"|#[^\r\n]*",
-    re.DOTALL,
-)
-_NOT_A_LINE_BREAK = re.compile(r"[^\r\n]")
-
-
-def _code(text: str) -> str:
-    """``text`` with string literals and comments blanked, line breaks kept; f-strings
-    stay (``getattr(m, f"register_{kind}_hook")`` is code)."""
-    return _STRING_OR_COMMENT.sub(_blank_literal, text)
-
-
-def _blank_literal(match: re.Match) -> str:
-    if "f" in (match.group("prefix") or "").lower():
-        return match.group(0)
-    return _NOT_A_LINE_BREAK.sub(" ", match.group(0))
 
 
 def _with_aliases(tree: ast.Module, tokens: NamePattern) -> NamePattern:

@@ -10,7 +10,8 @@ A top-level ``def`` or ``class``, or a method of a kept class, is dropped when i
 text matches no prefilter token, mentions no hook and no removal (:data:`ALWAYS_KEPT`:
 a handle registered elsewhere may be removed, or its hooks disabled, there), and its
 name is not mentioned by a relevant definition (a function or method used as a hook
-stays).  Everything else — imports,
+stays), by a method kept for the state it shares with kept code, or as the base of
+a kept class (which says whether its ``self`` is an ``nn.Module``).  Everything else — imports,
 assignments, module-level ``if``/``try`` blocks, class attributes — is kept.  Rules
 that reason about every use of a name in the module (``Rule.whole_module``) get the
 whole file.
@@ -26,12 +27,13 @@ import ast
 import re
 from dataclasses import dataclass
 
+from hooklint.lexical import split_lines
+
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: Text that keeps a definition whatever the selected rules' tokens are.
 ALWAYS_KEPT = ("remove", "hook", "__exit__")
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SELF_ATTRIBUTE = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
-LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 @dataclass
@@ -44,6 +46,7 @@ class _Definition:
     is_method: bool
     relevant: bool
     is_class: bool
+    bases: tuple[str, ...] = ()  # the names a class's bases mention
 
 
 def _relevant(text: str, tokens: re.Pattern) -> bool:
@@ -60,14 +63,15 @@ def _definitions(statements, lines: list[str], tokens: re.Pattern, is_method: bo
         relevant = _relevant(text, tokens)
         indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
         is_class = isinstance(statement, ast.ClassDef)
-        yield _Definition(statement.name, first, last, indent, text, is_method, relevant, is_class)
+        bases = tuple(n.id for b in statement.bases for n in ast.walk(b) if isinstance(n, ast.Name)) if is_class else ()
+        yield _Definition(statement.name, first, last, indent, text, is_method, relevant, is_class, bases)
         if relevant and isinstance(statement, ast.ClassDef):
             yield from _definitions(statement.body, lines, tokens, is_method=True)
 
 
 def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
     """``text`` with irrelevant definitions replaced by empty lines."""
-    lines = LINE.findall(text)  # as CPython counts lines (not str.splitlines)
+    lines = split_lines(text, keepends=True)
     definitions = list(_definitions(tree.body, lines, tokens, is_method=False))
     candidates = [d for d in definitions if not d.relevant]
     if not candidates:
@@ -82,17 +86,33 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
         if not isinstance(statement, _DEFINITIONS):
             chunk = "".join(lines[statement.lineno - 1 : statement.end_lineno or statement.lineno])
             kept_words.update(WORD.findall(chunk))
-    # A method that touches the state relevant code touches (``self.store``) stays: it
-    # may consume a capture or remove a handle kept there.
+    # A method that touches the state kept code touches (``self.store``) stays: it may
+    # consume a capture (a hook kept by name fills the store, and a fix removes the
+    # handle where the store is read) or remove a handle kept there.
     shared_state = set()
     for d in definitions:
-        if d.relevant and not d.is_class:
+        if not d.is_class and (d.relevant or d.name in kept_words):
             shared_state.update(_SELF_ATTRIBUTE.findall(d.text))
     candidates = [
         d
         for d in candidates
         if d.name not in kept_words and not (d.is_method and shared_state.intersection(_SELF_ATTRIBUTE.findall(d.text)))
     ]
+    # What a kept class derives from, and the classes a method kept for its state
+    # names (``self.head = Layer()`` in ``__init__``), say what its attributes are.
+    dropped = {id(d) for d in candidates}
+    named: set[str] = set()
+    for d in definitions:
+        if id(d) not in dropped:
+            named.update(d.bases)
+            if not d.relevant and not d.is_class and d.is_method:
+                named.update(WORD.findall(d.text))
+    while named:
+        classes = [d for d in candidates if d.is_class and d.name in named]
+        if not classes:
+            break
+        named = {b for d in classes for b in d.bases}
+        candidates = [d for d in candidates if d not in classes]
     for d in candidates:
         _blank(lines, d.first, d.last, d.indent if d.is_method else None)
     return "".join(lines)

@@ -157,3 +157,83 @@ def test_every_fix_parses_removes_its_violation_and_is_idempotent(source):
     assert again.text == outcome.text and again.fixed == 0, (
         f"not idempotent:\n{outcome.text}"
     )
+
+
+# -- fixes keep the file's newline style and its trailing comments ---------------------------
+import re as _re  # noqa: E402
+import textwrap as _textwrap  # noqa: E402
+
+import pytest  # noqa: E402
+
+from hooklint.rules import all_rules  # noqa: E402
+
+
+def _invalid_examples_with_fixes():
+    for rule in all_rules():
+        for index, example in enumerate(rule.INVALID):
+            if example.expected is not None:
+                yield pytest.param(rule, example, id=f"{rule.code}-invalid-{index}")
+
+
+def _crlf(text: str) -> str:
+    return _textwrap.dedent(text).lstrip("\n").replace("\n", "\r\n")
+
+
+@pytest.mark.parametrize(("rule", "example"), list(_invalid_examples_with_fixes()))
+def test_fixes_of_a_crlf_file_write_crlf_lines(rule, example):
+    source = _crlf(example.code)
+    outcome = fix_text(source, "example.py", [rule], RuleContext(**example.options), unsafe=True)
+    assert outcome.fixed, f"{rule.code}: nothing fixed in the CRLF file"
+    assert _re.search(r"\r(?!\n)|(?<!\r)\n", outcome.text) is None, f"{rule.code} wrote a lone line break:\n{outcome.text!r}"
+    assert parses(outcome.text)
+    assert outcome.text == _crlf(example.expected)
+
+
+def _with_comments(source: str) -> tuple[str, list[str]]:
+    """``source`` with a comment at the end of every line that can take one."""
+    from hooklint.lexical import lex
+
+    lexed = lex(source)
+    lines, markers = [], []
+    for index, line in enumerate(lexed.lines):
+        body = line.rstrip("\r\n")
+        if lexed.in_string[index] or not body.strip() or body.endswith("\\") or "#" in lexed.code([index + 1]):
+            lines.append(line)
+            continue
+        marker = f"# kept-{index}"
+        markers.append(marker)
+        lines.append(f"{body}  {marker}{line[len(body):]}")
+    return "".join(lines), markers
+
+
+@pytest.mark.parametrize(("rule", "example"), list(_invalid_examples_with_fixes()))
+def test_fixes_keep_every_comment(rule, example):
+    source = _textwrap.dedent(example.code).lstrip("\n")
+    commented, markers = _with_comments(source)
+    assert parses(commented)
+    outcome = fix_text(commented, "example.py", [rule], RuleContext(**example.options), unsafe=True)
+    assert parses(outcome.text)
+    lost = [m for m in markers if m not in outcome.text]
+    assert not lost, f"{rule.code} fix dropped {lost}:\n{outcome.text}"
+
+
+def test_the_with_fix_keeps_the_comments_of_the_registration_and_the_removal():
+    source = (
+        "def probe(model, layer, x):\n"
+        "    saved = []\n"
+        "    h = layer.register_forward_hook(lambda m, a, o: saved.append(o))  # type: ignore[arg-type]\n"
+        "    model(x)\n"
+        "    h.remove()  # pragma: no cover\n"
+        "    return saved\n"
+    )
+    fixed = fix_text(source, "m.py", [rules_by_code()["HL004"]], CONTEXT, unsafe=True).text
+    assert fixed == (
+        "def probe(model, layer, x):\n"
+        "    saved = []\n"
+        "    with layer.register_forward_hook(lambda m, a, o: saved.append(o)):  # type: ignore[arg-type]\n"
+        "        model(x)\n"
+        "    # pragma: no cover\n"
+        "    return saved\n"
+    )
+    crlf = fix_text(source.replace("\n", "\r\n"), "m.py", [rules_by_code()["HL004"]], CONTEXT, unsafe=True).text
+    assert crlf == fixed.replace("\n", "\r\n")

@@ -87,6 +87,7 @@ def test_hl004_keeps_comments_and_multiline_calls():
             ):
                 # run it
                 model(x)
+            # done
             return x
         """
     )

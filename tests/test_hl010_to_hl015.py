@@ -139,9 +139,26 @@ def test_hl013_keyword_arguments_and_attributes_are_not_rewritten():
 
 # -- HL014: unsafe fix --------------------------------------------------------------------
 def test_hl014_fix_is_unsafe_only():
-    source = "def run(model, x):\n    return model.forward(x)\n"
+    source = "import torch\nclass Net(torch.nn.Module):\n    def run(self, x):\n        return self.forward(x)\n"
     assert fix_text(source, "t.py", [HL014], RuleContext(), unsafe=False).fixed == 0
-    assert fix_text(source, "t.py", [HL014], RuleContext(), unsafe=True).text == "def run(model, x):\n    return model(x)\n"
+    assert fix_text(source, "t.py", [HL014], RuleContext(), unsafe=True).text == source.replace("self.forward(x)", "self(x)")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # an object of unknown type: its __call__ may not run forward
+        "def run(model, x):\n    return model.forward(x)\n",
+        # a variant table entry on a class without __call__ (no nn.Module in sight)
+        "class Layer(Base):\n    def run(self, a, x):\n        return self.lora_variant[a].forward(x)\n",
+        # self in a class whose base is imported: self(...) may recurse through __call__
+        "from .base import Pipeline\nclass P(Pipeline):\n    def run(self, x):\n        return self.forward(x)\n",
+    ],
+)
+def test_hl014_offers_no_fix_where_the_receiver_is_not_known_to_be_a_module(source):
+    found = _lint(source, HL014)
+    assert len(found) == 1 and found[0].fix is None
+    assert fix_text(source, "t.py", [HL014], RuleContext(), unsafe=True).text == source
 
 
 @pytest.mark.parametrize(

@@ -267,3 +267,115 @@ def test_only_a_use_of_a_token_seeds_not_a_mention():
         """
     )
     assert "def overrides" not in screened and "def pair" in screened
+
+
+# -- strings and comments are found exactly (hooklint.lexical.scan, not regexes) ----------
+SWALLOWED = '''\
+from torch.nn.modules.module import register_module_forward_hook
+
+
+def capture(module, args, output):
+    print(output)
+
+
+def install():
+    """Install the hook.
+    # prepare"""
+    register_module_forward_hook(capture)
+    usage = """
+    # prepare"""
+    return usage
+'''
+
+
+def test_comment_like_lines_inside_strings_do_not_swallow_code():
+    # A line ``# prepare"""`` ends a string: dropping it as a comment made the first
+    # string run on to the second and swallow the registration (the file passed).
+    screened = screen(SWALLOWED)
+    assert "register_module_forward_hook(capture)" in screened
+    assert screened.count('# prepare"""') == 2
+    rules = [r for r in all_rules() if r.code != "HL000" and not r.preview]
+    violations = engine.lint_text(SWALLOWED, "swallow.py", rules, RuleContext())
+    assert [(v.code, v.start.line) for v in violations] == [("HL009", 11)]
+
+
+def test_blank_lines_inside_strings_stay_in_the_sparse_text():
+    import hooklint.lexical as lexical
+
+    text = 'def f(m, h):\n    """a\n\n    b"""\n\n    m.register_forward_hook(h)\n'
+    code, numbers = engine._without_blank_lines(text, lexical.lex(text))
+    assert numbers == [1, 2, 3, 4, 6]
+    assert code == 'def f(m, h):\n    """a\n\n    b"""\n    m.register_forward_hook(h)\n'
+
+
+TRICKY = [
+    'x = "# not a comment"  # a comment with "quotes"\n',
+    "s = '''a\n# inside\n''' + r'\\'' + b\"\\\\\" + rb'x' + Rb\"\\\"\" # c\n",
+    'if"x":pass\nelif"y":pass\n',
+    'f"{a!r:>{width}} {{literal}} {b[\'k\']:{\'#\'}}"\n',
+    "f'''{x}\n# not a comment\n{y!s}'''\n",
+    'a = "line \\\ncontinued" ; b = 1 \\\n    + 2\n',
+    "u = u'x'; br = br'\\\\'; fr = fr'{x}\\{{'\n",
+    "t = '\\N{BULLET} {x}'; f'\\N{BULLET} {x}'\n",
+    "d = {'#': 1}['#']  # done\n",
+    "def f():\n    '''doc\n    # prepare'''\n    return '\"'\n",
+]
+
+
+def _tokenize_spans(text: str):
+    """Comments and strings as the tokenizer reads them; an f-string (which Python
+    >= 3.12 tokenizes in parts) as one span from its start to its end."""
+    import io
+    import tokenize
+
+    from hooklint.lexical import line_starts
+
+    starts = line_starts(text)
+    fstring_start, fstring_end = getattr(tokenize, "FSTRING_START", -1), getattr(tokenize, "FSTRING_END", -1)
+    spans, depth, begin = [], 0, 0
+    for kind, _, (line, column), (end_line, end_column), _ in tokenize.generate_tokens(io.StringIO(text).readline):
+        if kind == fstring_start:
+            if depth == 0:
+                begin = starts[line - 1] + column
+            depth += 1
+        elif kind == fstring_end:
+            depth -= 1
+            if depth == 0:
+                spans.append((begin, starts[end_line - 1] + end_column))
+        elif depth == 0 and kind in (tokenize.COMMENT, tokenize.STRING):
+            spans.append((starts[line - 1] + column, starts[end_line - 1] + end_column))
+    return spans
+
+
+def _scan_spans(text: str):
+    from hooklint.lexical import scan
+
+    return [(span.start, span.end) for span in scan(text)]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_scan_finds_the_strings_and_comments_the_tokenizer_finds(text):
+    ast.parse(text)
+    assert _scan_spans(text) == _tokenize_spans(text)
+
+
+def test_scan_agrees_with_the_tokenizer_on_hooklints_own_source():
+    from pathlib import Path
+
+    import hooklint
+
+    root = Path(hooklint.__file__).parent.parent
+    files = [p for folder in ("hooklint", "fixes", "tests", "examples", "benchmarks") for p in sorted(root.glob(f"{folder}/**/*.py"))]
+    assert len(files) > 40
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert _scan_spans(text) == _tokenize_spans(text), path
+
+
+def test_fstrings_stay_code_and_other_strings_are_blanked():
+    from hooklint.lexical import lex
+
+    lexed = lex('getattr(m, f"register_{kind}_hook")(h)  # register_forward_hook(\nx = "register_forward_hook("\n')
+    assert lexed.code([1]).rstrip() == 'getattr(m, f"register_{kind}_hook")(h)'
+    assert lexed.code([2]).rstrip() == "x ="
+    assert not lexed.droppable(0) and not lexed.droppable(1)

@@ -53,12 +53,21 @@ class ForwardCalledDirectly(Rule):
             return x + self.mlp(h)
     ```
 
+    Calls inside `__call__`, `forward` of the same object, calls through a class
+    (`Parent.forward(self, x)`, `x.__class__.forward(x)`), and calls that pass
+    `self` to another object's `forward` (`self.variants[k].forward(self, x)`: a
+    helper whose `forward` takes the module) are not reported.
+
     ## Fix safety
     Unsafe: after the fix, hooks on the module run, which is the point, but it
-    changes behaviour: a hook that replaces outputs now does so, and a module that
-    overrides `__call__` (or is not an `nn.Module` at all) now goes through that
-    method instead. Calls inside `__call__`, `forward` of the same object, and
-    calls on classes are not reported.
+    changes behaviour: a hook that replaces outputs now does so. The fix is offered
+    only where the receiver is known, from this file, to be an `nn.Module`: `self`
+    in a class that derives from `nn.Module` (directly, from another `torch.nn`
+    module, or through classes of the same file), `self.x` that `__init__` sets to
+    an `nn.*` module or to an instance of such a class, and `self.x[i]` of an
+    `nn.ModuleList`/`ModuleDict`/`Sequential`. Anywhere else `x(...)` may run a
+    different `__call__`, none at all, or (`self(...)` in a class that is no
+    module) recurse, so the finding comes without a fix.
     """
 
     code = "HL014"
@@ -81,7 +90,7 @@ class ForwardCalledDirectly(Rule):
                     f"`{shown}.forward(...)` skips every hook on `{shown}` (forward and backward hooks, "
                     f"FSDP, quantization observers, adapters attached by hooks); call `{shown}(...)`"
                 ),
-                fix_edits=call_module_instead_of_forward(facts, call.node),
+                fix_edits=call_module_instead_of_forward(facts, call.node, call.site.class_def),
                 fix_message=f"Call `{shown}(...)` instead of `.forward(...)`",
             )
 
@@ -96,6 +105,14 @@ def _exempt(facts: ModuleFacts, call: CallSite, receiver: cst.BaseExpression) ->
     code = facts.code(receiver).lower()
     if any(word in code for word in _REMOTE_OR_SCRIPTED) or code == "_c" or code.endswith("._c"):
         return True
+    # x.__class__.forward(x, ...): an explicit call through the class, like Parent.forward(self, ...)
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value == "__class__":
+        return True
+    # self.variants[name].forward(self, x): a helper object whose forward takes the module
+    if call.node.args and not (isinstance(receiver, cst.Name) and receiver.value == "self"):
+        first = call.node.args[0]
+        if first.keyword is None and not first.star and isinstance(first.value, cst.Name) and first.value.value == "self":
+            return True
     dotted = dotted_name(receiver)
     if dotted is not None:
         last = dotted.rsplit(".", 1)[-1]
@@ -138,8 +155,8 @@ class Block(nn.Module):
     def __init__(self, dim):
         super().__init__()
         self.norm = nn.LayerNorm(dim)
-        self.attn = Attention(dim)
-        self.mlp = Mlp(dim)
+        self.attn = nn.Linear(dim, dim)
+        self.mlp = nn.Linear(dim, dim)
 
     def forward(self, x):
         h = self.{call}(self.norm(x))
@@ -203,6 +220,25 @@ class Pipeline:
         return self.forward(batch)
 """
     ),
+    # An explicit call through the instance's class (like Parent.forward(self, x)).
+    Valid(
+        """
+def reference_output(layer, x):
+    return layer.__class__.forward(layer, x)
+"""
+    ),
+    # A variant object whose forward takes the module it serves: not a module call.
+    Valid(
+        """
+import torch.nn as nn
+
+class LoraLinear(nn.Module):
+    def forward(self, x):
+        for name in self.active:
+            x = self.lora_variant[name].forward(self, x)
+        return x
+"""
+    ),
 ]
 
 ForwardCalledDirectly.INVALID = [
@@ -213,7 +249,8 @@ ForwardCalledDirectly.INVALID = [
         line=11,
         message="`self.attn.forward(...)` skips every hook",
     ),
-    # Evaluation helper on a (possibly FSDP-wrapped or quantized) model.
+    # Evaluation helper on a (possibly FSDP-wrapped or quantized) model: nothing in the
+    # file says `model` is an nn.Module, so no fix (`model(...)` may be another `__call__`).
     Invalid(
         """
 import torch
@@ -227,21 +264,11 @@ def evaluate(model, loader):
         total += (logits.argmax(-1) == labels).float().mean().item()
     return total / len(loader)
 """,
-        expected="""
-import torch
-
-@torch.no_grad()
-def evaluate(model, loader):
-    model.eval()
-    total = 0.0
-    for inputs, labels in loader:
-        logits = model(inputs)
-        total += (logits.argmax(-1) == labels).float().mean().item()
-    return total / len(loader)
-""",
+        expected=None,
         line=8,
     ),
-    # A LightningModule step calling its own forward: hooks on the module itself are skipped.
+    # A LightningModule step calling its own forward: hooks on the module itself are
+    # skipped. Its base lives in another package, so no fix.
     Invalid(
         """
 import lightning as L
@@ -252,18 +279,26 @@ class Classifier(L.LightningModule):
         loss = self.loss_fn(self.forward(x), y)
         return loss
 """,
-        expected="""
-import lightning as L
-
-class Classifier(L.LightningModule):
-    def training_step(self, batch, batch_idx):
-        x, y = batch
-        loss = self.loss_fn(self(x), y)
-        return loss
-""",
+        expected=None,
         line=6,
     ),
-    # Indexing into a ModuleList: each layer's hooks are skipped.
+    # A pipeline whose base is imported: it may be no module at all, and `self(x)`
+    # could call a `__call__` that calls `forward` (a recursion): reported, no fix.
+    Invalid(
+        """
+from .base import BasePipeline
+
+class TextPipeline(BasePipeline):
+    def forward(self, batch):
+        return [step(batch) for step in self.steps]
+
+    def run(self, batch):
+        return self.forward(batch)
+""",
+        expected=None,
+        line=8,
+    ),
+    # Indexing into a list passed in: each layer's hooks are skipped; no fix.
     Invalid(
         """
 def run_layers(layers, hidden, mask):
@@ -271,12 +306,100 @@ def run_layers(layers, hidden, mask):
         hidden = layers[i].forward(hidden, attention_mask=mask)
     return hidden
 """,
-        expected="""
-def run_layers(layers, hidden, mask):
-    for i in range(len(layers)):
-        hidden = layers[i](hidden, attention_mask=mask)
-    return hidden
-""",
+        expected=None,
         line=3,
+    ),
+    # A module of this file calling its own forward, through a same-file base class.
+    Invalid(
+        """
+from torch.nn import Module
+
+class Base(Module):
+    pass
+
+class Scorer(Base):
+    def forward(self, x):
+        return x.sum(-1)
+
+    def score(self, x):
+        return self.forward(x).mean()
+""",
+        expected="""
+from torch.nn import Module
+
+class Base(Module):
+    pass
+
+class Scorer(Base):
+    def forward(self, x):
+        return x.sum(-1)
+
+    def score(self, x):
+        return self(x).mean()
+""",
+        line=11,
+    ),
+    # Layers of an nn.ModuleList set in __init__, and a submodule of a same-file class.
+    Invalid(
+        """
+import torch
+
+class Layer(torch.nn.Module):
+    def forward(self, x):
+        return x
+
+class Stack(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(Layer() for _ in range(n))
+        self.head = Layer()
+
+    def forward(self, x):
+        for i in range(len(self.layers)):
+            x = self.layers[i].forward(x)
+        return self.head.forward(x)
+""",
+        expected="""
+import torch
+
+class Layer(torch.nn.Module):
+    def forward(self, x):
+        return x
+
+class Stack(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(Layer() for _ in range(n))
+        self.head = Layer()
+
+    def forward(self, x):
+        for i in range(len(self.layers)):
+            x = self.layers[i](x)
+        return self.head(x)
+""",
+        line=15,
+    ),
+    # An attribute that __init__ sets to a plain object: reported, no fix.
+    Invalid(
+        """
+import torch.nn as nn
+
+class Runner:
+    def __init__(self, engine):
+        self.engine = engine
+
+    def forward(self, x):
+        return self.engine.run(x)
+
+class Wrapper(nn.Module):
+    def __init__(self, engine):
+        super().__init__()
+        self.runner = Runner(engine)
+
+    def forward(self, x):
+        return self.runner.forward(x)
+""",
+        expected=None,
+        line=16,
     ),
 ]

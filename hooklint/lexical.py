@@ -1,0 +1,270 @@
+"""Lines, strings and comments of Python source, as CPython's tokenizer sees them.
+
+*Lines* end at ``\\n``, ``\\r\\n`` or ``\\r`` and nowhere else: not at a form feed,
+``\\v``, ``\\x1c``-``\\x1e``, ``\\x85`` or ``\\u2028``/``\\u2029`` (``str.splitlines``
+breaks at all of those, so a string holding one would shift every line number
+after it).  This is how CPython and libcst number lines, and every part of hooklint
+that splits text into lines (``# noqa``, positions, the screen, the sparse text, the
+source line shown in reports) uses :func:`split_lines`.
+
+*Strings and comments* are found by :func:`scan`, an exact scanner: it reads the
+text left to right from a code position, so a ``#`` inside a triple-quoted string
+is string, and a quote inside a comment is comment; string prefixes are read as the
+tokenizer reads them (a quote right after an identifier that is a valid prefix), and
+f-strings are followed through their replacement fields (PEP 701 lets those hold
+strings with the same quote, comments and nested f-strings).  It is meant for text
+that parses (the engine scans only what ``ast.parse`` accepted); on anything else it
+still ends, with spans of no particular meaning.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+from dataclasses import dataclass
+
+#: A line break, as the tokenizer reads one.
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str, keepends: bool = False) -> list[str]:
+    """``text``'s lines; with ``keepends`` each keeps its line break and the last
+    (possibly empty) line after a final break is not a line; without, a text ending
+    in a line break ends in an empty line (``"a\\n"`` -> ``["a", ""]``), so that line
+    ``n`` is ``lines[n - 1]`` for every position in the text."""
+    if keepends:
+        return _LINE.findall(text)
+    return LINE_BREAK.split(text)
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset in ``text`` where each line starts."""
+    return [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+
+
+def newline_of(text: str) -> str:
+    """The file's line break (its first one; ``\\n`` when there is none), which is what
+    libcst's ``Module.default_newline`` says too."""
+    match = LINE_BREAK.search(text)
+    return match.group(0) if match else "\n"
+
+
+# -- strings and comments ---------------------------------------------------------------
+_PREFIXES = frozenset({"r", "u", "b", "f", "br", "rb", "fr", "rf", "t", "tr", "rt"})
+_INTERESTING = re.compile(r"[#'\"]")
+_COMMENT_END = re.compile(r"\r|\n")
+_BODY = {
+    quote: re.compile((r"(?:\\(?:\r\n|.)|[^\\])*?" if len(quote) == 3 else r"(?:\\(?:\r\n|.)|[^\\\r\n" + quote + "])*") + quote, re.DOTALL)
+    for quote in ("'''", '"""', "'", '"')
+}
+_F_LITERAL = re.compile(r"[^\\{}'\"\r\n]+")
+_F_CODE = re.compile(r"[^\\{}()\[\]'\"#:\r\n]+")
+
+COMMENT, STRING, FSTRING = "comment", "string", "fstring"
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+    kind: str  # COMMENT, STRING or FSTRING
+
+
+def scan(text: str) -> list[Span]:
+    """Every comment and string literal (an f-string as one span) of ``text``, in order."""
+    spans: list[Span] = []
+    position = 0
+    length = len(text)
+    while True:
+        match = _INTERESTING.search(text, position)
+        if match is None:
+            return spans
+        start = match.start()
+        if text[start] == "#":
+            end_of_line = _COMMENT_END.search(text, start)
+            end = end_of_line.start() if end_of_line else length
+            spans.append(Span(start, end, COMMENT))
+        else:
+            prefix = _prefix_before(text, start)
+            end = _string_end(text, start, prefix)
+            spans.append(Span(start - len(prefix), end, FSTRING if "f" in prefix.lower() else STRING))
+        position = end
+
+
+def _prefix_before(text: str, quote: int) -> str:
+    """The string prefix right before the quote at ``quote``: the identifier that ends
+    there, if it is a prefix (``if"x"`` has none: ``if`` is a keyword)."""
+    start = quote
+    while start > 0 and quote - start < 3 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    word = text[start:quote]
+    if start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        return ""  # longer than any prefix
+    return word if word.lower() in _PREFIXES else ""
+
+
+def _quote_at(text: str, position: int) -> str:
+    character = text[position]
+    triple = character * 3
+    return triple if text.startswith(triple, position) else character
+
+
+def _string_end(text: str, start: int, prefix: str) -> int:
+    """Where the string whose opening quote is at ``start`` ends (just past its closing quote)."""
+    quote = _quote_at(text, start)
+    body = start + len(quote)
+    if "f" in prefix.lower() or "t" in prefix.lower():
+        return _fstring_end(text, body, quote, "r" in prefix.lower())
+    match = _BODY[quote].match(text, body)
+    return match.end() if match else len(text)
+
+
+def _fstring_end(text: str, position: int, quote: str, raw: bool) -> int:
+    """Past the closing quote of an f-string whose body starts at ``position``."""
+    length = len(text)
+    while position < length:
+        literal = _F_LITERAL.match(text, position)
+        if literal:
+            position = literal.end()
+            continue
+        character = text[position]
+        if character == "\\":
+            following = text[position + 1 : position + 2]
+            if not raw and following == "N" and text.startswith("{", position + 2):
+                close = text.find("}", position)  # \N{NAME}: no replacement field
+                position = close + 1 if close >= 0 else length
+            elif following in ("{", "}") or (raw and following not in ("\\", "'", '"')):
+                position += 1
+            else:
+                position += 2 if text[position + 1 : position + 3] != "\r\n" else 3
+        elif text.startswith(quote, position):
+            return position + len(quote)
+        elif character == "{":
+            if text.startswith("{{", position):
+                position += 2
+            else:
+                position = _field_end(text, position + 1, quote, raw)
+        elif character in "\r\n" and len(quote) == 1:
+            return position  # unterminated (does not parse)
+        else:  # "}", a "}}", or a quote that is not this string's
+            position += 1
+    return length
+
+
+def _field_end(text: str, position: int, quote: str, raw: bool) -> int:
+    """Past the ``}`` that closes a replacement field whose expression starts at ``position``."""
+    depth = 0
+    length = len(text)
+    while position < length:
+        code = _F_CODE.match(text, position)
+        if code:
+            position = code.end()
+            continue
+        character = text[position]
+        if character in "([{":
+            depth += 1
+        elif character in ")]}":
+            if depth == 0:
+                return position + 1
+            depth -= 1
+        elif character in "'\"":
+            prefix = _prefix_before(text, position)
+            position = _string_end(text, position, prefix)
+            continue
+        elif character == "#":
+            end_of_line = _COMMENT_END.search(text, position)
+            position = end_of_line.start() if end_of_line else length
+            continue
+        elif character == ":" and depth == 0:
+            return _spec_end(text, position + 1, quote, raw)
+        position += 1
+    return length
+
+
+def _spec_end(text: str, position: int, quote: str, raw: bool) -> int:
+    """Past the ``}`` that closes a format spec starting at ``position``."""
+    length = len(text)
+    while position < length:
+        literal = _F_LITERAL.match(text, position)
+        if literal:
+            position = literal.end()
+            continue
+        character = text[position]
+        if character == "}":
+            return position + 1
+        if character == "{":
+            position = _field_end(text, position + 1, quote, raw)
+        elif character == "\\":
+            position += 2
+        elif text.startswith(quote, position):
+            return position  # the string ends first (does not parse)
+        else:
+            position += 1
+    return length
+
+
+@dataclass
+class Lexed:
+    """A text's lines, its code with strings and comments blanked (f-strings kept: a
+    name built there is code; blanking keeps every offset and line break), and which
+    lines a string literal covers."""
+
+    lines: list[str]  # with their line breaks
+    offsets: list[int]  # where each line starts, and the text's length last
+    code_text: str  # the text, strings and comments blanked
+    #: 1 for each line (0-based index) that a string literal starts on, ends on, or spans.
+    in_string: bytearray
+
+    def code(self, numbers) -> str:
+        """Lines ``numbers`` (1-based) of the code, strings and comments blanked."""
+        offsets, code = self.offsets, self.code_text
+        return "".join(code[offsets[n - 1] : offsets[n]] for n in numbers)
+
+    def droppable(self, index: int) -> bool:
+        """Whether line ``index`` (0-based) holds nothing but blanks and a comment."""
+        if self.in_string[index]:
+            return False
+        return not self.code_text[self.offsets[index] : self.offsets[index + 1]].strip(" \t\f\r\n")
+
+
+_SPLIT_KEEPING_BREAKS = re.compile(r"(\r\n|\r|\n)")
+
+
+def lex(text: str) -> Lexed:
+    lines = split_lines(text, keepends=True)
+    offsets = [0, *itertools.accumulate(map(len, lines))]
+    spans = scan(text)
+    in_string = bytearray(len(lines))
+    if not spans:
+        return Lexed(lines, offsets, text, in_string)
+    pieces = []
+    cursor = 0
+    last_line = len(lines) - 1
+    for span in spans:
+        pieces.append(text[cursor : span.start])
+        chunk = text[span.start : span.end]
+        multiline = "\n" in chunk or "\r" in chunk
+        if span.kind == FSTRING:
+            pieces.append(chunk)
+        elif multiline:  # blanks, keeping the line breaks
+            pieces.extend(part if index % 2 else " " * len(part) for index, part in enumerate(_SPLIT_KEEPING_BREAKS.split(chunk)))
+        else:
+            pieces.append(" " * len(chunk))
+        if span.kind != COMMENT:
+            first = bisect.bisect_right(offsets, span.start) - 1
+            if multiline:
+                last = min(bisect.bisect_right(offsets, max(span.start, span.end - 1)) - 1, last_line)
+                in_string[first : last + 1] = b"\x01" * (last - first + 1)
+            else:
+                in_string[first] = 1
+        cursor = span.end
+    pieces.append(text[cursor:])
+    return Lexed(lines, offsets, "".join(pieces), in_string)
+
+
+def first_line(message: str) -> str:
+    """The first line of an error message, for the one-line errors on stderr."""
+    lines = split_lines(message.strip())
+    return lines[0] if lines and lines[0] else "(no message)"

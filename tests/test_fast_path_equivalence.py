@@ -1,0 +1,281 @@
+"""The fast path (hooklint.screen, then hooklint.sparse) gives exactly the findings and
+fixes of linting the whole file.
+
+Every rule's VALID/INVALID examples, every file in ``examples/`` and a few hundred
+generated programs are linted with the fast path on (``skip_irrelevant=True``, the
+default) and off, and the violations (code, position, message, fix edits) must be
+equal; so must the text ``--fix --unsafe-fixes`` writes.  Two rule sets: every rule
+that allows screening (screen, then the sparse text), and every rule (HL010 cannot
+be screened, so the sparse text alone).
+
+The generator composes hook-related snippets: registrations whose handles are
+discarded, kept, removed in ``finally``, in another method or never; ``with``
+blocks; capture hooks (functions, methods, factories, callable objects, lambdas);
+stores read in other methods; global hooks; tensor hooks in ``forward``; direct
+``.forward`` calls; strings and comments holding hook tokens, and ``#`` lines inside
+triple-quoted strings; classes, nested defs and unrelated code.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from hooklint.engine import fix_text, lint_text
+from hooklint.rules import all_rules
+from hooklint.rules.base import RuleContext
+
+EVERY = [r for r in all_rules() if r.code != "HL000"]
+SCREENABLE = [r for r in EVERY if r.screenable]
+RULE_SETS = {"screened": SCREENABLE, "sparse": EVERY}
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def _violations(text: str, rules, context: RuleContext, fast: bool):
+    return [
+        (v.code, v.start, v.end, v.message, v.fix, v.fix_withheld, v.source_line)
+        for v in lint_text(text, "m.py", rules, context, skip_irrelevant=fast)
+    ]
+
+
+def _fixed(text: str, rules, context: RuleContext, fast: bool) -> str:
+    if fast:
+        return fix_text(text, "m.py", rules, context, unsafe=True).text
+    import hooklint.engine as engine
+
+    original = engine.lint_text
+
+    def whole(*args, **kwargs):
+        kwargs["skip_irrelevant"] = False
+        return original(*args, **kwargs)
+
+    engine.lint_text = whole
+    try:
+        return fix_text(text, "m.py", rules, context, unsafe=True).text
+    finally:
+        engine.lint_text = original
+
+
+def assert_same(text: str, rules=None, context: RuleContext | None = None, fixes: bool = True) -> None:
+    context = context or RuleContext()
+    for label, chosen in ({"given": rules}.items() if rules is not None else RULE_SETS.items()):
+        fast = _violations(text, chosen, context, True)
+        whole = _violations(text, chosen, context, False)
+        assert fast == whole, f"{label}: findings differ\n{text}\nfast only: {set(fast) - set(whole)}\nwhole only: {set(whole) - set(fast)}"
+        if fixes and any(v[4] is not None for v in whole):
+            assert _fixed(text, chosen, context, True) == _fixed(text, chosen, context, False), f"{label}: fixes differ\n{text}"
+
+
+# -- rule examples and examples/ ----------------------------------------------------------
+def _example_cases():
+    for rule in EVERY:
+        for kind in ("VALID", "INVALID"):
+            for index, example in enumerate(getattr(rule, kind)):
+                yield pytest.param(rule, example, id=f"{rule.code}-{kind.lower()}-{index}")
+
+
+@pytest.mark.parametrize(("rule", "example"), list(_example_cases()))
+def test_rule_examples_are_the_same_on_the_fast_path(rule, example):
+    code = textwrap.dedent(example.code).lstrip("\n")
+    context = RuleContext(**example.options)
+    assert_same(code, [rule], context)
+    assert_same(code, context=context)
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.py")), ids=lambda p: p.name)
+def test_example_files_are_the_same_on_the_fast_path(path):
+    assert_same(path.read_text(encoding="utf-8"))
+
+
+def test_the_hl002_example_keeps_its_unsafe_fix_on_the_fast_path():
+    # The store filled by the hook is read in another method (tune_layer), which the
+    # sparse text used to drop, and with it the fix that removes the handle there.
+    text = (EXAMPLES / "hl002_layer_input_catcher.py").read_text(encoding="utf-8")
+    found = [v for v in lint_text(text, "m.py", SCREENABLE, RuleContext()) if v.code == "HL002"]
+    assert len(found) == 1 and found[0].fix is not None and found[0].fix.applicability == "unsafe"
+
+
+# -- generated programs ---------------------------------------------------------------------
+HEADER = """\
+import contextlib
+import functools
+
+import torch
+from torch import nn
+from torch.nn.modules.module import register_module_forward_hook
+
+STORE = []
+CACHE = {}
+"""
+
+_MODULES = ["model", "model.encoder", "layer", "self.model", "self.layer"]
+_STRING_NOISE = [
+    '    """Steps.\n    # prepare"""\n',
+    '    note = """register_forward_hook(fn) is called below\n    # prepare"""\n',
+    "    # m.register_forward_hook(fn) would be wrong here\n",
+    "    text = 'h.remove()  # not code'\n",
+    "    \"\"\"\n\n    # hooks: register_forward_pre_hook\n\n    \"\"\"\n",
+    '    doc = f"""{len(STORE)}\n    # prepare"""\n',
+]
+
+
+class _Program:
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.parts: list[str] = []
+        self.count = 0
+
+    def name(self, stem: str) -> str:
+        self.count += 1
+        return f"{stem}_{self.count}"
+
+    def noise(self) -> str:
+        return self.rng.choice(_STRING_NOISE) if self.rng.random() < 0.4 else ""
+
+    def hook_function(self) -> str:
+        name = self.name("hook")
+        body = self.rng.choice(
+            [
+                "    STORE.append(output)\n",
+                "    STORE.append(output.detach())\n",
+                "    CACHE[module] = output\n",
+                "    return output * 2\n",
+                "    print(output.shape)\n",
+            ]
+        )
+        self.parts.append(f"def {name}(module, args, output):\n{self.noise()}{body}")
+        return name
+
+    def factory(self) -> str:
+        name = self.name("make_hook")
+        self.parts.append(
+            f"def {name}(key):\n{self.noise()}    def hook(module, args, output):\n"
+            "        CACHE[key] = output\n\n    return hook\n"
+        )
+        return f"{name}(name)"
+
+    def hook(self) -> str:
+        choice = self.rng.randrange(4)
+        if choice == 0:
+            return self.hook_function()
+        if choice == 1:
+            return self.factory()
+        if choice == 2:
+            return "lambda m, a, o: STORE.append(o)"
+        return f"functools.partial({self.hook_function()})"
+
+    def registration_lines(self, module: str, hook: str) -> list[str]:
+        kind = self.rng.choice(["register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook"])
+        call = f"{module}.{kind}({hook})"
+        shape = self.rng.randrange(7)
+        if shape == 0:
+            return [call, "model(x)"]
+        if shape == 1:
+            return [f"h = {call}", "model(x)", "h.remove()"]
+        if shape == 2:
+            return [f"h = {call}", "try:", "    model(x)", "finally:", "    h.remove()"]
+        if shape == 3:
+            return [f"with {call}:", "    model(x)"]
+        if shape == 4:
+            return ["handles = []", "for name, m in model.named_modules():", f"    handles.append(m.{kind}({hook}))", "model(x)"]
+        if shape == 5:
+            return [f"h = {call}", "model(x)", "h.remove()  # pragma: no cover"]
+        return [f"h = {call}  # type: ignore", "out = model(x)", "h.remove()", "return out"]
+
+    def function(self) -> None:
+        name = self.name("run")
+        lines = self.registration_lines(self.rng.choice(_MODULES[:3]), self.hook())
+        body = "".join(f"    {line}\n" for line in lines)
+        self.parts.append(f"def {name}(model, layer, x):\n{self.noise()}{body}")
+
+    def global_hook(self) -> None:
+        name = self.name("install")
+        hook = self.hook_function()
+        form = self.rng.randrange(3)
+        if form == 0:
+            body = f"    register_module_forward_hook({hook})\n"
+        elif form == 1:
+            body = f"    h = register_module_forward_hook({hook})\n    model(x)\n    h.remove()\n"
+        else:
+            body = f"    with register_module_forward_hook({hook}):\n        model(x)\n"
+        self.parts.append(f"def {name}(model, x):\n{self.noise()}{body}")
+
+    def catcher_class(self) -> None:
+        name = self.name("Catcher")
+        store = self.rng.choice(["{}", "[]"])
+        append = (
+            "self.inputs.setdefault(module.layer_name, []).append(args[0])"
+            if store == "{}"
+            else "self.inputs.append(args[0])"
+        )
+        keep = self.rng.randrange(3)
+        register = "layer.register_forward_pre_hook(self._capture)"
+        if keep == 1:
+            register = f"self.handles.append({register})"
+        elif keep == 2:
+            register = f"self.handle = {register}"
+        methods = [
+            f"    def __init__(self, model):\n        self.model = model\n        self.inputs = {store}\n        self.handles = []\n",
+            f"    def _capture(self, module, args):\n        {append}\n",
+            "    def start(self):\n        for name, layer in self.model.named_children():\n"
+            f"            layer.layer_name = name\n            {register}\n",
+        ]
+        if store == "{}" and self.rng.random() < 0.6:
+            methods.append("    def tune(self, name, layer):\n        inputs = self.inputs.pop(name)\n        return [layer(x) for x in inputs]\n")
+        if keep == 1 and self.rng.random() < 0.5:
+            methods.append("    def stop(self):\n        for h in self.handles:\n            h.remove()\n")
+        if self.rng.random() < 0.3:
+            methods.append('    def describe(self):\n        """Uses\n        # prepare"""\n        return len(self.inputs)\n')
+        self.rng.shuffle(methods)
+        self.parts.append(f"class {name}:\n" + "\n".join(methods))
+
+    def module_class(self) -> None:
+        name = self.name("Block")
+        call = self.rng.choice(["self.inner.forward(x)", "self.inner(x)", "self.inner.forward(self, x)"])
+        tensor_hook = "        self.inner.weight.register_hook(lambda g: g * 2)\n" if self.rng.random() < 0.3 else ""
+        self.parts.append(
+            f"class {name}(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.inner = nn.Linear(2, 2)\n\n"
+            f"    def forward(self, x):\n{tensor_hook}        return {call}\n"
+        )
+
+    def unrelated(self) -> None:
+        name = self.name("helper")
+        self.parts.append(f"def {name}(values):\n{self.noise()}    return [v * 2 for v in values]\n")
+
+    def build(self) -> str:
+        makers = [self.function, self.global_hook, self.catcher_class, self.module_class, self.unrelated]
+        for _ in range(self.rng.randint(1, 6)):
+            self.rng.choice(makers)()
+        self.rng.shuffle(self.parts)
+        return HEADER + "\n\n" + "\n\n".join(self.parts)
+
+
+def generated(seed: int) -> str:
+    text = _Program(random.Random(seed)).build()
+    ast.parse(text)
+    return text
+
+
+def test_the_generator_makes_programs_with_findings_and_fixes():
+    texts = [generated(seed) for seed in range(40)]
+    found = [v for text in texts for v in lint_text(text, "m.py", SCREENABLE, RuleContext())]
+    assert {v.code for v in found} >= {"HL002", "HL004", "HL009"}
+    assert any(v.fix is not None for v in found)
+    assert any('# prepare"""' in text for text in texts)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_generated_programs_are_the_same_on_the_fast_path(seed):
+    assert_same(generated(seed))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("block", range(20, 320, 20))
+def test_many_generated_programs_are_the_same_on_the_fast_path(block):
+    for seed in range(block, block + 20):
+        assert_same(generated(seed))
