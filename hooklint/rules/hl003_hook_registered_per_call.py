@@ -19,11 +19,10 @@ from hooklint.analysis.lifetime import (
     varying_names,
     word_count,
 )
+from hooklint.analysis.vocabulary import PER_CALL_NAMES
 from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
-#: Methods that run once per forward, step or generated token.
-PER_CALL_NAMES = frozenset({"forward", "_forward", "__call__", "generate", "step"})
 _STORING_METHODS = frozenset(
     {"add", "append", "update", "setdefault", "__setitem__", "extend"}
 )

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 import libcst as cst
 
-from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.analysis.facts import ModuleFacts, Registration, Site
+from hooklint.analysis.handles import Acquisition, HandleModel, handle_model
 from hooklint.analysis.lifetime import (
     base_of,
     cannot_raise,
@@ -76,30 +78,49 @@ class HookRemovalNotExceptionSafe(Rule):
     fix_applicability = "safe"
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
-        reported: set[int] = set()
-        for registration in facts.registrations:
-            finding = self._check(facts, registration, reported)
-            if finding is not None:
-                yield finding
+        model = handle_model(facts)
+        # One finding per bug: the same hook into the same store, removed by one statement.
+        groups: dict[tuple, list] = {}
+        for scope_id in model.scopes():
+            for acquisition in model.acquisitions(scope_id):
+                found = self._check(facts, model, acquisition)
+                if found is None:
+                    continue
+                finding, removal_statement = found
+                key = (id(removal_statement), _hook_key(facts, model, acquisition))
+                if key in groups:
+                    groups[key][1] += 1
+                else:
+                    groups[key] = [finding, 0]
+        for finding, others in groups.values():
+            if others:
+                more = "registration" if others == 1 else "registrations"
+                finding = dataclasses.replace(
+                    finding, message=f"{finding.message} (and {others} more {more} of this hook in this function)"
+                )
+            yield finding
 
     def _check(
-        self, facts: ModuleFacts, registration: Registration, reported: set[int]
-    ) -> Finding | None:
-        target, single = _handle_target(registration)
-        if target is None:
+        self, facts: ModuleFacts, model: HandleModel, acquisition: Acquisition
+    ) -> tuple[Finding, cst.CSTNode] | None:
+        flow = acquisition.flow
+        if not flow.stores or flow.target is None:
             return None
-        site = registration.site
-        later = [c for c in removals_of(facts, target) if same_function(c.site, site)]
+        target, single = flow.target, flow.single
+        site = acquisition.site
+        later = model.removals_of(flow.stores, model.scope_id(site))
         if not later:
             return None
-        if any(c.site.in_finally or c.site.in_except for c in later):
+        if any(r.site.in_finally or r.site.in_except for r in later):
             return None
-        later = [c for c in later if c.site.order > site.order]
+        later = sorted((r for r in later if r.site.order > site.order), key=lambda r: r.site.order)
         if not later:
             return None
         removal = later[0]
-        path_r = statement_path(facts, site)
-        path_m = statement_path(facts, removal.site)
+        if not single:
+            target = removal.store.partition("|")[2] or target  # the container that is removed
+        path_r = statement_path(facts, _statement_site(site))
+        path_m = statement_path(facts, _statement_site(removal.site))
         if path_r is None or path_m is None:
             return None
         levels = common_level(path_r, path_m)
@@ -127,9 +148,6 @@ class HookRemovalNotExceptionSafe(Rule):
         between = at_r.block[at_r.index + 1 : at_m.index]
         if all(cannot_raise(s) for s in between):
             return None
-        if id(at_m.statement) in reported:
-            return None
-        reported.add(id(at_m.statement))
         in_cm = is_contextmanager(facts, site.function) and any(
             isinstance(s, cst.SimpleStatementLine)
             and any(
@@ -149,14 +167,15 @@ class HookRemovalNotExceptionSafe(Rule):
                 "raises, the hook stays registered for the rest of the process"
             )
         edits, fix_message = self._fix(
-            facts, registration, target, single, at_r, at_m, between, in_cm
+            facts, acquisition, target, single, at_r, at_m, between, in_cm
         )
-        return Finding(
-            node=registration.call,
+        finding = Finding(
+            node=acquisition.node,
             message=message,
             fix_edits=edits,
             fix_message=fix_message,
         )
+        return finding, at_m.statement
 
     def _fix(self, facts, registration, target, single, at_r, at_m, between, in_cm):
         removal_statement = at_m.statement
@@ -407,6 +426,31 @@ def collect_grads(model, loss_fn, batch):
             line=9,
         ),
     ]
+
+
+def _hook_key(facts: ModuleFacts, model: HandleModel, acquisition: Acquisition) -> str:
+    """What identifies the hook of an acquisition: the code of its argument, or of the
+    value last assigned to that name (``fn = partial(record, ...)``), else the call."""
+    registration = acquisition.registration
+    if registration is None:
+        return facts.code(acquisition.node.func)
+    hook = registration.hook_arg
+    if isinstance(hook, cst.Name):
+        hook = model.value_at(hook, registration.call, model.scope_id(registration.site)) or hook
+    if isinstance(hook, cst.Call) and hook.args:
+        hook = hook.args[0].value  # functools.partial(fn, ...)
+    return f"{registration.api.name}:{facts.code(hook) if hook is not None else ''}"
+
+
+def _statement_site(site: Site) -> Site:
+    """The site of the statement that holds a comprehension or lambda (``hs = set(reg(m)
+    for m in ms)`` is registered where that statement runs)."""
+    for index, frame in enumerate(site.frames):
+        if frame.kind in ("comp", "lambda"):
+            if any(f.kind in ("def", "class") for f in site.frames[index:]):
+                return site
+            return Site(site.order, site.frames[:index], site.statement)
+    return site
 
 
 def _handle_target(registration: Registration) -> tuple[str | None, bool]:

@@ -14,27 +14,9 @@ from hooklint.analysis.lifetime import (
     stored_in,
     word_count,
 )
+from hooklint.analysis.vocabulary import INSTALLER_PREFIXES
 from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
-
-#: Functions whose job is to install something for later: wrapping the rest of
-#: their body in ``with`` would defeat them.
-_INSTALLER_PREFIXES = (
-    "install",
-    "register",
-    "enable",
-    "setup",
-    "set_up",
-    "add",
-    "attach",
-    "init",
-    "__init__",
-    "__enter__",
-    "start",
-    "patch",
-    "hook",
-)
-
 
 class GlobalHookNotRemoved(Rule):
     """A process-wide module or optimizer hook is never removed.
@@ -145,7 +127,7 @@ class GlobalHookNotRemoved(Rule):
     def _fix(self, facts: ModuleFacts, registration: Registration) -> list:
         function = registration.site.function
         if function is None or function.name.value.lstrip("_").startswith(
-            _INSTALLER_PREFIXES
+            INSTALLER_PREFIXES
         ):
             return []
         if not registration_statement_alone(registration):
