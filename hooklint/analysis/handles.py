@@ -186,7 +186,7 @@ class HandleModel:
         info = self._infos.get(scope_id)
         while info is not None:
             if info.class_name and info.params and info.params[0] == name and name in ("self", "cls"):
-                return f"class:{info.class_name}"
+                return f"class:{self._root_class(info.class_name)}"
             assigned, declared = self._bound(info)
             if name in declared:
                 return "module"
@@ -194,6 +194,19 @@ class HandleModel:
                 return f"def:{id(info.node)}"
             info = info.parent
         return "module"
+
+    def _root_class(self, name: str) -> str:
+        """The topmost base of a class defined in this file: ``self`` of a subclass and of
+        its base is one object."""
+        seen = {name}
+        while True:
+            node = self.facts.classes.get(name)
+            bases = [b.value.value for b in node.bases if isinstance(b.value, cst.Name)] if node is not None else []
+            base = next((b for b in bases if b in self.facts.classes and b not in seen), None)
+            if base is None:
+                return name
+            seen.add(base)
+            name = base
 
     def raw_key(self, node: cst.BaseExpression | None, scope_id: int) -> str | None:
         """The store an expression names: ``d[k]``, ``d.pop(k)``, ``d.values()`` and
@@ -254,7 +267,8 @@ class HandleModel:
                     self._call(scope, call)
             elif isinstance(node, cst.Assign):
                 for target in node.targets:
-                    self._bind(scope, target.target, position)
+                    if isinstance(node.value, cst.Call):  # ``hs = []`` in another branch keeps the handles
+                        self._bind(scope, target.target, position)
                     if isinstance(target.target, cst.Name):
                         raw = f"{self.owner(target.target.value, scope_id)}|{target.target.value}"
                         scope.values.setdefault(raw, []).append((position, node.value))
@@ -298,6 +312,9 @@ class HandleModel:
             for a, b in zip(keys, keys[1:]):
                 self._union(a, b)
         if _is_chain(value):
+            for target in targets:
+                if not _is_chain(target):  # ``d[k] = h``: the handle goes into ``d``
+                    self._event(scope, value, "into", self.raw_key(target, scope.id))
             return
         if isinstance(value, cst.Call) and _element_call(value) is not None:
             store = self.raw_key(_element_call(value), scope.id)
@@ -344,9 +361,13 @@ class HandleModel:
             return
         if _says_remove(call):
             for arg in node.args:
-                raw = self.raw_key(arg.value, scope.id)
-                if raw is not None:
-                    scope.removals.append(Removal(node, call.site, raw, "helper"))
+                values = [arg.value]
+                if isinstance(arg.value, (cst.Set, cst.List, cst.Tuple)):
+                    values += [e.value for e in arg.value.elements]  # remove_hooks({d.pop(k)})
+                for value in values:
+                    raw = self.raw_key(value, scope.id)
+                    if raw is not None:
+                        scope.removals.append(Removal(node, call.site, raw, "helper"))
             return
         for arg in node.args:
             if isinstance(arg.value, cst.Name):
@@ -541,6 +562,34 @@ class HandleModel:
         before = [v for p, v in scope.values.get(raw, ()) if p < position]
         return before[-1] if before else None
 
+    def store_codes(self, stores: set[str]) -> list[str]:
+        """The code of each store (``handles``, ``self._hooks``)."""
+        return [s.partition("|")[2] for s in stores]
+
+    def dies_with_scope(self, registration: Registration) -> bool:
+        """The hooked object is made in the registering function and never leaves it
+        (not returned, stored, aliased or passed on): its hooks die with the call."""
+        receiver = registration.receiver
+        while isinstance(receiver, (cst.Attribute, cst.Subscript)):
+            receiver = receiver.value
+        if not isinstance(receiver, cst.Name):
+            return False
+        scope_id = self.scope_id(registration.site)
+        info = self._infos.get(scope_id)
+        if info is None or receiver.value in info.params:
+            return False
+        raw = f"{self.owner(receiver.value, scope_id)}|{receiver.value}"
+        if not raw.startswith(f"def:{scope_id}|") or len(self._members(raw)) > 1:
+            return False
+        scope = self._scope(scope_id)
+        values = scope.values.get(raw, [])
+        if not values or not all(_fresh_object(v, info) for _, v in values):
+            return False
+        return not scope.events.get(raw) and not any(
+            receiver.value in self._bound(nested)[0] or _mentions(nested.node, receiver.value)
+            for nested in info.nested.values()
+        )
+
     def scopes(self) -> list[int]:
         """The scopes the model walked (those with registrations or removals, and the
         methods of their classes), module first."""
@@ -696,6 +745,33 @@ def _loop_over(site: Site, iterable: cst.BaseExpression) -> cst.BaseExpression |
         if frame.kind == "for" and base.value in target_names(frame.node.target):  # type: ignore[attr-defined]
             return frame.node.iter  # type: ignore[attr-defined]
     return None
+
+
+def _fresh_object(value: cst.BaseExpression, info: FunctionInfo) -> bool:
+    """A call that builds a new object from imported names and literals
+    (``models.vgg16(weights=None).eval()``), not one that looks one up
+    (``getattr(model, name)``, ``self.layers[0]``)."""
+    node: cst.BaseExpression = value
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call):
+        if any(isinstance(a.value, cst.Name) and a.value.value in info.params for a in node.args):
+            return False
+        node = node.func.value
+    if not isinstance(node, cst.Call):
+        return False
+    root = node.func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if not isinstance(root, cst.Name) or root.value in ("self", "cls", "getattr") or root.value in info.params:
+        return False
+    return all(
+        isinstance(a.value, (cst.Integer, cst.Float, cst.SimpleString, cst.Name))
+        and not (isinstance(a.value, cst.Name) and a.value.value in info.params + ["self"])
+        for a in node.args
+    )
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in descendants(node))
 
 
 def _says_remove(call: CallSite) -> bool:

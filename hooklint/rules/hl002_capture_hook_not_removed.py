@@ -8,6 +8,7 @@ import libcst as cst
 
 from hooklint.analysis.captures import bulk_removal, captures, handle_fate, hook_of
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
+from hooklint.analysis.handles import handle_model
 from hooklint.analysis.walk import descendants
 from hooklint.fixes.capture import keyed_removal, with_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
@@ -128,6 +129,8 @@ class CaptureHookNotRemoved(Rule):
             fate = handle_fate(facts, registration)
             if fate.kind not in ("discarded", "kept"):
                 continue
+            if handle_model(facts).dies_with_scope(registration):
+                continue  # a model built in this call and never handed out: its hooks go with it
             if registration.wrapper and _reruns_with_hooks_disabled(facts, registration):
                 continue
             yield self._finding(facts, registration, hook, found, fate.kind, fate.targets)

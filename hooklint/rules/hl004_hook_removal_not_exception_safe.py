@@ -146,7 +146,9 @@ class HookRemovalNotExceptionSafe(Rule):
         ):
             return None
         between = at_r.block[at_r.index + 1 : at_m.index]
-        if all(cannot_raise(s) for s in between):
+        # Inside the removal's own blocks, what runs first (``if hs: run(); remove(hs)``).
+        inner = [s for level in path_m[path_m.index(at_m) + 1 :] for s in level.block[: level.index]]
+        if all(cannot_raise(s) for s in [*between, *inner]):
             return None
         in_cm = is_contextmanager(facts, site.function) and any(
             isinstance(s, cst.SimpleStatementLine)
