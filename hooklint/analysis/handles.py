@@ -583,7 +583,8 @@ class HandleModel:
             return False
         scope = self._scope(scope_id)
         values = scope.values.get(raw, [])
-        if not values or not all(_fresh_object(v, info) for _, v in values):
+        bound = set(info.params) | {k.partition("|")[2] for k in scope.values} | {"self", "cls"}  # imports may bind
+        if not values or not all(_fresh_object(v, info, bound) for _, v in values):
             return False
         return not scope.events.get(raw) and not any(
             receiver.value in self._bound(nested)[0] or _mentions(nested.node, receiver.value)
@@ -747,27 +748,31 @@ def _loop_over(site: Site, iterable: cst.BaseExpression) -> cst.BaseExpression |
     return None
 
 
-def _fresh_object(value: cst.BaseExpression, info: FunctionInfo) -> bool:
-    """A call that builds a new object from imported names and literals
-    (``models.vgg16(weights=None).eval()``), not one that looks one up
-    (``getattr(model, name)``, ``self.layers[0]``)."""
+def _fresh_object(value: cst.BaseExpression, info: FunctionInfo, bound: set[str], depth: int = 0) -> bool:
+    """A call that builds a new object from imported names, literals and other such
+    calls (``models.vgg16(weights=None).eval()``, ``nn.Sequential(nn.Linear(4, 4))``),
+    not one that looks one up or wraps one it was given (``getattr(model, name)``,
+    ``nn.Sequential(layer)``)."""
     node: cst.BaseExpression = value
     while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call):
-        if any(isinstance(a.value, cst.Name) and a.value.value in info.params for a in node.args):
-            return False
-        node = node.func.value
-    if not isinstance(node, cst.Call):
+        node = node.func.value  # ``build(...).to(device)``: the object is ``build(...)``'s
+    if not isinstance(node, cst.Call) or depth > 4:
         return False
     root = node.func
     while isinstance(root, cst.Attribute):
         root = root.value
-    if not isinstance(root, cst.Name) or root.value in ("self", "cls", "getattr") or root.value in info.params:
+    if not isinstance(root, cst.Name) or root.value in bound or root.value in ("self", "cls", "getattr"):
         return False
-    return all(
-        isinstance(a.value, (cst.Integer, cst.Float, cst.SimpleString, cst.Name))
-        and not (isinstance(a.value, cst.Name) and a.value.value in info.params + ["self"])
-        for a in node.args
-    )
+    for arg in node.args:
+        item = arg.value
+        if isinstance(item, (cst.Integer, cst.Float, cst.SimpleString)):
+            continue
+        if isinstance(item, cst.Name) and item.value not in bound:
+            continue
+        if isinstance(item, cst.Call) and _fresh_object(item, info, bound, depth + 1):
+            continue
+        return False
+    return True
 
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:

@@ -19,6 +19,7 @@ from hooklint.analysis.lifetime import (
     varying_names,
     word_count,
 )
+from hooklint.analysis.handles import handle_model
 from hooklint.analysis.vocabulary import PER_CALL_NAMES
 from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
@@ -178,18 +179,16 @@ class HookRegisteredPerCall(Rule):
         ):
             target = use.final.targets[0]
         if target is not None:
-            for index, stored in enumerate(stored_in(facts, registration)):
-                single = index == 0 and use.role == "bound" and "[" not in stored
-                for removal in removals_of(facts, base_of(stored)):
-                    if not same_function(removal.site, site):
-                        continue
-                    if (
-                        not single
-                        or removal.site.inside(scope)
-                        or "." in stored
-                        or isinstance(scope, cst.FunctionDef)
-                    ):
-                        return True
+            model = handle_model(facts)
+            flow = model.acquisition_of(registration).flow
+            for removal in model.removals_of(flow.stores, model.scope_id(site)):
+                if (
+                    not flow.single
+                    or removal.site.inside(scope)
+                    or "." in (flow.target or "")
+                    or isinstance(scope, cst.FunctionDef)
+                ):
+                    return True
         return _guarded(facts, registration, target)
 
     def _lost_handles(
@@ -262,6 +261,21 @@ class HookRegisteredPerCall(Rule):
         return with_over_rest_of_block(facts, registration)
 
     VALID = [
+        # A worklist: each module is hooked once, and an old handle of it is removed first.
+        Valid(
+            """
+def trace_tree(root, on_enter):
+    handles = {}
+    pending = [root]
+    while pending:
+        module = pending.pop()
+        if id(module) in handles:
+            handles.pop(id(module)).remove()
+        handles[id(module)] = module.register_forward_pre_hook(on_enter)
+        pending.extend(module.children())
+    return handles
+"""
+        ),
         # One hook per module of the model, installed once (a profiler's attach()).
         Valid(
             """

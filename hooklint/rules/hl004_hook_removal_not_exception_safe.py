@@ -117,8 +117,10 @@ class HookRemovalNotExceptionSafe(Rule):
         if not later:
             return None
         removal = later[0]
-        if not single:
-            target = removal.store.partition("|")[2] or target  # the container that is removed
+        if not single:  # name the container that is removed (``probes``, not ``h`` of ``_, h = probes.pop(k)``)
+            same = [r for r in later if r.call is removal.call]
+            store = next((r.store for r in same if r.kind != "direct"), removal.store)
+            target = store.partition("|")[2] or target
         path_r = statement_path(facts, _statement_site(site))
         path_m = statement_path(facts, _statement_site(removal.site))
         if path_r is None or path_m is None:
@@ -218,6 +220,39 @@ class HookRemovalNotExceptionSafe(Rule):
         ), "Remove the hooks in `finally`"
 
     VALID = [
+        # Handles returned by a helper of the same file; the caller removes them in `finally`.
+        Valid(
+            """
+def attach_probes(model, sink):
+    probes = []
+    for module in model.children():
+        probe = module.register_forward_hook(lambda m, i, o: sink.append(o.shape))
+        probes.append(probe)
+    return probes
+
+def shapes(model, x):
+    sink = []
+    probes = attach_probes(model, sink)
+    try:
+        model(x)
+    finally:
+        for probe in probes:
+            probe.remove()
+    return sink
+"""
+        ),
+        # A removal after `return` or in another function is not this function's removal:
+        # nothing here removes the handle on this path, which is HL002's question, not HL004's.
+        Valid(
+            """
+def keep_watching(model, log):
+    handle = model.register_forward_hook(log)
+    return handle
+
+def stop_watching(handle):
+    handle.remove()
+"""
+        ),
         # Removal in `finally`: a summary tool that hooks every leaf module.
         Valid(
             """
@@ -286,6 +321,130 @@ def calibrate(layer, batches, observer):
         ),
     ]
     INVALID = [
+        # A @contextmanager whose handles are bound, then appended: removed after a bare yield.
+        Invalid(
+            """
+from contextlib import contextmanager
+
+@contextmanager
+def scale_outputs(model, factor):
+    handles = []
+    for layer in model.children():
+        handle = layer.register_forward_hook(lambda m, i, o: o * factor)
+        handles.append(handle)
+    yield
+    for handle in handles:
+        handle.remove()
+""",
+            expected="""
+from contextlib import contextmanager
+
+@contextmanager
+def scale_outputs(model, factor):
+    handles = []
+    try:
+        for layer in model.children():
+            handle = layer.register_forward_hook(lambda m, i, o: o * factor)
+            handles.append(handle)
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+""",
+            line=7,
+            message="`handles` is removed after `yield`",
+        ),
+        # Handles collected by `set(generator)`, removed by a helper after a loop that can raise.
+        Invalid(
+            """
+def remove_all(handles):
+    for h in handles:
+        h.remove()
+
+def count_calls(model, loader, counts):
+    hooks = set(m.register_forward_pre_hook(lambda mod, args: counts.update([id(mod)])) for m in model.modules())
+    for batch in loader:
+        model(batch)
+    remove_all(hooks)
+""",
+            expected="""
+def remove_all(handles):
+    for h in handles:
+        h.remove()
+
+def count_calls(model, loader, counts):
+    hooks = set(m.register_forward_pre_hook(lambda mod, args: counts.update([id(mod)])) for m in model.modules())
+    try:
+        for batch in loader:
+            model(batch)
+    finally:
+        remove_all(hooks)
+""",
+            line=6,
+        ),
+        # A dict of (recorder, handle) tuples, each popped and removed after the run (no fix:
+        # the removal loop does more than remove).
+        Invalid(
+            """
+def probe_layers(model, names, run):
+    probes = {}
+    for name in names:
+        recorder = Recorder(name)
+        handle = model.get_submodule(name).register_forward_hook(recorder)
+        probes[name] = (recorder, handle)
+    run(model)
+    for name in list(probes):
+        recorder, handle = probes.pop(name)
+        handle.remove()
+""",
+            line=5,
+            message="`probes` is removed outside",
+        ),
+        # The removal sits in the same `if` as the run that can raise.
+        Invalid(
+            """
+def warm_start(model, layers, batch, stats):
+    taps = []
+    for layer in layers:
+        taps.append(layer.register_forward_hook(stats.observe))
+    if taps:
+        model(batch)
+        for tap in taps:
+            tap.remove()
+""",
+            line=4,
+        ),
+        # One bug, one finding: the same hook put into one store twice per block.
+        Invalid(
+            """
+def trace_shapes(model, example):
+    taps = []
+    for block in model.blocks:
+        tap = block.attn.register_forward_hook(log_shape)
+        taps.append(tap)
+        tap = block.mlp.register_forward_hook(log_shape)
+        taps.append(tap)
+    model(example)
+    for tap in taps:
+        tap.remove()
+""",
+            expected="""
+def trace_shapes(model, example):
+    taps = []
+    try:
+        for block in model.blocks:
+            tap = block.attn.register_forward_hook(log_shape)
+            taps.append(tap)
+            tap = block.mlp.register_forward_hook(log_shape)
+            taps.append(tap)
+        model(example)
+    finally:
+        for tap in taps:
+            tap.remove()
+""",
+            line=4,
+            message="(and 1 more registration of this hook in this function)",
+        ),
         # An attribution method: hook, run, unhook.
         Invalid(
             """

@@ -14,6 +14,7 @@ from hooklint.analysis.lifetime import (
     stored_in,
     word_count,
 )
+from hooklint.analysis.handles import handle_model
 from hooklint.analysis.vocabulary import INSTALLER_PREFIXES
 from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
@@ -101,9 +102,11 @@ class GlobalHookNotRemoved(Rule):
         if role == "discarded":
             reason = "its handle is discarded, so it can never be removed"
         else:
-            if any(
-                removals_of(facts, base_of(t)) for t in stored_in(facts, registration)
-            ):
+            model = handle_model(facts)
+            flow = model.acquisition_of(registration).flow
+            if flow.escapes is not None or flow.scoped:
+                return None  # returned or passed on through a name: the caller owns it
+            if model.removals_of(flow.stores):
                 return None  # removed somewhere (HL004 checks that a same-function removal is exception-safe)
             if _removed_by_attribute(facts, registration):
                 return None
@@ -208,6 +211,24 @@ class Tracer:
         ),
     ]
     INVALID = [
+        # Bindings are per scope: `probe` removes its own `handle`, not the one `install` keeps.
+        Invalid(
+            """
+from torch.nn.modules.module import register_module_forward_hook
+
+def install(fn):
+    handle = register_module_forward_hook(fn)
+
+def probe(model, x, fn):
+    handle = register_module_forward_hook(fn)
+    try:
+        model(x)
+    finally:
+        handle.remove()
+""",
+            line=4,
+            message="its handle is never removed",
+        ),
         # A debugging helper that leaves the hook installed.
         Invalid(
             """
@@ -298,10 +319,9 @@ def _in_main_block(site) -> bool:
 
 
 def _removed_in_finally(facts: ModuleFacts, registration: Registration) -> bool:
-    for target in stored_in(facts, registration):
-        if any(r.site.in_finally for r in removals_of(facts, base_of(target))):
-            return True
-    return False
+    model = handle_model(facts)
+    flow = model.acquisition_of(registration).flow
+    return any(r.site.in_finally for r in model.removals_of(flow.stores))
 
 
 def _removed_by_attribute(facts: ModuleFacts, registration: Registration) -> bool:
