@@ -78,6 +78,9 @@ class Flow:
     discarded: bool = False
     #: The code of the first store (``handles``, ``self._hooks``), for messages.
     target: str | None = None
+    #: ``(store, first, last)``: the name bound by the registration holds this handle
+    #: only between these walk positions (until it is bound again).
+    window: tuple[str, int, int, int] | None = None
 
 
 @dataclass
@@ -633,6 +636,7 @@ class HandleModel:
         if start >= 0 and len(todo) == 1 and isinstance(nodes[0], cst.Name) and use.role == "bound":
             later = [p for p in scope.bindings.get(todo[0], ()) if p > start]
             windows[self.find(todo[0])] = (start, min(later) if later else 1 << 60)
+            flow.window = (self.find(todo[0]), *windows[self.find(todo[0])], scope_id)
         events: dict[str, list[tuple[str, str | None, int]]] = {}
         for raw, items in scope.events.items():
             events.setdefault(self.find(raw), []).extend(items)
@@ -655,7 +659,9 @@ class HandleModel:
                     flow.escapes = kind
         return flow
 
-    def removals_of(self, stores: set[str], scope_id: int | None = None) -> list[Removal]:
+    def removals_of(
+        self, stores: set[str], scope_id: int | None = None, window: tuple[str, int, int, int] | None = None
+    ) -> list[Removal]:
         """Removals of any of ``stores``: in one scope, or (None) wherever the stores'
         owners reach them (the owning function and its nested defs, the class's
         methods, the whole module for globals)."""
@@ -666,9 +672,16 @@ class HandleModel:
             scopes = list(self._scopes)
         found = []
         for sid in scopes:
+            positions = self._scope(sid).positions
             for removal in self.removals_in(sid):
-                if self.find(removal.store) in roots:
-                    found.append(removal)
+                root = self.find(removal.store)
+                if root not in roots:
+                    continue
+                if window is not None and sid == window[3] and removal.kind == "direct" and root == window[0]:
+                    position = positions.get(id(removal.call), -1)
+                    if position >= 0 and not window[1] < position < window[2]:
+                        continue  # the name holds another value by then
+                found.append(removal)
         return found
 
 

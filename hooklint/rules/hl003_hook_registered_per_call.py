@@ -181,7 +181,7 @@ class HookRegisteredPerCall(Rule):
         if target is not None:
             model = handle_model(facts)
             flow = model.acquisition_of(registration).flow
-            for removal in model.removals_of(flow.stores, model.scope_id(site)):
+            for removal in model.removals_of(flow.stores, model.scope_id(site), flow.window):
                 if (
                     not flow.single
                     or removal.site.inside(scope)

@@ -108,7 +108,7 @@ class HookRemovalNotExceptionSafe(Rule):
             return None
         target, single = flow.target, flow.single
         site = acquisition.site
-        later = model.removals_of(flow.stores, model.scope_id(site))
+        later = model.removals_of(flow.stores, model.scope_id(site), flow.window)
         if not later:
             return None
         if any(r.site.in_finally or r.site.in_except for r in later):

@@ -106,7 +106,7 @@ class GlobalHookNotRemoved(Rule):
             flow = model.acquisition_of(registration).flow
             if flow.escapes is not None or flow.scoped:
                 return None  # returned or passed on through a name: the caller owns it
-            if model.removals_of(flow.stores):
+            if model.removals_of(flow.stores, window=flow.window):
                 return None  # removed somewhere (HL004 checks that a same-function removal is exception-safe)
             if _removed_by_attribute(facts, registration):
                 return None
@@ -321,7 +321,7 @@ def _in_main_block(site) -> bool:
 def _removed_in_finally(facts: ModuleFacts, registration: Registration) -> bool:
     model = handle_model(facts)
     flow = model.acquisition_of(registration).flow
-    return any(r.site.in_finally for r in model.removals_of(flow.stores))
+    return any(r.site.in_finally for r in model.removals_of(flow.stores, window=flow.window))
 
 
 def _removed_by_attribute(facts: ModuleFacts, registration: Registration) -> bool:
