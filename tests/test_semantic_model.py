@@ -247,3 +247,33 @@ def test_hl009_reports_a_kept_handle_another_function_removes_its_own_of():
                 handle.remove()
         """
     assert [v.start.line for v in _lint(code, "HL009")] == [4]
+
+
+FUSED = """
+    import torch
+
+    class Fused(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias, grads):
+            weight.register_hook(lambda g: grads.append(g))
+            bias.register_hook(lambda g: grads.append(g))
+            return x @ weight + bias
+
+    class FusedLayer(torch.nn.Module):
+        def forward(self, x, grads):
+            return Fused.apply(x, self.weight, self.bias, grads)
+    """
+
+
+def test_tensor_hooks_on_parameters_in_a_function_forward_are_one_hl003_finding():
+    # The whole file: the `Fused.apply(..., self.weight, ...)` caller is the evidence
+    # (the screen does not keep it yet; see docs/rules-HL003-HL004-HL009-HL011.md).
+    found = _lint(FUSED, "HL003", whole=True)
+    assert [v.start.line for v in found] == [6]
+    assert "(1 more registration like it here)" in found[0].message
+    assert _lint(FUSED, "HL002", whole=True) == []
+
+
+def test_a_tensor_hook_on_an_activation_argument_is_not_a_parameter():
+    facts, model = _model(FUSED.replace("self.weight, self.bias", "x * 2, x + 1"))
+    assert not any(model.lives_on_module(r) for r in facts.registrations)

@@ -594,6 +594,36 @@ class HandleModel:
             for nested in info.nested.values()
         )
 
+    def lives_on_module(self, registration: Registration) -> bool:
+        """A tensor hook in the ``forward`` of an ``autograd.Function`` subclass on an
+        argument that every same-file ``Cls.apply(...)`` fills with a module attribute
+        (``self.weight``): a parameter, which outlives the call, so its hooks pile up."""
+        receiver = registration.receiver
+        if registration.api.owner != "tensor" or not isinstance(receiver, cst.Name):
+            return False
+        info = self._infos.get(self.scope_id(registration.site))
+        if info is None or info.name != "forward" or info.class_name is None:
+            return False
+        node = self.facts.classes.get(info.class_name)
+        if node is None or not any(self.facts.code(b.value).endswith("Function") for b in node.bases):
+            return False
+        params = info.params
+        if receiver.value not in params[1:]:
+            return False
+        index = params.index(receiver.value) - 1  # ``ctx`` is not passed to ``apply``
+        applies = [
+            c for c in self.facts.calls
+            if c.attr == "apply" and self.facts.code(c.node.func.value) == info.class_name  # type: ignore[attr-defined]
+        ]
+        for call in applies:
+            positional = [a.value for a in call.node.args if a.keyword is None and not a.star]
+            if index >= len(positional):
+                return False
+            value = positional[index]
+            if not (isinstance(value, cst.Attribute) and self.facts.code(value).startswith("self.")):
+                return False
+        return bool(applies)
+
     def scopes(self) -> list[int]:
         """The scopes the model walked (those with registrations or removals, and the
         methods of their classes), module first."""

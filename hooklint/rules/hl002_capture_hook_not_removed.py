@@ -131,6 +131,8 @@ class CaptureHookNotRemoved(Rule):
                 continue
             if handle_model(facts).dies_with_scope(registration):
                 continue  # a model built in this call and never handed out: its hooks go with it
+            if handle_model(facts).lives_on_module(registration):
+                continue  # a parameter hooked on every Function.forward: HL003's pile-up
             if registration.wrapper and _reruns_with_hooks_disabled(facts, registration):
                 continue
             yield self._finding(facts, registration, hook, found, fate.kind, fate.targets)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 import libcst as cst
@@ -91,10 +92,21 @@ class HookRegisteredPerCall(Rule):
             for r in facts.registrations
             if r.hook is not None and r.hook.via != "lambda"
         }
+        # One bug, one finding: the same reason in one function is reported at its first site.
+        groups: dict[tuple, list] = {}
         for registration in facts.registrations:
             finding = self._check(facts, registration, hook_bodies)
             if finding is not None:
-                yield finding
+                key = (id(registration.site.function), finding.message)
+                if key in groups:
+                    groups[key][1] += 1
+                else:
+                    groups[key] = [finding, 0]
+        for finding, others in groups.values():
+            if others:
+                more = "registration" if others == 1 else "registrations"
+                finding = dataclasses.replace(finding, message=f"{finding.message} ({others} more {more} like it here)")
+            yield finding
 
     def _check(
         self, facts: ModuleFacts, registration: Registration, hook_bodies
@@ -136,6 +148,12 @@ class HookRegisteredPerCall(Rule):
         reason = _per_call_reason(function, hook_bodies)
         if reason is None:
             return None
+        if handle_model(facts).lives_on_module(registration):
+            if self._removed_or_guarded(facts, registration, function):
+                return None
+            return self._finding(
+                facts, registration, "inside `forward()` of an autograd Function, on a module's parameter,", None
+            )
         hook_registration = hook_bodies.get(id(function))
         seed = set(parameter_names(function.params)) - {"self", "cls"}
         if function.params.star_arg is not None and isinstance(
@@ -261,6 +279,23 @@ class HookRegisteredPerCall(Rule):
         return with_over_rest_of_block(facts, registration)
 
     VALID = [
+        # A tensor hook on an activation inside an autograd Function's forward dies with it.
+        Valid(
+            """
+import torch
+
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight):
+        y = x * weight
+        y.register_hook(lambda g: g.clamp(-1, 1))
+        return y
+
+class Layer(torch.nn.Module):
+    def forward(self, x):
+        return Scale.apply(x, self.weight)
+"""
+        ),
         # A worklist: each module is hooked once, and an old handle of it is removed first.
         Valid(
             """
