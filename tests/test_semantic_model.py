@@ -277,3 +277,53 @@ def test_tensor_hooks_on_parameters_in_a_function_forward_are_one_hl003_finding(
 def test_a_tensor_hook_on_an_activation_argument_is_not_a_parameter():
     facts, model = _model(FUSED.replace("self.weight, self.bias", "x * 2, x + 1"))
     assert not any(model.lives_on_module(r) for r in facts.registrations)
+
+
+# The evidence for these sits where the screen does not look yet (the caller of a
+# helper that returns handles, a same-class removal method, `__exit__`): they are
+# checked on the whole file; the fast path misses them (reported to the fast-path work).
+SETUP_PAIR = """
+    class Pass:
+        def apply(self, model, x):
+            self.register_hooks(model)
+            model(x)
+            self.cleanup()
+
+        def register_hooks(self, model):
+            raise NotImplementedError
+
+        def cleanup(self):
+            for h in self.handles:
+                h.remove()
+            self.handles = []
+    """
+
+ENTER_EXIT = """
+    class Calibration:
+        def __init__(self, model):
+            self.model = model
+            self.taps = {}
+
+        def __enter__(self):
+            for name, module in self.model.named_modules():
+                self.taps[name] = module.register_forward_pre_hook(self.observe)
+            return self
+
+        def __exit__(self, *exc):
+            self.model.train()
+
+        def finish(self, name):
+            self.taps.pop(name).remove()
+    """
+
+
+def test_hl004_setup_call_and_removal_method_of_one_class():
+    [found] = _lint(SETUP_PAIR, "HL004", whole=True)
+    assert found.start.line == 3 and "`self.handles` is removed outside" in found.message
+
+
+def test_hl004_exit_that_leaves_what_enter_kept():
+    [found] = _lint(ENTER_EXIT, "HL004", whole=True)
+    assert found.start.line == 8 and "`__exit__` does not remove them" in found.message
+    fixed = ENTER_EXIT.replace("self.model.train()", "for tap in self.taps.values():\n                tap.remove()")
+    assert _lint(fixed, "HL004", whole=True) == []

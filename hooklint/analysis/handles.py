@@ -40,6 +40,7 @@ from hooklint.analysis.vocabulary import (
     REMOVAL_WORDS,
     REMOVE_METHOD,
     STORE_METHODS,
+    SETUP_WORDS,
     STORE_VIEWS,
 )
 from hooklint.analysis.walk import descendants
@@ -159,6 +160,8 @@ class HandleModel:
         self._returns_memo: dict[int, bool] = {}
         self._acquisitions: dict[int, list[Acquisition]] = {}
         self._position = -1
+        #: raw keys of attributes some walked scope assigns (``self.handles = []``)
+        self.assigned: set[str] = set()
         for scope_id in sorted(relevant, key=lambda s: s != MODULE_SCOPE):
             self._scope(scope_id)
 
@@ -308,6 +311,11 @@ class HandleModel:
     def _assign(self, scope: _Scope, node: cst.Assign) -> None:
         targets = [t.target for t in node.targets]
         value = node.value
+        for target in targets:
+            if isinstance(target, cst.Attribute):
+                raw = self.raw_key(target, scope.id)
+                if raw is not None:
+                    self.assigned.add(raw)
         if _is_chain(value) or len(targets) > 1:
             keys = [self.raw_key(t, scope.id) for t in targets if _is_chain(t)]
             if _is_chain(value):
@@ -544,6 +552,12 @@ class HandleModel:
             helper = self.callee(call)
             if helper is None or helper.node is (scope.info.node if scope.info else None):
                 continue
+            if self._is_setup_call(call, helper, scope):
+                stores = self.class_removed(helper.class_name)  # type: ignore[arg-type]
+                if stores:
+                    flow = Flow(stores=stores, target=f"{self.facts.code(call.node.func)}()")
+                    found.append(Acquisition(call.node, call.site, flow, helper=helper, use=call.use))
+                continue
             if self.returns_handles(helper, depth):
                 found.append(
                     Acquisition(call.node, call.site, self._helper_flow(call, scope_id), helper=helper, use=call.use)
@@ -623,6 +637,32 @@ class HandleModel:
             if not (isinstance(value, cst.Attribute) and self.facts.code(value).startswith("self.")):
                 return False
         return bool(applies)
+
+    def _is_setup_call(self, call: CallSite, helper: FunctionInfo, scope: _Scope) -> bool:
+        """``self.register_hooks(model)``: a method of this class whose name says it
+        installs hooks (its body may be a subclass's), that hands nothing back."""
+        name = helper.name.lower()
+        return (
+            helper.class_name is not None
+            and isinstance(call.node.func, cst.Attribute)
+            and any(word in name for word in SETUP_WORDS)
+            and call.use.role == "discarded"
+            and scope.info is not None
+            and scope.info.class_name is not None
+        )
+
+    def class_removed(self, class_name: str) -> set[str]:
+        """The ``self.*`` stores that some method of a class (or its same-file bases)
+        removes."""
+        root = f"class:{self._root_class(class_name)}|"
+        found: set[str] = set()
+        for info in self.facts.functions:
+            if info.class_name is None or self._root_class(info.class_name) != root[6:-1]:
+                continue
+            for removal in self._scope(id(info.node)).removals:
+                if self.find(removal.store).startswith(root) or removal.store.startswith(root):
+                    found.add(self.find(removal.store))
+        return found
 
     def scopes(self) -> list[int]:
         """The scopes the model walked (those with registrations or removals, and the

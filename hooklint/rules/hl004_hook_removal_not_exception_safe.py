@@ -35,6 +35,20 @@ class HookRemovalNotExceptionSafe(Rule):
     after the `yield` of a `@contextmanager` function, which is skipped when the body of
     the caller's `with` raises.
 
+    Handles are followed the way code keeps them (see
+    `hooklint.analysis.handles`): bound and then appended, extended or added; built
+    by comprehensions and `set(...)`/`list(...)` of a generator; dict values and
+    tuples inside them; aliases; returned by a helper of the same file (three calls
+    deep). Removals are `.remove()` on the handle or an element (`d.pop(k).remove()`,
+    `_, h = d.pop(k)`), loops, `while hs: hs.pop().remove()`, comprehensions and `map`
+    over the store, and same-file helpers that remove a parameter or an attribute.
+    Bindings are per scope: a `handle` of another function is another handle.
+    `self.register_hooks(...)` followed by a same-class removal method
+    (`self.cleanup()`) is a setup/teardown pair, and a class whose `__enter__` keeps
+    handles on `self` that `__exit__` does not remove is flagged too. One bug is one
+    finding: the same hook into the same store, removed by one statement, is reported
+    at its first registration, and the message counts the others.
+
     ## Why is this bad?
     If anything between the registration and the removal raises (an out-of-memory
     error, a shape mismatch, a `KeyboardInterrupt` in a notebook), the removal never
@@ -92,6 +106,7 @@ class HookRemovalNotExceptionSafe(Rule):
                     groups[key][1] += 1
                 else:
                     groups[key] = [finding, 0]
+        yield from self._exit_leaves_hooks(facts, model)
         for finding, others in groups.values():
             if others:
                 more = "registration" if others == 1 else "registrations"
@@ -99,6 +114,34 @@ class HookRemovalNotExceptionSafe(Rule):
                     finding, message=f"{finding.message} (and {others} more {more} of this hook in this function)"
                 )
             yield finding
+
+    def _exit_leaves_hooks(self, facts: ModuleFacts, model: HandleModel) -> Iterable[Finding]:
+        """``__enter__`` keeps handles on ``self`` that ``__exit__`` (which runs when the
+        body raises) does not remove: only a normal end of the body, or another method,
+        would.  Only attributes the class itself assigns (a base class in another file
+        cannot know them)."""
+        for enter in facts.functions:
+            if enter.name != "__enter__" or enter.class_name is None:
+                continue
+            exit_ = facts.method(enter.class_name, "__exit__")
+            if exit_ is None:
+                continue  # no __exit__ here: a base class elsewhere may have one
+            for acquisition in model.acquisitions(id(enter.node)):
+                flow = acquisition.flow
+                owned = {s for s in flow.stores if s.startswith("class:") and s in model.assigned}
+                if not owned or flow.escapes is not None or flow.scoped:
+                    continue
+                if model.removals_of(flow.stores, id(exit_.node)):
+                    continue
+                target = model.store_codes(owned)[0]
+                yield Finding(
+                    node=acquisition.node,
+                    message=(
+                        f"`__enter__` keeps these hooks in `{target}` but `__exit__` does not remove them: when the "
+                        "body of the `with` raises, they stay registered; remove them in `__exit__`"
+                    ),
+                )
+                break
 
     def _check(
         self, facts: ModuleFacts, model: HandleModel, acquisition: Acquisition
@@ -220,6 +263,28 @@ class HookRemovalNotExceptionSafe(Rule):
         ), "Remove the hooks in `finally`"
 
     VALID = [
+        # `__exit__` removes what `__enter__` kept, through a helper method.
+        Valid(
+            """
+class Calibration:
+    def __init__(self, model):
+        self.model = model
+        self.taps = {}
+
+    def __enter__(self):
+        for name, module in self.model.named_modules():
+            self.taps[name] = module.register_forward_pre_hook(self.observe)
+        return self
+
+    def __exit__(self, *exc):
+        self._drop_all()
+
+    def _drop_all(self):
+        for tap in self.taps.values():
+            tap.remove()
+        self.taps.clear()
+"""
+        ),
         # Handles returned by a helper of the same file; the caller removes them in `finally`.
         Valid(
             """
