@@ -159,6 +159,8 @@ class HandleModel:
         self._removes_memo: dict[int, tuple[set[str], set[str]]] = {}
         self._returns_memo: dict[int, bool] = {}
         self._acquisitions: dict[int, list[Acquisition]] = {}
+        self._removals: dict[int, list[Removal]] = {}
+        self._callees: dict[int, FunctionInfo | None] = {}
         self._position = -1
         #: raw keys of attributes some walked scope assigns (``self.handles = []``)
         self.assigned: set[str] = set()
@@ -447,6 +449,12 @@ class HandleModel:
     # -- helpers of the same file -------------------------------------------------------------
     def callee(self, call: CallSite) -> FunctionInfo | None:
         """The same-file function or method a call runs, when the file says so."""
+        key = id(call.node)
+        if key not in self._callees:
+            self._callees[key] = self._callee(call)
+        return self._callees[key]
+
+    def _callee(self, call: CallSite) -> FunctionInfo | None:
         func = call.node.func
         info = self._infos.get(self.scope_id(call.site))
         if isinstance(func, cst.Name):
@@ -496,7 +504,15 @@ class HandleModel:
         return [k for k in {*self._parent, key} if self.find(k) == root]
 
     def removals_in(self, scope_id: int, depth: int = 0) -> list[Removal]:
-        """Every removal in one scope, helpers' included."""
+        """Every removal in one scope, helpers' included (computed once per scope)."""
+        if depth == 0:
+            known = self._removals.get(scope_id)
+            if known is None:
+                known = self._removals[scope_id] = self._removals_in(scope_id, 0)
+            return known
+        return self._removals_in(scope_id, depth)
+
+    def _removals_in(self, scope_id: int, depth: int) -> list[Removal]:
         scope = self._scope(scope_id)
         found = list(scope.removals)
         if depth > HELPER_DEPTH:
