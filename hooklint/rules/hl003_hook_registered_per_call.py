@@ -97,7 +97,8 @@ class HookRegisteredPerCall(Rule):
         for registration in facts.registrations:
             finding = self._check(facts, registration, hook_bodies)
             if finding is not None:
-                key = (id(registration.site.function), finding.message)
+                # A fix mends one site only: findings with a fix stay one per site.
+                key = (id(registration.site.function), finding.message, id(finding) if finding.fix_edits else 0)
                 if key in groups:
                     groups[key][1] += 1
                 else:
@@ -152,7 +153,8 @@ class HookRegisteredPerCall(Rule):
             if self._removed_or_guarded(facts, registration, function):
                 return None
             return self._finding(
-                facts, registration, "inside `forward()` of an autograd Function, on a module's parameter,", None
+                facts, registration, "inside `forward()` of an autograd Function, on a module's parameter,", None,
+                fix=False,  # removing it at the end of forward would keep it from ever firing in backward
             )
         hook_registration = hook_bodies.get(id(function))
         seed = set(parameter_names(function.params)) - {"self", "cls"}
@@ -240,7 +242,7 @@ class HookRegisteredPerCall(Rule):
         return Finding(node=registration.call, message=message)
 
     def _finding(
-        self, facts: ModuleFacts, registration: Registration, reason: str, frame
+        self, facts: ModuleFacts, registration: Registration, reason: str, frame, fix: bool = True
     ) -> Finding:
         what = "a hook" if registration.api.owner != "tensor" else "a tensor hook"
         message = (
@@ -252,7 +254,7 @@ class HookRegisteredPerCall(Rule):
                 " (on a parameter, every step's gradient runs through all of them)"
             )
         message += "; hoist the registration, or keep the handle and remove it"
-        edits = self._fix(facts, registration)
+        edits = self._fix(facts, registration) if fix else []
         return Finding(
             node=registration.call,
             message=message,
