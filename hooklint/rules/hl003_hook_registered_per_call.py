@@ -13,7 +13,6 @@ from hooklint.analysis.lifetime import (
     enclosing_ifs,
     names_in,
     registration_statement_alone,
-    removals_of,
     same_function,
     statement_path,
     stored_in,

@@ -7,17 +7,14 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from hooklint.analysis.facts import ModuleFacts, Registration, Site
+from hooklint.analysis.facts import ModuleFacts, Site
 from hooklint.analysis.handles import Acquisition, HandleModel, handle_model
 from hooklint.analysis.lifetime import (
-    base_of,
     cannot_raise,
     common_level,
     has_multiline_string,
     is_contextmanager,
     registration_statement_alone,
-    removals_of,
-    same_function,
     statement_path,
     word_count,
 )
@@ -677,23 +674,6 @@ def _statement_site(site: Site) -> Site:
                 return site
             return Site(site.order, site.frames[:index], site.statement)
     return site
-
-
-def _handle_target(registration: Registration) -> tuple[str | None, bool]:
-    """The code that holds the handle, and whether it is a single handle."""
-    use = registration.handle
-    if use.role == "bound" and len(use.targets) == 1:
-        target = use.targets[0]
-        if "[" in target:
-            return base_of(target), False
-        return target, True
-    if use.role == "appended" and use.targets:
-        return use.targets[0], False
-    if use.role == "collected":
-        final = use.final
-        if final.role == "bound" and len(final.targets) == 1:
-            return base_of(final.targets[0]), False
-    return None, False
 
 
 def _is_removal_only(facts: ModuleFacts, statement: cst.CSTNode, target: str) -> bool:

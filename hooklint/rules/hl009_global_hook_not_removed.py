@@ -10,7 +10,6 @@ from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.lifetime import (
     base_of,
     registration_statement_alone,
-    removals_of,
     stored_in,
     word_count,
 )
