@@ -280,83 +280,21 @@ def base_of(code: str) -> str:
 
 
 def handle_fate(facts: ModuleFacts, registration: Registration) -> HandleFate:
-    use = registration.handle.final
-    if use.role in ("with", "exit_stack"):
+    """Follow the handle through the module's handle model (bindings per scope: a
+    ``handle.remove()`` in another function is another ``handle``)."""
+    from hooklint.analysis.handles import handle_model
+
+    model = handle_model(facts)
+    flow = model.acquisition_of(registration).flow
+    if flow.scoped:
         return HandleFate("removed")
-    if use.role == "discarded":
+    if flow.discarded:
         return HandleFate("discarded")
-    if use.role not in ("bound", "appended"):
+    if flow.escapes is not None or not flow.stores:
         return HandleFate("escapes")
-    targets = set(use.targets)
-    if use.role == "bound":
-        function = registration.site.function
-        names = {t for t in use.targets if re.fullmatch(r"\w+", t)}
-        if function is not None and names:
-            fate = _follow_locals(facts, function, names, targets)
-            if fate is not None:
-                return HandleFate(fate)
-    if any(_is_removed(facts, base_of(t)) for t in targets):
+    if model.removals_of(flow.stores, window=flow.window):
         return HandleFate("removed")
-    return HandleFate("kept", tuple(sorted(targets)))
-
-
-def _follow_locals(facts, function: cst.FunctionDef, names: set[str], targets: set[str]) -> str | None:
-    """Follow a handle kept in a local through one function: into collections and
-    attributes (added to ``targets``), out of the function (``escapes``), or into
-    ``with``/``enter_context``/a removal helper (``removed``)."""
-    for current in descendants(function.body):
-        if isinstance(current, cst.Assign) and _mentions(current.value, names):
-            if isinstance(current.value, cst.Call) and not _is_collection_call(current.value):
-                continue
-            targets.update(facts.code(t.target) for t in current.targets)
-        elif isinstance(current, cst.Call):
-            args = [a.value for a in current.args]
-            if not any(_mentions(a, names) for a in args):
-                continue
-            attr = current.func.attr.value if isinstance(current.func, cst.Attribute) else None
-            callee = dotted_name(current.func) or ""
-            if attr in ("append", "extend", "add", "insert", "update", "setdefault", "appendleft"):
-                targets.add(facts.code(current.func.value))  # type: ignore[union-attr]
-            elif attr in ("enter_context", "callback", "push") or "remove" in callee.lower():
-                return "removed"
-            elif any(isinstance(a, cst.Name) and a.value in names for a in args):
-                return "escapes"
-        elif isinstance(current, (cst.Return, cst.Yield)) and current.value is not None and _mentions(current.value, names):
-            return "escapes"
-        elif isinstance(current, cst.WithItem) and _mentions(current.item, names):
-            return "removed"
-    return None
-
-
-def _is_collection_call(call: cst.Call) -> bool:
-    return isinstance(call.func, cst.Name) and call.func.value in ("list", "tuple", "set", "dict")
-
-
-def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
-    return any(n in names for n in _names_in(node))
-
-
-def _is_removed(facts: ModuleFacts, base: str) -> bool:
-    pattern = re.compile(r"(?<![\w.])" + re.escape(base) + r"(?![\w])")
-    for key, calls in facts.removals.items():
-        if base_of(key) == base:
-            return True
-        for call in calls:
-            for frame in call.site.frames:
-                if frame.kind == "for" and pattern.search(facts.code(frame.node.iter)):  # type: ignore[attr-defined]
-                    return True
-                if frame.kind == "comp" and pattern.search(facts.code(frame.node.for_in.iter)):  # type: ignore[attr-defined]
-                    return True
-    for call in facts.calls:
-        name = (call.callee or call.attr or "").lower()
-        helper = "remove" in name or call.attr in ("enter_context", "callback", "push")
-        for arg in call.node.args:
-            value = arg.value
-            if isinstance(value, cst.Attribute) and value.attr.value == "remove" and base_of(facts.code(value.value)) == base:
-                return True  # atexit.register(h.remove), weakref.finalize(obj, h.remove)
-            if helper and pattern.search(facts.code(value)):
-                return True
-    return False
+    return HandleFate("kept", tuple(sorted(model.store_codes(flow.stores))))
 
 
 def bulk_removal(facts: ModuleFacts, class_name: str | None) -> str | None:

@@ -28,13 +28,13 @@ from hooklint.analysis.facts import (
     Site,
 )
 from hooklint.analysis.names import dotted_name, record_import, resolve
+from hooklint.analysis.vocabulary import COLLECTION_BUILTINS, STORE_METHODS
 from hooklint.analysis.walk import NODE, SEQUENCE, fields, value_kind
 
 OTHER = HandleUse("other")
 DISCARDED = HandleUse("discarded")
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
-_COLLECTION_METHODS = frozenset({"append", "extend", "add", "insert", "appendleft"})
 _PARTIALS = frozenset({"functools.partial", "partial"})
 
 
@@ -269,8 +269,10 @@ class _Collector:
         call = CallSite(node, callee, attr, site, use)
         self.facts.calls.append(call)
 
-        if attr in _COLLECTION_METHODS:
+        if attr in STORE_METHODS:
             arg_use = HandleUse("appended", (func.value,), module=self.facts.module)  # type: ignore[union-attr]
+        elif isinstance(func, cst.Name) and func.value in COLLECTION_BUILTINS:
+            arg_use = use  # ``set(reg(m) for m in ms)``: the set is where the handles go
         elif attr == "enter_context":
             arg_use = HandleUse("exit_stack", (func.value,), module=self.facts.module)  # type: ignore[union-attr]
         else:

@@ -1,87 +1,11 @@
-"""What hooklint knows about PyTorch's hook-registration APIs.
+"""The hook-registration API table: kept as a name for its importers; the table
+lives in :mod:`hooklint.analysis.vocabulary`."""
 
-The table mirrors ``docs/torch-hook-api.md``: for each registration API, which
-object it hangs the hook on, what kind of hook it is, whether it accepts
-``always_call`` and since which torch release it exists.  Nothing here imports
-torch; names are matched syntactically.
-"""
-
-from __future__ import annotations
-
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class HookApi:
-    """One registration API, e.g. ``Module.register_forward_hook``."""
-
-    name: str
-    kind: str  # forward_pre, forward, backward, full_backward, full_backward_pre, tensor, ...
-    owner: str  # module, tensor, optimizer, global_module, global_optimizer, autograd_node
-    since: tuple[int, int] = (1, 8)
-    accepts_always_call: bool = False
-
-    @property
-    def is_global(self) -> bool:
-        """A process-wide hook: it fires for every module (or optimizer) in the process."""
-        return self.owner in ("global_module", "global_optimizer")
-
-
-_MODULE = [
-    HookApi("register_forward_pre_hook", "forward_pre", "module"),
-    HookApi("register_forward_hook", "forward", "module", accepts_always_call=True),
-    HookApi("register_full_backward_pre_hook", "full_backward_pre", "module", (2, 0)),
-    HookApi("register_full_backward_hook", "full_backward", "module"),
-    HookApi("register_backward_hook", "backward", "module"),
-    HookApi("register_state_dict_pre_hook", "state_dict_pre", "module", (2, 0)),
-    HookApi("register_state_dict_post_hook", "state_dict_post", "module", (2, 5)),
-    HookApi("register_load_state_dict_pre_hook", "load_state_dict_pre", "module", (2, 5)),
-    HookApi("register_load_state_dict_post_hook", "load_state_dict_post", "module", (1, 12)),
-    HookApi("_register_state_dict_hook", "state_dict_post", "module"),
-    HookApi("_register_load_state_dict_pre_hook", "load_state_dict_pre", "module"),
-]
-_TENSOR = [
-    HookApi("register_hook", "tensor", "tensor"),
-    HookApi("register_post_accumulate_grad_hook", "post_accumulate_grad", "tensor", (2, 1)),
-    HookApi("register_prehook", "node_pre", "autograd_node", (2, 0)),
-]
-_OPTIMIZER = [
-    HookApi("register_step_pre_hook", "step_pre", "optimizer", (2, 0)),
-    HookApi("register_step_post_hook", "step_post", "optimizer", (2, 0)),
-]
-_GLOBAL = [
-    HookApi("register_module_forward_pre_hook", "forward_pre", "global_module"),
-    HookApi("register_module_forward_hook", "forward", "global_module", accepts_always_call=True),
-    HookApi("register_module_backward_hook", "backward", "global_module"),
-    HookApi("register_module_full_backward_hook", "full_backward", "global_module"),
-    HookApi("register_module_full_backward_pre_hook", "full_backward_pre", "global_module", (2, 0)),
-    HookApi("register_module_buffer_registration_hook", "buffer_registration", "global_module", (2, 0)),
-    HookApi("register_module_module_registration_hook", "module_registration", "global_module", (2, 0)),
-    HookApi(
-        "register_module_parameter_registration_hook", "parameter_registration", "global_module", (2, 0)
-    ),
-    HookApi("register_optimizer_step_pre_hook", "step_pre", "global_optimizer", (2, 0)),
-    HookApi("register_optimizer_step_post_hook", "step_post", "global_optimizer", (2, 0)),
-    HookApi("register_multi_grad_hook", "multi_grad", "autograd_graph", (2, 0)),
-]
-
-#: Methods called on a receiver (``module.register_forward_hook(fn)``).
-METHOD_APIS: dict[str, HookApi] = {api.name: api for api in _MODULE + _TENSOR + _OPTIMIZER}
-#: Process-wide functions (``register_module_forward_hook(fn)``), matched by their last name.
-GLOBAL_APIS: dict[str, HookApi] = {api.name: api for api in _GLOBAL}
-#: A registration reached through ``getattr(obj, f"register_{kind}_hook")``.
-DYNAMIC_API = HookApi("register_<dynamic>_hook", "dynamic", "module")
-
-#: Context managers that install saved-tensor (pack/unpack) hooks for the thread.
-SAVED_TENSORS_HOOKS = frozenset(
-    {
-        "torch.autograd.graph.saved_tensors_hooks",
-        "torch.autograd.graph.save_on_cpu",
-        "torch.autograd.graph.disable_saved_tensors_hooks",
-    }
+from hooklint.analysis.vocabulary import (  # noqa: F401
+    DYNAMIC_API,
+    GLOBAL_APIS,
+    METHOD_APIS,
+    SAVED_TENSORS_HOOKS,
+    HookApi,
+    lookup,
 )
-
-
-def lookup(name: str) -> HookApi | None:
-    """The API a called name refers to, if it is a known registration."""
-    return METHOD_APIS.get(name) or GLOBAL_APIS.get(name)

@@ -16,22 +16,8 @@ import libcst as cst
 
 from hooklint.analysis.facts import CallSite, ModuleFacts, Registration, Site
 from hooklint.analysis.scopes import target_names
+from hooklint.analysis.vocabulary import CONTEXTMANAGERS, SAVED_TENSORS_HOOKS, STORE_METHODS  # noqa: F401
 from hooklint.analysis.walk import child_nodes, descendants
-
-#: Context managers that install pack/unpack hooks for the thread (import aliases resolved).
-SAVED_TENSORS_HOOKS = frozenset(
-    {
-        "torch.autograd.graph.saved_tensors_hooks",
-        "torch.autograd.graph.save_on_cpu",
-        "torch.autograd.graph.disable_saved_tensors_hooks",
-        "torch.autograd.saved_tensors_hooks",
-        "torch.autograd.save_on_cpu",
-    }
-)
-CONTEXTMANAGERS = frozenset(
-    {"contextlib.contextmanager", "contextmanager", "contextlib.asynccontextmanager"}
-)
-
 
 # -- where a statement sits ------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -351,9 +337,6 @@ def registration_statement_alone(registration: Registration) -> bool:
     return False
 
 
-_STORE_METHODS = frozenset({"append", "extend", "add", "insert", "appendleft"})
-
-
 def stored_in(facts: ModuleFacts, registration: Registration) -> list[str]:
     """Where the handle ends up: its bound target, and for a local name, the
     containers it is then appended to in the same function (``h = reg(...);
@@ -363,7 +346,7 @@ def stored_in(facts: ModuleFacts, registration: Registration) -> list[str]:
     if use.role == "bound" and len(targets) == 1 and targets[0].isidentifier():
         name = targets[0]
         for call in facts.calls:
-            if call.attr in _STORE_METHODS and same_function(
+            if call.attr in STORE_METHODS and same_function(
                 call.site, registration.site
             ):
                 if any(facts.code(a.value) == name for a in call.node.args):

@@ -8,6 +8,7 @@ import libcst as cst
 
 from hooklint.analysis.captures import bulk_removal, captures, handle_fate, hook_of
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
+from hooklint.analysis.handles import handle_model
 from hooklint.analysis.walk import descendants
 from hooklint.fixes.capture import keyed_removal, with_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
@@ -128,6 +129,10 @@ class CaptureHookNotRemoved(Rule):
             fate = handle_fate(facts, registration)
             if fate.kind not in ("discarded", "kept"):
                 continue
+            if handle_model(facts).dies_with_scope(registration):
+                continue  # a model built in this call and never handed out: its hooks go with it
+            if handle_model(facts).lives_on_module(registration):
+                continue  # a parameter hooked on every Function.forward: HL003's pile-up
             if registration.wrapper and _reruns_with_hooks_disabled(facts, registration):
                 continue
             yield self._finding(facts, registration, hook, found, fate.kind, fate.targets)
@@ -171,6 +176,53 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # Handles bound, appended to a list, and the list returned: the caller owns them.
+        Valid(
+            """
+def feature_hooks(model, feats):
+    handles = []
+    for module in model.children():
+        h = module.register_forward_hook(lambda m, i, o: feats.append(o))
+        handles.append(h)
+    return handles
+"""
+        ),
+        # The list is reached through an alias and emptied with a while/pop loop in another method.
+        Valid(
+            """
+class Tap:
+    def __init__(self, model):
+        self.model = model
+        self.seen = []
+
+    def _keep(self, module, args, output):
+        self.seen.append(output.detach())
+
+    def attach(self):
+        self.model.tap_handles = []
+        self.taps = self.model.tap_handles
+        for module in self.model.children():
+            self.model.tap_handles.append(module.register_forward_hook(self._keep))
+
+    def detach(self):
+        while self.taps:
+            self.taps.pop().remove()
+"""
+        ),
+        # A network built in this call and never handed out: its hooks die with it.
+        Valid(
+            """
+import torch
+
+def describe(images):
+    feats = []
+    net = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+    net[1].register_forward_hook(lambda m, i, o: feats.append(o))
+    for image in images:
+        net(image)
+    return len(feats)
+"""
+        ),
         # Removed through `with`: the hook lives only while the model runs.
         Valid(
             """
@@ -296,6 +348,18 @@ def attach_probe(module, store):
         ),
     ]
     INVALID = [
+        # Bindings are per scope: the `handle.remove()` of another function is another handle.
+        Invalid(
+            """
+def watch(model, seen):
+    handle = model.register_forward_hook(lambda m, i, o: seen.append(o))
+
+def check_once(model, x, seen, handle):
+    handle.remove()
+""",
+            line=2,
+            message="its handle (`handle`) is never removed",
+        ),
         # The AutoRound shape: discarded into the HooksMixin wrapper, consumed in another method.
         Invalid(
             """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 import libcst as cst
@@ -12,18 +13,17 @@ from hooklint.analysis.lifetime import (
     enclosing_ifs,
     names_in,
     registration_statement_alone,
-    removals_of,
     same_function,
     statement_path,
     stored_in,
     varying_names,
     word_count,
 )
+from hooklint.analysis.handles import handle_model
+from hooklint.analysis.vocabulary import PER_CALL_NAMES
 from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
-#: Methods that run once per forward, step or generated token.
-PER_CALL_NAMES = frozenset({"forward", "_forward", "__call__", "generate", "step"})
 _STORING_METHODS = frozenset(
     {"add", "append", "update", "setdefault", "__setitem__", "extend"}
 )
@@ -91,10 +91,22 @@ class HookRegisteredPerCall(Rule):
             for r in facts.registrations
             if r.hook is not None and r.hook.via != "lambda"
         }
+        # One bug, one finding: the same reason in one function is reported at its first site.
+        groups: dict[tuple, list] = {}
         for registration in facts.registrations:
             finding = self._check(facts, registration, hook_bodies)
             if finding is not None:
-                yield finding
+                # A fix mends one site only: findings with a fix stay one per site.
+                key = (id(registration.site.function), finding.message, id(finding) if finding.fix_edits else 0)
+                if key in groups:
+                    groups[key][1] += 1
+                else:
+                    groups[key] = [finding, 0]
+        for finding, others in groups.values():
+            if others:
+                more = "registration" if others == 1 else "registrations"
+                finding = dataclasses.replace(finding, message=f"{finding.message} ({others} more {more} like it here)")
+            yield finding
 
     def _check(
         self, facts: ModuleFacts, registration: Registration, hook_bodies
@@ -136,6 +148,13 @@ class HookRegisteredPerCall(Rule):
         reason = _per_call_reason(function, hook_bodies)
         if reason is None:
             return None
+        if handle_model(facts).lives_on_module(registration):
+            if self._removed_or_guarded(facts, registration, function):
+                return None
+            return self._finding(
+                facts, registration, "inside `forward()` of an autograd Function, on a module's parameter,", None,
+                fix=False,  # removing it at the end of forward would keep it from ever firing in backward
+            )
         hook_registration = hook_bodies.get(id(function))
         seed = set(parameter_names(function.params)) - {"self", "cls"}
         if function.params.star_arg is not None and isinstance(
@@ -179,18 +198,16 @@ class HookRegisteredPerCall(Rule):
         ):
             target = use.final.targets[0]
         if target is not None:
-            for index, stored in enumerate(stored_in(facts, registration)):
-                single = index == 0 and use.role == "bound" and "[" not in stored
-                for removal in removals_of(facts, base_of(stored)):
-                    if not same_function(removal.site, site):
-                        continue
-                    if (
-                        not single
-                        or removal.site.inside(scope)
-                        or "." in stored
-                        or isinstance(scope, cst.FunctionDef)
-                    ):
-                        return True
+            model = handle_model(facts)
+            flow = model.acquisition_of(registration).flow
+            for removal in model.removals_of(flow.stores, model.scope_id(site), flow.window):
+                if (
+                    not flow.single
+                    or removal.site.inside(scope)
+                    or "." in (flow.target or "")
+                    or isinstance(scope, cst.FunctionDef)
+                ):
+                    return True
         return _guarded(facts, registration, target)
 
     def _lost_handles(
@@ -224,7 +241,7 @@ class HookRegisteredPerCall(Rule):
         return Finding(node=registration.call, message=message)
 
     def _finding(
-        self, facts: ModuleFacts, registration: Registration, reason: str, frame
+        self, facts: ModuleFacts, registration: Registration, reason: str, frame, fix: bool = True
     ) -> Finding:
         what = "a hook" if registration.api.owner != "tensor" else "a tensor hook"
         message = (
@@ -236,7 +253,7 @@ class HookRegisteredPerCall(Rule):
                 " (on a parameter, every step's gradient runs through all of them)"
             )
         message += "; hoist the registration, or keep the handle and remove it"
-        edits = self._fix(facts, registration)
+        edits = self._fix(facts, registration) if fix else []
         return Finding(
             node=registration.call,
             message=message,
@@ -263,6 +280,38 @@ class HookRegisteredPerCall(Rule):
         return with_over_rest_of_block(facts, registration)
 
     VALID = [
+        # A tensor hook on an activation inside an autograd Function's forward dies with it.
+        Valid(
+            """
+import torch
+
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight):
+        y = x * weight
+        y.register_hook(lambda g: g.clamp(-1, 1))
+        return y
+
+class Layer(torch.nn.Module):
+    def forward(self, x):
+        return Scale.apply(x, self.weight)
+"""
+        ),
+        # A worklist: each module is hooked once, and an old handle of it is removed first.
+        Valid(
+            """
+def trace_tree(root, on_enter):
+    handles = {}
+    pending = [root]
+    while pending:
+        module = pending.pop()
+        if id(module) in handles:
+            handles.pop(id(module)).remove()
+        handles[id(module)] = module.register_forward_pre_hook(on_enter)
+        pending.extend(module.children())
+    return handles
+"""
+        ),
         # One hook per module of the model, installed once (a profiler's attach()).
         Valid(
             """

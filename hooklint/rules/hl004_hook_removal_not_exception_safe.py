@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 import libcst as cst
 
-from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.analysis.facts import ModuleFacts, Site
+from hooklint.analysis.handles import Acquisition, HandleModel, handle_model
 from hooklint.analysis.lifetime import (
-    base_of,
     cannot_raise,
     common_level,
     has_multiline_string,
     is_contextmanager,
     registration_statement_alone,
-    removals_of,
-    same_function,
     statement_path,
     word_count,
 )
@@ -32,6 +31,20 @@ class HookRemovalNotExceptionSafe(Rule):
     that is not in a `finally` block or a `with` statement. This includes a removal
     after the `yield` of a `@contextmanager` function, which is skipped when the body of
     the caller's `with` raises.
+
+    Handles are followed the way code keeps them (see
+    `hooklint.analysis.handles`): bound and then appended, extended or added; built
+    by comprehensions and `set(...)`/`list(...)` of a generator; dict values and
+    tuples inside them; aliases; returned by a helper of the same file (three calls
+    deep). Removals are `.remove()` on the handle or an element (`d.pop(k).remove()`,
+    `_, h = d.pop(k)`), loops, `while hs: hs.pop().remove()`, comprehensions and `map`
+    over the store, and same-file helpers that remove a parameter or an attribute.
+    Bindings are per scope: a `handle` of another function is another handle.
+    `self.register_hooks(...)` followed by a same-class removal method
+    (`self.cleanup()`) is a setup/teardown pair, and a class whose `__enter__` keeps
+    handles on `self` that `__exit__` does not remove is flagged too. One bug is one
+    finding: the same hook into the same store, removed by one statement, is reported
+    at its first registration, and the message counts the others.
 
     ## Why is this bad?
     If anything between the registration and the removal raises (an out-of-memory
@@ -76,30 +89,80 @@ class HookRemovalNotExceptionSafe(Rule):
     fix_applicability = "safe"
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
-        reported: set[int] = set()
-        for registration in facts.registrations:
-            finding = self._check(facts, registration, reported)
-            if finding is not None:
-                yield finding
+        model = handle_model(facts)
+        # One finding per bug: the same hook into the same store, removed by one statement.
+        groups: dict[tuple, list] = {}
+        for scope_id in model.scopes():
+            for acquisition in model.acquisitions(scope_id):
+                found = self._check(facts, model, acquisition)
+                if found is None:
+                    continue
+                finding, removal_statement = found
+                key = (id(removal_statement), _hook_key(facts, model, acquisition))
+                if key in groups:
+                    groups[key][1] += 1
+                else:
+                    groups[key] = [finding, 0]
+        yield from self._exit_leaves_hooks(facts, model)
+        for finding, others in groups.values():
+            if others:
+                more = "registration" if others == 1 else "registrations"
+                finding = dataclasses.replace(
+                    finding, message=f"{finding.message} (and {others} more {more} of this hook in this function)"
+                )
+            yield finding
+
+    def _exit_leaves_hooks(self, facts: ModuleFacts, model: HandleModel) -> Iterable[Finding]:
+        """``__enter__`` keeps handles on ``self`` that ``__exit__`` (which runs when the
+        body raises) does not remove: only a normal end of the body, or another method,
+        would.  Only attributes the class itself assigns (a base class in another file
+        cannot know them)."""
+        for enter in facts.functions:
+            if enter.name != "__enter__" or enter.class_name is None:
+                continue
+            exit_ = facts.method(enter.class_name, "__exit__")
+            if exit_ is None:
+                continue  # no __exit__ here: a base class elsewhere may have one
+            for acquisition in model.acquisitions(id(enter.node)):
+                flow = acquisition.flow
+                owned = {s for s in flow.stores if s.startswith("class:") and s in model.assigned}
+                if not owned or flow.escapes is not None or flow.scoped:
+                    continue
+                if model.removals_of(flow.stores, id(exit_.node)):
+                    continue
+                target = model.store_codes(owned)[0]
+                yield Finding(
+                    node=acquisition.node,
+                    message=(
+                        f"`__enter__` keeps these hooks in `{target}` but `__exit__` does not remove them: when the "
+                        "body of the `with` raises, they stay registered; remove them in `__exit__`"
+                    ),
+                )
+                break
 
     def _check(
-        self, facts: ModuleFacts, registration: Registration, reported: set[int]
-    ) -> Finding | None:
-        target, single = _handle_target(registration)
-        if target is None:
+        self, facts: ModuleFacts, model: HandleModel, acquisition: Acquisition
+    ) -> tuple[Finding, cst.CSTNode] | None:
+        flow = acquisition.flow
+        if not flow.stores or flow.target is None:
             return None
-        site = registration.site
-        later = [c for c in removals_of(facts, target) if same_function(c.site, site)]
+        target, single = flow.target, flow.single
+        site = acquisition.site
+        later = model.removals_of(flow.stores, model.scope_id(site), flow.window)
         if not later:
             return None
-        if any(c.site.in_finally or c.site.in_except for c in later):
+        if any(r.site.in_finally or r.site.in_except for r in later):
             return None
-        later = [c for c in later if c.site.order > site.order]
+        later = sorted((r for r in later if r.site.order > site.order), key=lambda r: r.site.order)
         if not later:
             return None
         removal = later[0]
-        path_r = statement_path(facts, site)
-        path_m = statement_path(facts, removal.site)
+        if not single:  # name the container that is removed (``probes``, not ``h`` of ``_, h = probes.pop(k)``)
+            same = [r for r in later if r.call is removal.call]
+            store = next((r.store for r in same if r.kind != "direct"), removal.store)
+            target = store.partition("|")[2] or target
+        path_r = statement_path(facts, _statement_site(site))
+        path_m = statement_path(facts, _statement_site(removal.site))
         if path_r is None or path_m is None:
             return None
         levels = common_level(path_r, path_m)
@@ -125,11 +188,10 @@ class HookRemovalNotExceptionSafe(Rule):
         ):
             return None
         between = at_r.block[at_r.index + 1 : at_m.index]
-        if all(cannot_raise(s) for s in between):
+        # Inside the removal's own blocks, what runs first (``if hs: run(); remove(hs)``).
+        inner = [s for level in path_m[path_m.index(at_m) + 1 :] for s in level.block[: level.index]]
+        if all(cannot_raise(s) for s in [*between, *inner]):
             return None
-        if id(at_m.statement) in reported:
-            return None
-        reported.add(id(at_m.statement))
         in_cm = is_contextmanager(facts, site.function) and any(
             isinstance(s, cst.SimpleStatementLine)
             and any(
@@ -149,14 +211,15 @@ class HookRemovalNotExceptionSafe(Rule):
                 "raises, the hook stays registered for the rest of the process"
             )
         edits, fix_message = self._fix(
-            facts, registration, target, single, at_r, at_m, between, in_cm
+            facts, acquisition, target, single, at_r, at_m, between, in_cm
         )
-        return Finding(
-            node=registration.call,
+        finding = Finding(
+            node=acquisition.node,
             message=message,
             fix_edits=edits,
             fix_message=fix_message,
         )
+        return finding, at_m.statement
 
     def _fix(self, facts, registration, target, single, at_r, at_m, between, in_cm):
         removal_statement = at_m.statement
@@ -197,6 +260,61 @@ class HookRemovalNotExceptionSafe(Rule):
         ), "Remove the hooks in `finally`"
 
     VALID = [
+        # `__exit__` removes what `__enter__` kept, through a helper method.
+        Valid(
+            """
+class Calibration:
+    def __init__(self, model):
+        self.model = model
+        self.taps = {}
+
+    def __enter__(self):
+        for name, module in self.model.named_modules():
+            self.taps[name] = module.register_forward_pre_hook(self.observe)
+        return self
+
+    def __exit__(self, *exc):
+        self._drop_all()
+
+    def _drop_all(self):
+        for tap in self.taps.values():
+            tap.remove()
+        self.taps.clear()
+"""
+        ),
+        # Handles returned by a helper of the same file; the caller removes them in `finally`.
+        Valid(
+            """
+def attach_probes(model, sink):
+    probes = []
+    for module in model.children():
+        probe = module.register_forward_hook(lambda m, i, o: sink.append(o.shape))
+        probes.append(probe)
+    return probes
+
+def shapes(model, x):
+    sink = []
+    probes = attach_probes(model, sink)
+    try:
+        model(x)
+    finally:
+        for probe in probes:
+            probe.remove()
+    return sink
+"""
+        ),
+        # A removal after `return` or in another function is not this function's removal:
+        # nothing here removes the handle on this path, which is HL002's question, not HL004's.
+        Valid(
+            """
+def keep_watching(model, log):
+    handle = model.register_forward_hook(log)
+    return handle
+
+def stop_watching(handle):
+    handle.remove()
+"""
+        ),
         # Removal in `finally`: a summary tool that hooks every leaf module.
         Valid(
             """
@@ -265,6 +383,130 @@ def calibrate(layer, batches, observer):
         ),
     ]
     INVALID = [
+        # A @contextmanager whose handles are bound, then appended: removed after a bare yield.
+        Invalid(
+            """
+from contextlib import contextmanager
+
+@contextmanager
+def scale_outputs(model, factor):
+    handles = []
+    for layer in model.children():
+        handle = layer.register_forward_hook(lambda m, i, o: o * factor)
+        handles.append(handle)
+    yield
+    for handle in handles:
+        handle.remove()
+""",
+            expected="""
+from contextlib import contextmanager
+
+@contextmanager
+def scale_outputs(model, factor):
+    handles = []
+    try:
+        for layer in model.children():
+            handle = layer.register_forward_hook(lambda m, i, o: o * factor)
+            handles.append(handle)
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+""",
+            line=7,
+            message="`handles` is removed after `yield`",
+        ),
+        # Handles collected by `set(generator)`, removed by a helper after a loop that can raise.
+        Invalid(
+            """
+def remove_all(handles):
+    for h in handles:
+        h.remove()
+
+def count_calls(model, loader, counts):
+    hooks = set(m.register_forward_pre_hook(lambda mod, args: counts.update([id(mod)])) for m in model.modules())
+    for batch in loader:
+        model(batch)
+    remove_all(hooks)
+""",
+            expected="""
+def remove_all(handles):
+    for h in handles:
+        h.remove()
+
+def count_calls(model, loader, counts):
+    hooks = set(m.register_forward_pre_hook(lambda mod, args: counts.update([id(mod)])) for m in model.modules())
+    try:
+        for batch in loader:
+            model(batch)
+    finally:
+        remove_all(hooks)
+""",
+            line=6,
+        ),
+        # A dict of (recorder, handle) tuples, each popped and removed after the run (no fix:
+        # the removal loop does more than remove).
+        Invalid(
+            """
+def probe_layers(model, names, run):
+    probes = {}
+    for name in names:
+        recorder = Recorder(name)
+        handle = model.get_submodule(name).register_forward_hook(recorder)
+        probes[name] = (recorder, handle)
+    run(model)
+    for name in list(probes):
+        recorder, handle = probes.pop(name)
+        handle.remove()
+""",
+            line=5,
+            message="`probes` is removed outside",
+        ),
+        # The removal sits in the same `if` as the run that can raise.
+        Invalid(
+            """
+def warm_start(model, layers, batch, stats):
+    taps = []
+    for layer in layers:
+        taps.append(layer.register_forward_hook(stats.observe))
+    if taps:
+        model(batch)
+        for tap in taps:
+            tap.remove()
+""",
+            line=4,
+        ),
+        # One bug, one finding: the same hook put into one store twice per block.
+        Invalid(
+            """
+def trace_shapes(model, example):
+    taps = []
+    for block in model.blocks:
+        tap = block.attn.register_forward_hook(log_shape)
+        taps.append(tap)
+        tap = block.mlp.register_forward_hook(log_shape)
+        taps.append(tap)
+    model(example)
+    for tap in taps:
+        tap.remove()
+""",
+            expected="""
+def trace_shapes(model, example):
+    taps = []
+    try:
+        for block in model.blocks:
+            tap = block.attn.register_forward_hook(log_shape)
+            taps.append(tap)
+            tap = block.mlp.register_forward_hook(log_shape)
+            taps.append(tap)
+        model(example)
+    finally:
+        for tap in taps:
+            tap.remove()
+""",
+            line=4,
+            message="(and 1 more registration of this hook in this function)",
+        ),
         # An attribution method: hook, run, unhook.
         Invalid(
             """
@@ -409,21 +651,29 @@ def collect_grads(model, loss_fn, batch):
     ]
 
 
-def _handle_target(registration: Registration) -> tuple[str | None, bool]:
-    """The code that holds the handle, and whether it is a single handle."""
-    use = registration.handle
-    if use.role == "bound" and len(use.targets) == 1:
-        target = use.targets[0]
-        if "[" in target:
-            return base_of(target), False
-        return target, True
-    if use.role == "appended" and use.targets:
-        return use.targets[0], False
-    if use.role == "collected":
-        final = use.final
-        if final.role == "bound" and len(final.targets) == 1:
-            return base_of(final.targets[0]), False
-    return None, False
+def _hook_key(facts: ModuleFacts, model: HandleModel, acquisition: Acquisition) -> str:
+    """What identifies the hook of an acquisition: the code of its argument, or of the
+    value last assigned to that name (``fn = partial(record, ...)``), else the call."""
+    registration = acquisition.registration
+    if registration is None:
+        return facts.code(acquisition.node.func)
+    hook = registration.hook_arg
+    if isinstance(hook, cst.Name):
+        hook = model.value_at(hook, registration.call, model.scope_id(registration.site)) or hook
+    if isinstance(hook, cst.Call) and hook.args:
+        hook = hook.args[0].value  # functools.partial(fn, ...)
+    return f"{registration.api.name}:{facts.code(hook) if hook is not None else ''}"
+
+
+def _statement_site(site: Site) -> Site:
+    """The site of the statement that holds a comprehension or lambda (``hs = set(reg(m)
+    for m in ms)`` is registered where that statement runs)."""
+    for index, frame in enumerate(site.frames):
+        if frame.kind in ("comp", "lambda"):
+            if any(f.kind in ("def", "class") for f in site.frames[index:]):
+                return site
+            return Site(site.order, site.frames[:index], site.statement)
+    return site
 
 
 def _is_removal_only(facts: ModuleFacts, statement: cst.CSTNode, target: str) -> bool:

@@ -10,31 +10,13 @@ from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.lifetime import (
     base_of,
     registration_statement_alone,
-    removals_of,
     stored_in,
     word_count,
 )
+from hooklint.analysis.handles import handle_model
+from hooklint.analysis.vocabulary import INSTALLER_PREFIXES
 from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
-
-#: Functions whose job is to install something for later: wrapping the rest of
-#: their body in ``with`` would defeat them.
-_INSTALLER_PREFIXES = (
-    "install",
-    "register",
-    "enable",
-    "setup",
-    "set_up",
-    "add",
-    "attach",
-    "init",
-    "__init__",
-    "__enter__",
-    "start",
-    "patch",
-    "hook",
-)
-
 
 class GlobalHookNotRemoved(Rule):
     """A process-wide module or optimizer hook is never removed.
@@ -119,9 +101,11 @@ class GlobalHookNotRemoved(Rule):
         if role == "discarded":
             reason = "its handle is discarded, so it can never be removed"
         else:
-            if any(
-                removals_of(facts, base_of(t)) for t in stored_in(facts, registration)
-            ):
+            model = handle_model(facts)
+            flow = model.acquisition_of(registration).flow
+            if flow.escapes is not None or flow.scoped:
+                return None  # returned or passed on through a name: the caller owns it
+            if model.removals_of(flow.stores, window=flow.window):
                 return None  # removed somewhere (HL004 checks that a same-function removal is exception-safe)
             if _removed_by_attribute(facts, registration):
                 return None
@@ -145,7 +129,7 @@ class GlobalHookNotRemoved(Rule):
     def _fix(self, facts: ModuleFacts, registration: Registration) -> list:
         function = registration.site.function
         if function is None or function.name.value.lstrip("_").startswith(
-            _INSTALLER_PREFIXES
+            INSTALLER_PREFIXES
         ):
             return []
         if not registration_statement_alone(registration):
@@ -226,6 +210,24 @@ class Tracer:
         ),
     ]
     INVALID = [
+        # Bindings are per scope: `probe` removes its own `handle`, not the one `install` keeps.
+        Invalid(
+            """
+from torch.nn.modules.module import register_module_forward_hook
+
+def install(fn):
+    handle = register_module_forward_hook(fn)
+
+def probe(model, x, fn):
+    handle = register_module_forward_hook(fn)
+    try:
+        model(x)
+    finally:
+        handle.remove()
+""",
+            line=4,
+            message="its handle is never removed",
+        ),
         # A debugging helper that leaves the hook installed.
         Invalid(
             """
@@ -316,10 +318,9 @@ def _in_main_block(site) -> bool:
 
 
 def _removed_in_finally(facts: ModuleFacts, registration: Registration) -> bool:
-    for target in stored_in(facts, registration):
-        if any(r.site.in_finally for r in removals_of(facts, base_of(target))):
-            return True
-    return False
+    model = handle_model(facts)
+    flow = model.acquisition_of(registration).flow
+    return any(r.site.in_finally for r in model.removals_of(flow.stores, window=flow.window))
 
 
 def _removed_by_attribute(facts: ModuleFacts, registration: Registration) -> bool:

@@ -1,0 +1,886 @@
+"""Where hook handles go, and where they are removed: bindings per scope and a
+summary per function, built once per module (``facts.handles``).
+
+A *store* is what holds handles: a name, an attribute, or a container (a list, a
+dict whose values are handles or tuples holding one).  Stores are keyed by their
+code *and their owner*: the function that binds the root name, the class for
+``self.*``, or the module for globals — so a ``handle.remove()`` in one function
+never stands for a ``handle`` of another (bindings are per scope).  Aliases
+(``x = self.handles``, ``a = b = []``, ``self.hs = hs``) join stores.
+
+Per function (and for the module's top level) the summary records:
+
+* handle flow: a handle bound to a name, then appended, extended, added, stored as
+  a dict value or inside a tuple, returned, yielded, passed on, used in ``with`` or
+  ``ExitStack.enter_context``;
+* removals: ``x.remove()`` on a name, an element (``d[k].remove()``,
+  ``hs.pop().remove()``, ``a, h = d.pop(k)`` then ``h.remove()``), loops and
+  comprehensions over a store (``.values()``/``.items()`` and copies included),
+  ``map(lambda h: h.remove(), hs)``, ``x.remove`` handed to a finalizer, and calls of
+  removal helpers: same-file functions or methods that remove a parameter or an
+  attribute (``remove_hooks(hs)``, ``self.cleanup()``), followed three calls deep,
+  and callees whose name says they remove (another file's helper: trusted);
+* acquisitions: registrations, and calls of same-file functions or methods that
+  return handles (``hs = self._add_hooks(m)``), followed three calls deep.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from hooklint.analysis.facts import CallSite, FunctionInfo, HandleUse, ModuleFacts, Registration, Site
+from hooklint.analysis.scopes import local_names, target_names
+from hooklint.analysis.vocabulary import (
+    COLLECTION_BUILTINS,
+    ELEMENT_METHODS,
+    EXIT_STACK_METHODS,
+    KEYED_STORE_METHODS,
+    REMOVAL_WORDS,
+    REMOVE_METHOD,
+    STORE_METHODS,
+    SETUP_WORDS,
+    STORE_VIEWS,
+)
+from hooklint.analysis.walk import descendants
+
+#: How many calls deep removal helpers and handle-returning helpers are followed.
+HELPER_DEPTH = 3
+#: Calls that read a handle without keeping it.
+_READING_CALLS = frozenset(
+    {"len", "print", "isinstance", "bool", "id", "type", "str", "repr", "hasattr", "getattr", "iter", "next"}
+)
+MODULE_SCOPE = 0
+
+
+@dataclass
+class Removal:
+    """A call that removes what ``store`` holds (``kind``: ``direct``, ``element``,
+    ``loop``, ``helper``, ``deferred``)."""
+
+    call: cst.Call
+    site: Site
+    store: str
+    kind: str
+
+
+@dataclass
+class Flow:
+    """Where one acquisition's handles end up, in its scope."""
+
+    stores: set[str] = field(default_factory=set)
+    #: One handle in one name or attribute (not collected into a container).
+    single: bool = False
+    #: ``returned``, ``yielded`` or ``passed`` when the handles leave the scope.
+    escapes: str | None = None
+    #: Used in ``with`` or entered into an ``ExitStack``.
+    scoped: bool = False
+    discarded: bool = False
+    #: The code of the first store (``handles``, ``self._hooks``), for messages.
+    target: str | None = None
+    #: ``(store, first, last)``: the name bound by the registration holds this handle
+    #: only between these walk positions (until it is bound again).
+    window: tuple[str, int, int, int] | None = None
+
+
+@dataclass
+class Acquisition:
+    """A call that puts hooks on something: a registration, or a call of a same-file
+    function that returns handles (``helper`` set)."""
+
+    node: cst.Call
+    site: Site
+    flow: Flow
+    registration: Registration | None = None
+    helper: FunctionInfo | None = None
+    #: What the code does with the call's value.
+    use: HandleUse | None = None
+
+    @property
+    def call(self) -> cst.Call:
+        return self.node
+
+    @property
+    def handle(self) -> HandleUse:
+        return self.use if self.use is not None else HandleUse("other")
+
+
+@dataclass
+class _Scope:
+    id: int
+    info: FunctionInfo | None
+    #: raw store key -> [(kind, other raw key or None)]; kinds: into, returned, yielded, passed, scoped
+    events: dict[str, list[tuple[str, str | None, int]]] = field(default_factory=dict)
+    #: raw key of a local name -> walk positions where it is (re)bound
+    bindings: dict[str, list[int]] = field(default_factory=dict)
+    #: raw key of a local name -> [(walk position, value)] of its plain assignments
+    values: dict[str, list[tuple[int, cst.BaseExpression]]] = field(default_factory=dict)
+    #: id of a call node -> its walk position
+    positions: dict[int, int] = field(default_factory=dict)
+    #: raw key of a name bound from an element of a store -> the store's raw key
+    element_of: dict[str, str] = field(default_factory=dict)
+    removals: list[Removal] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+    registrations: list[Registration] = field(default_factory=list)
+
+
+class HandleModel:
+    """The handle facts of one module (see the module docstring)."""
+
+    def __init__(self, facts: ModuleFacts) -> None:
+        self.facts = facts
+        self._infos = {id(i.node): i for i in facts.functions}
+        self._locals: dict[int, tuple[set[str], set[str]]] = {}
+        self._parent: dict[str, str] = {}
+        self._scopes: dict[int, _Scope] = {}
+        self._calls: dict[int, list[CallSite]] = {}
+        for call in facts.calls:
+            self._calls.setdefault(self.scope_id(call.site), []).append(call)
+        self._regs: dict[int, list[Registration]] = {}
+        for registration in facts.registrations:
+            self._regs.setdefault(self.scope_id(registration.site), []).append(registration)
+        self._removal_calls: dict[int, list[CallSite]] = {}
+        seen: set[int] = set()
+        for calls in facts.removals.values():
+            for call in calls:
+                if id(call.node) not in seen:
+                    seen.add(id(call.node))
+                    self._removal_calls.setdefault(self.scope_id(call.site), []).append(call)
+        relevant = set(self._regs) | set(self._removal_calls)
+        for scope_id, calls in self._calls.items():
+            if any(_says_remove(c) for c in calls):
+                relevant.add(scope_id)
+        classes = {self._infos[s].class_name for s in relevant if s in self._infos}
+        classes.discard(None)
+        for info in facts.functions:
+            if info.class_name in classes:
+                relevant.add(id(info.node))
+        self._removes_memo: dict[int, tuple[set[str], set[str]]] = {}
+        self._returns_memo: dict[int, bool] = {}
+        self._acquisitions: dict[int, list[Acquisition]] = {}
+        self._removals: dict[int, list[Removal]] = {}
+        self._callees: dict[int, FunctionInfo | None] = {}
+        self._position = -1
+        #: raw keys of attributes some walked scope assigns (``self.handles = []``)
+        self.assigned: set[str] = set()
+        for scope_id in sorted(relevant, key=lambda s: s != MODULE_SCOPE):
+            self._scope(scope_id)
+
+    # -- scopes and keys ---------------------------------------------------------------------
+    def scope_id(self, site: Site) -> int:
+        function = site.function
+        return MODULE_SCOPE if function is None or site.is_module_level else id(function)
+
+    def info(self, scope_id: int) -> FunctionInfo | None:
+        return self._infos.get(scope_id)
+
+    def _bound(self, info: FunctionInfo) -> tuple[set[str], set[str]]:
+        found = self._locals.get(id(info.node))
+        if found is None:
+            assigned, declared = local_names(info.node)
+            params = info.node.params
+            names = set(info.params)
+            for star in (params.star_arg, params.star_kwarg):
+                if isinstance(star, cst.Param):
+                    names.add(star.name.value)
+            found = (assigned | names, declared)
+            self._locals[id(info.node)] = found
+        return found
+
+    def owner(self, name: str, scope_id: int) -> str:
+        """Who binds ``name`` as seen from a scope: ``def:<id>``, ``class:<name>`` for a
+        method's ``self``/``cls``, or ``module``."""
+        info = self._infos.get(scope_id)
+        while info is not None:
+            if info.class_name and info.params and info.params[0] == name and name in ("self", "cls"):
+                return f"class:{self._root_class(info.class_name)}"
+            assigned, declared = self._bound(info)
+            if name in declared:
+                return "module"
+            if name in assigned:
+                return f"def:{id(info.node)}"
+            info = info.parent
+        return "module"
+
+    def _root_class(self, name: str) -> str:
+        """The topmost base of a class defined in this file: ``self`` of a subclass and of
+        its base is one object."""
+        seen = {name}
+        while True:
+            node = self.facts.classes.get(name)
+            bases = [b.value.value for b in node.bases if isinstance(b.value, cst.Name)] if node is not None else []
+            base = next((b for b in bases if b in self.facts.classes and b not in seen), None)
+            if base is None:
+                return name
+            seen.add(base)
+            name = base
+
+    def raw_key(self, node: cst.BaseExpression | None, scope_id: int) -> str | None:
+        """The store an expression names: ``d[k]``, ``d.pop(k)``, ``d.values()`` and
+        ``list(d)`` name ``d``; None for anything else than a name or attribute chain."""
+        base = _store_base(node)
+        if base is None:
+            return None
+        root = base
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return None
+        return f"{self.owner(root.value, scope_id)}|{self.facts.code(base)}"
+
+    def find(self, key: str) -> str:
+        parent = self._parent.get(key, key)
+        if parent == key:
+            return key
+        root = self.find(parent)
+        self._parent[key] = root
+        return root
+
+    def _union(self, a: str | None, b: str | None) -> None:
+        if a and b:
+            ra, rb = self.find(a), self.find(b)
+            if ra != rb:
+                self._parent[ra] = rb
+
+    def key(self, node: cst.BaseExpression | None, scope_id: int) -> str | None:
+        raw = self.raw_key(node, scope_id)
+        return self.find(raw) if raw else None
+
+    # -- the walk of one scope ---------------------------------------------------------------
+    def _scope(self, scope_id: int) -> _Scope:
+        scope = self._scopes.get(scope_id)
+        if scope is not None:
+            return scope
+        info = self._infos.get(scope_id)
+        scope = _Scope(scope_id, info, calls=self._calls.get(scope_id, []), registrations=self._regs.get(scope_id, []))
+        self._scopes[scope_id] = scope
+        if info is not None:
+            nodes = descendants(info.node.body, into_functions=False)
+        else:
+            nodes = (
+                n
+                for statement in self.facts.module.body
+                if not isinstance(statement, (cst.FunctionDef, cst.ClassDef))
+                for n in [statement, *descendants(statement, into_functions=False)]
+            )
+        calls = {id(c.node): c for c in scope.calls}
+        self._position = -1
+        for position, node in enumerate(nodes):
+            self._position = position
+            if isinstance(node, cst.Call):
+                scope.positions[id(node)] = position
+                call = calls.pop(id(node), None)
+                if call is not None:
+                    self._call(scope, call)
+            elif isinstance(node, cst.Assign):
+                for target in node.targets:
+                    if isinstance(node.value, cst.Call):  # ``hs = []`` in another branch keeps the handles
+                        self._bind(scope, target.target, position)
+                    if isinstance(target.target, cst.Name):
+                        raw = f"{self.owner(target.target.value, scope_id)}|{target.target.value}"
+                        scope.values.setdefault(raw, []).append((position, node.value))
+                self._assign(scope, node)
+            elif isinstance(node, (cst.For, cst.CompFor)):
+                self._bind(scope, node.target, position)
+            elif isinstance(node, cst.AugAssign):
+                for name in _element_names(node.value):
+                    self._event(scope, name, "into", self.raw_key(node.target, scope_id))
+            elif isinstance(node, (cst.Return, cst.Yield)):
+                kind = "returned" if isinstance(node, cst.Return) else "yielded"
+                value = node.value if isinstance(node.value, cst.BaseExpression) else None
+                for name in _element_names(value):
+                    self._event(scope, name, kind, None)
+            elif isinstance(node, cst.WithItem):
+                for name in _element_names(node.item):
+                    self._event(scope, name, "scoped", None)
+        self._position = -1  # calls inside lambdas: no position
+        for call in calls.values():
+            self._call(scope, call)
+        for call in self._removal_calls.get(scope_id, ()):
+            self._removal(scope, call)
+        return scope
+
+    def _bind(self, scope: _Scope, target: cst.BaseExpression, position: int) -> None:
+        for name in target_names(target):
+            scope.bindings.setdefault(f"{self.owner(name, scope.id)}|{name}", []).append(position)
+
+    def _event(self, scope: _Scope, name: cst.BaseExpression, kind: str, other: str | None) -> None:
+        raw = self.raw_key(name, scope.id)
+        if raw is not None:
+            scope.events.setdefault(raw, []).append((kind, other, self._position))
+
+    def _assign(self, scope: _Scope, node: cst.Assign) -> None:
+        targets = [t.target for t in node.targets]
+        value = node.value
+        for target in targets:
+            if isinstance(target, cst.Attribute):
+                raw = self.raw_key(target, scope.id)
+                if raw is not None:
+                    self.assigned.add(raw)
+        if _is_chain(value) or len(targets) > 1:
+            keys = [self.raw_key(t, scope.id) for t in targets if _is_chain(t)]
+            if _is_chain(value):
+                keys.append(self.raw_key(value, scope.id))
+            for a, b in zip(keys, keys[1:]):
+                self._union(a, b)
+        if _is_chain(value):
+            for target in targets:
+                if not _is_chain(target):  # ``d[k] = h``: the handle goes into ``d``
+                    self._event(scope, value, "into", self.raw_key(target, scope.id))
+            return
+        if isinstance(value, cst.Call) and _element_call(value) is not None:
+            store = self.raw_key(_element_call(value), scope.id)
+            for target in targets:
+                for name in target_names(target):
+                    scope.element_of[f"{self.owner(name, scope.id)}|{name}"] = store  # type: ignore[assignment]
+            return
+        if isinstance(value, cst.Subscript):
+            store = self.raw_key(value, scope.id)
+            for target in targets:
+                if isinstance(target, (cst.Tuple, cst.List)):
+                    for name in target_names(target):
+                        scope.element_of[f"{self.owner(name, scope.id)}|{name}"] = store  # type: ignore[assignment]
+            return
+        if isinstance(value, cst.Call) and _builtin(value) in COLLECTION_BUILTINS:
+            names = [n for a in value.args for n in _element_names(a.value)]
+        else:
+            names = _element_names(value) if isinstance(value, (cst.Tuple, cst.List, cst.Set, cst.Dict)) else []
+        for target in targets:
+            for name in names:
+                self._event(scope, name, "into", self.raw_key(target, scope.id))
+
+    def _call(self, scope: _Scope, call: CallSite) -> None:
+        node = call.node
+        func = node.func
+        for arg in node.args:
+            value = arg.value
+            if isinstance(value, cst.Attribute) and value.attr.value == REMOVE_METHOD:
+                raw = self.raw_key(value.value, scope.id)  # atexit.register(h.remove), stack.callback(h.remove)
+                if raw is not None:
+                    scope.removals.append(Removal(node, call.site, raw, "deferred"))
+        if call.attr in STORE_METHODS or call.attr in KEYED_STORE_METHODS:
+            dest = self.raw_key(func.value, scope.id)  # type: ignore[attr-defined]
+            for arg in node.args:
+                for name in _element_names(arg.value):
+                    self._event(scope, name, "into", dest)
+            return
+        if call.attr in EXIT_STACK_METHODS:
+            for arg in node.args:
+                for name in _element_names(arg.value):
+                    self._event(scope, name, "scoped", None)
+            return
+        if call.attr == REMOVE_METHOD or _builtin(node) in _READING_CALLS or _builtin(node) in COLLECTION_BUILTINS:
+            return
+        if _says_remove(call):
+            for arg in node.args:
+                values = [arg.value]
+                if isinstance(arg.value, (cst.Set, cst.List, cst.Tuple)):
+                    values += [e.value for e in arg.value.elements]  # remove_hooks({d.pop(k)})
+                for value in values:
+                    raw = self.raw_key(value, scope.id)
+                    if raw is not None:
+                        scope.removals.append(Removal(node, call.site, raw, "helper"))
+            return
+        for arg in node.args:
+            if isinstance(arg.value, cst.Name):
+                self._event(scope, arg.value, "passed", None)
+
+    def _removal(self, scope: _Scope, call: CallSite) -> None:
+        receiver = call.node.func.value  # type: ignore[attr-defined]
+        raw = self.raw_key(receiver, scope.id)
+        if raw is None:
+            return
+        kind = "direct" if _is_chain(receiver) else "element"
+        if not isinstance(receiver, cst.Name) or not self._loop_target(call.site, receiver.value):
+            scope.removals.append(Removal(call.node, call.site, raw, kind))
+        if not isinstance(receiver, cst.Name):
+            return
+        name = receiver.value
+        element = scope.element_of.get(raw)
+        if element is not None:
+            scope.removals.append(Removal(call.node, call.site, element, "element"))
+        for frame in reversed(call.site.frames):
+            if frame.kind in ("def", "class"):
+                break
+            loop = frame.node
+            if frame.kind == "comp":
+                loop = loop.for_in  # type: ignore[attr-defined]
+            elif frame.kind == "lambda":
+                store = self._mapped(scope, loop, name)  # type: ignore[arg-type]
+                if store is not None:
+                    scope.removals.append(Removal(call.node, call.site, store, "loop"))
+                continue
+            elif frame.kind != "for":
+                continue
+            if name in target_names(loop.target):  # type: ignore[attr-defined]
+                store = self.raw_key(loop.iter, scope.id)  # type: ignore[attr-defined]
+                if store is not None:
+                    scope.removals.append(Removal(call.node, call.site, store, "loop"))
+                    outer = _loop_over(call.site, loop.iter)  # type: ignore[attr-defined]
+                    if outer is not None:  # for group in groups: for h in group: h.remove()
+                        outer_store = self.raw_key(outer, scope.id)
+                        if outer_store is not None:
+                            scope.removals.append(Removal(call.node, call.site, outer_store, "loop"))
+                break
+
+    @staticmethod
+    def _loop_target(site: Site, name: str) -> bool:
+        """``name`` is bound by a loop around the site (``for h in hs: h.remove()``
+        removes the elements of ``hs``, not what ``h`` held before the loop)."""
+        for frame in reversed(site.frames):
+            if frame.kind in ("def", "class"):
+                return False
+            node = frame.node.for_in if frame.kind == "comp" else frame.node  # type: ignore[attr-defined]
+            if frame.kind in ("for", "comp") and name in target_names(node.target):  # type: ignore[attr-defined]
+                return True
+        return False
+
+    def _mapped(self, scope: _Scope, lam: cst.Lambda, name: str) -> str | None:
+        """``map(lambda h: h.remove(), handles)``: the store ``handles``."""
+        if name not in {p.name.value for p in lam.params.params}:
+            return None
+        for call in scope.calls:
+            args = call.node.args
+            if call.callee == "map" and len(args) == 2 and args[0].value is lam:
+                return self.raw_key(args[1].value, scope.id)
+        return None
+
+    # -- helpers of the same file -------------------------------------------------------------
+    def callee(self, call: CallSite) -> FunctionInfo | None:
+        """The same-file function or method a call runs, when the file says so."""
+        key = id(call.node)
+        if key not in self._callees:
+            self._callees[key] = self._callee(call)
+        return self._callees[key]
+
+    def _callee(self, call: CallSite) -> FunctionInfo | None:
+        func = call.node.func
+        info = self._infos.get(self.scope_id(call.site))
+        if isinstance(func, cst.Name):
+            scope = info
+            while scope is not None:
+                if func.value in scope.nested:
+                    return scope.nested[func.value]
+                scope = scope.parent
+            return self.facts.module_function(func.value)
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value in ("self", "cls")
+            and info is not None
+        ):
+            method = info
+            while method is not None and method.class_name is None:
+                method = method.parent
+            if method is not None:
+                return self.facts.method(method.class_name, func.attr.value)  # type: ignore[arg-type]
+        return None
+
+    def removed_by(self, info: FunctionInfo, depth: int = 0) -> tuple[set[str], set[str]]:
+        """``(parameters, attributes)``: what a function removes of its parameters
+        (by name) and of ``self.*`` (by code), directly or through helpers."""
+        memo = self._removes_memo.get(id(info.node))
+        if memo is not None:
+            return memo
+        params: set[str] = set()
+        attrs: set[str] = set()
+        self._removes_memo[id(info.node)] = (params, attrs)  # a recursive helper sees nothing
+        if depth > HELPER_DEPTH:
+            return params, attrs
+        own = f"def:{id(info.node)}"
+        for removal in self.removals_in(id(info.node), depth + 1):
+            for member in self._members(removal.store):
+                owner, _, code = member.partition("|")
+                root = code.split(".", 1)[0]
+                if owner == own and root in info.params:
+                    params.add(root)
+                elif owner.startswith("class:") and root in ("self", "cls"):
+                    attrs.add(code)
+        return params, attrs
+
+    def _members(self, key: str) -> list[str]:
+        root = self.find(key)
+        return [k for k in {*self._parent, key} if self.find(k) == root]
+
+    def removals_in(self, scope_id: int, depth: int = 0) -> list[Removal]:
+        """Every removal in one scope, helpers' included (computed once per scope)."""
+        if depth == 0:
+            known = self._removals.get(scope_id)
+            if known is None:
+                known = self._removals[scope_id] = self._removals_in(scope_id, 0)
+            return known
+        return self._removals_in(scope_id, depth)
+
+    def _removals_in(self, scope_id: int, depth: int) -> list[Removal]:
+        scope = self._scope(scope_id)
+        found = list(scope.removals)
+        if depth > HELPER_DEPTH:
+            return found
+        for call in scope.calls:
+            helper = self.callee(call)
+            if helper is None or helper.node is (scope.info.node if scope.info else None):
+                continue
+            params, attrs = self.removed_by(helper, depth)
+            if params:
+                names = helper.params
+                if helper.class_name is not None and isinstance(call.node.func, cst.Attribute):
+                    names = names[1:]
+                for index, arg in enumerate(call.node.args):
+                    name = arg.keyword.value if arg.keyword is not None else (names[index] if index < len(names) else None)
+                    raw = self.raw_key(arg.value, scope_id)
+                    if name in params and raw is not None:
+                        found.append(Removal(call.node, call.site, raw, "helper"))
+            if attrs and helper.class_name is not None:
+                for attr in attrs:
+                    owner = self.owner("self", scope_id) if scope.info is not None else ""
+                    if owner.startswith("class:"):
+                        found.append(Removal(call.node, call.site, f"{owner}|{attr}", "helper"))
+        return found
+
+    def returns_handles(self, info: FunctionInfo, depth: int = 0) -> bool:
+        """The function returns the handles it registers (or gets from a helper)."""
+        memo = self._returns_memo.get(id(info.node))
+        if memo is not None:
+            return memo
+        self._returns_memo[id(info.node)] = False
+        if depth > HELPER_DEPTH:
+            return False
+        found = any(a.flow.escapes == "returned" for a in self.acquisitions(id(info.node), depth + 1))
+        self._returns_memo[id(info.node)] = found
+        return found
+
+    # -- queries -------------------------------------------------------------------------------
+    def acquisitions(self, scope_id: int, depth: int = 0) -> list[Acquisition]:
+        """Registrations of a scope, and calls of same-file helpers that return handles."""
+        known = self._acquisitions.get(scope_id)
+        if known is not None:
+            return known
+        scope = self._scope(scope_id)
+        found = [
+            Acquisition(r.call, r.site, self.flow(r.handle, scope_id, r.call), registration=r, use=r.handle)
+            for r in scope.registrations
+        ]
+        registered = {id(r.call) for r in scope.registrations}
+        for call in scope.calls:
+            if id(call.node) in registered:
+                continue
+            helper = self.callee(call)
+            if helper is None or helper.node is (scope.info.node if scope.info else None):
+                continue
+            if self._is_setup_call(call, helper, scope):
+                stores = self.class_removed(helper.class_name)  # type: ignore[arg-type]
+                if stores:
+                    flow = Flow(stores=stores, target=f"{self.facts.code(call.node.func)}()")
+                    found.append(Acquisition(call.node, call.site, flow, helper=helper, use=call.use))
+                continue
+            if self.returns_handles(helper, depth):
+                found.append(
+                    Acquisition(call.node, call.site, self._helper_flow(call, scope_id), helper=helper, use=call.use)
+                )
+        if depth == 0:
+            self._acquisitions[scope_id] = found
+        return found
+
+    def _helper_flow(self, call: CallSite, scope_id: int) -> Flow:
+        flow = self.flow(call.use, scope_id, call.node)
+        flow.single = False  # a helper hands back a collection
+        return flow
+
+    def value_at(self, name: cst.Name, call: cst.Call, scope_id: int) -> cst.BaseExpression | None:
+        """The value last assigned to a local name before a call of the same scope."""
+        scope = self._scope(scope_id)
+        position = scope.positions.get(id(call), -1)
+        raw = f"{self.owner(name.value, scope_id)}|{name.value}"
+        before = [v for p, v in scope.values.get(raw, ()) if p < position]
+        return before[-1] if before else None
+
+    def store_codes(self, stores: set[str]) -> list[str]:
+        """The code of each store (``handles``, ``self._hooks``)."""
+        return [s.partition("|")[2] for s in stores]
+
+    def dies_with_scope(self, registration: Registration) -> bool:
+        """The hooked object is made in the registering function and never leaves it
+        (not returned, stored, aliased or passed on): its hooks die with the call."""
+        receiver = registration.receiver
+        while isinstance(receiver, (cst.Attribute, cst.Subscript)):
+            receiver = receiver.value
+        if not isinstance(receiver, cst.Name):
+            return False
+        scope_id = self.scope_id(registration.site)
+        info = self._infos.get(scope_id)
+        if info is None or receiver.value in info.params:
+            return False
+        raw = f"{self.owner(receiver.value, scope_id)}|{receiver.value}"
+        if not raw.startswith(f"def:{scope_id}|") or len(self._members(raw)) > 1:
+            return False
+        scope = self._scope(scope_id)
+        values = scope.values.get(raw, [])
+        bound = set(info.params) | {k.partition("|")[2] for k in scope.values} | {"self", "cls"}  # imports may bind
+        if not values or not all(_fresh_object(v, info, bound) for _, v in values):
+            return False
+        return not scope.events.get(raw) and not any(
+            receiver.value in self._bound(nested)[0] or _mentions(nested.node, receiver.value)
+            for nested in info.nested.values()
+        )
+
+    def lives_on_module(self, registration: Registration) -> bool:
+        """A tensor hook in the ``forward`` of an ``autograd.Function`` subclass on an
+        argument that every same-file ``Cls.apply(...)`` fills with a module attribute
+        (``self.weight``): a parameter, which outlives the call, so its hooks pile up."""
+        receiver = registration.receiver
+        if registration.api.owner != "tensor" or not isinstance(receiver, cst.Name):
+            return False
+        info = self._infos.get(self.scope_id(registration.site))
+        if info is None or info.name != "forward" or info.class_name is None:
+            return False
+        node = self.facts.classes.get(info.class_name)
+        if node is None or not any(self.facts.code(b.value).endswith("Function") for b in node.bases):
+            return False
+        params = info.params
+        if receiver.value not in params[1:]:
+            return False
+        index = params.index(receiver.value) - 1  # ``ctx`` is not passed to ``apply``
+        applies = [
+            c for c in self.facts.calls
+            if c.attr == "apply" and self.facts.code(c.node.func.value) == info.class_name  # type: ignore[attr-defined]
+        ]
+        for call in applies:
+            positional = [a.value for a in call.node.args if a.keyword is None and not a.star]
+            if index >= len(positional):
+                return False
+            value = positional[index]
+            if not (isinstance(value, cst.Attribute) and self.facts.code(value).startswith("self.")):
+                return False
+        return bool(applies)
+
+    def _is_setup_call(self, call: CallSite, helper: FunctionInfo, scope: _Scope) -> bool:
+        """``self.register_hooks(model)``: a method of this class whose name says it
+        installs hooks (its body may be a subclass's), that hands nothing back."""
+        name = helper.name.lower()
+        return (
+            helper.class_name is not None
+            and isinstance(call.node.func, cst.Attribute)
+            and any(word in name for word in SETUP_WORDS)
+            and call.use.role == "discarded"
+            and scope.info is not None
+            and scope.info.class_name is not None
+        )
+
+    def class_removed(self, class_name: str) -> set[str]:
+        """The ``self.*`` stores that some method of a class (or its same-file bases)
+        removes."""
+        root = f"class:{self._root_class(class_name)}|"
+        found: set[str] = set()
+        for info in self.facts.functions:
+            if info.class_name is None or self._root_class(info.class_name) != root[6:-1]:
+                continue
+            for removal in self._scope(id(info.node)).removals:
+                if self.find(removal.store).startswith(root) or removal.store.startswith(root):
+                    found.add(self.find(removal.store))
+        return found
+
+    def scopes(self) -> list[int]:
+        """The scopes the model walked (those with registrations or removals, and the
+        methods of their classes), module first."""
+        return list(self._scopes)
+
+    def acquisition_of(self, registration: Registration) -> Acquisition:
+        for acquisition in self.acquisitions(self.scope_id(registration.site)):
+            if acquisition.registration is registration:
+                return acquisition
+        return Acquisition(registration.call, registration.site, Flow(), registration=registration)
+
+    def flow(self, use: HandleUse, scope_id: int, call_node: cst.Call | None = None) -> Flow:
+        """Follow a value's use (a registration's handle) through its scope."""
+        flow = Flow()
+        final = use.final
+        role = final.role
+        if role in ("with", "exit_stack"):
+            flow.scoped = True
+            return flow
+        if role in ("returned", "yielded"):
+            flow.escapes = role
+            return flow
+        if role == "argument":
+            flow.escapes = "passed"
+            return flow
+        if role == "discarded":
+            flow.discarded = True
+            return flow
+        if role not in ("bound", "appended"):
+            return flow
+        nodes = [n for n in final.target_nodes if not isinstance(n, str)]
+        flow.single = role == "bound" and use.role == "bound" and len(nodes) == 1 and _is_chain(nodes[0])
+        if nodes:
+            flow.target = self.facts.code(_store_base(nodes[0]) or nodes[0])
+        todo = [k for k in (self.raw_key(n, scope_id) for n in nodes) if k is not None]
+        scope = self._scope(scope_id)
+        # A name bound by this statement holds this handle only until it is bound again.
+        start = scope.positions.get(id(call_node), -1) if call_node is not None else -1
+        windows: dict[str, tuple[int, int]] = {}
+        if start >= 0 and len(todo) == 1 and isinstance(nodes[0], cst.Name) and use.role == "bound":
+            later = [p for p in scope.bindings.get(todo[0], ()) if p > start]
+            windows[self.find(todo[0])] = (start, min(later) if later else 1 << 60)
+            flow.window = (self.find(todo[0]), *windows[self.find(todo[0])], scope_id)
+        events: dict[str, list[tuple[str, str | None, int]]] = {}
+        for raw, items in scope.events.items():
+            events.setdefault(self.find(raw), []).extend(items)
+        while todo:
+            key = self.find(todo.pop())
+            if key in flow.stores:
+                continue
+            flow.stores.add(key)
+            low, high = windows.get(key, (-1, 1 << 60))
+            for kind, other, position in events.get(key, ()):
+                if position >= 0 and not low < position < high:
+                    continue
+                if kind == "into" and other is not None:
+                    if self.find(other) not in flow.stores:
+                        flow.single = False
+                        todo.append(other)
+                elif kind == "scoped":
+                    flow.scoped = True
+                elif kind in ("returned", "yielded", "passed") and flow.escapes is None:
+                    flow.escapes = kind
+        return flow
+
+    def removals_of(
+        self, stores: set[str], scope_id: int | None = None, window: tuple[str, int, int, int] | None = None
+    ) -> list[Removal]:
+        """Removals of any of ``stores``: in one scope, or (None) wherever the stores'
+        owners reach them (the owning function and its nested defs, the class's
+        methods, the whole module for globals)."""
+        roots = {self.find(s) for s in stores}
+        if scope_id is not None:
+            scopes = [scope_id]
+        else:
+            scopes = list(self._scopes)
+        found = []
+        for sid in scopes:
+            positions = self._scope(sid).positions
+            for removal in self.removals_in(sid):
+                root = self.find(removal.store)
+                if root not in roots:
+                    continue
+                if window is not None and sid == window[3] and removal.kind == "direct" and root == window[0]:
+                    position = positions.get(id(removal.call), -1)
+                    if position >= 0 and not window[1] < position < window[2]:
+                        continue  # the name holds another value by then
+                found.append(removal)
+        return found
+
+
+def handle_model(facts: ModuleFacts) -> HandleModel:
+    """The module's handle model, built on first use."""
+    model = facts.__dict__.get("_handle_model")
+    if model is None:
+        model = HandleModel(facts)
+        facts.__dict__["_handle_model"] = model
+    return model
+
+
+# -- small syntactic helpers ---------------------------------------------------------------------
+def _is_chain(node: cst.CSTNode | None) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def _builtin(call: cst.Call) -> str | None:
+    return call.func.value if isinstance(call.func, cst.Name) else None
+
+
+def _element_call(call: cst.Call) -> cst.BaseExpression | None:
+    """The store ``S`` of ``S.pop(...)``, ``S.get(k)``, ``S.popleft()``."""
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in ELEMENT_METHODS:
+        return call.func.value
+    return None
+
+
+def _store_base(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """``d`` for ``d``, ``d[k]``, ``d.pop(k)``, ``d.values()``, ``list(d)``, ``self.d``."""
+    for _ in range(8):
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ELEMENT_METHODS | STORE_VIEWS:
+                node = func.value
+            elif isinstance(func, cst.Name) and func.value in COLLECTION_BUILTINS | {"enumerate"} and node.args:
+                node = node.args[0].value
+            else:
+                return None
+        else:
+            break
+    return node if _is_chain(node) else None
+
+
+def _element_names(node: cst.BaseExpression | None) -> list[cst.BaseExpression]:
+    """Names or attribute chains that are a value itself or an element of a literal
+    container (``h``, ``[h1, h2]``, ``(hook, h)``, ``{k: h}``)."""
+    if node is None:
+        return []
+    if _is_chain(node):
+        return [node]
+    out: list[cst.BaseExpression] = []
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        for element in node.elements:
+            out += _element_names(element.value)
+    elif isinstance(node, cst.Dict):
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                out += _element_names(element.value)
+    return out
+
+
+def _loop_over(site: Site, iterable: cst.BaseExpression) -> cst.BaseExpression | None:
+    """For ``for h in group`` inside ``for group in groups``: ``groups``."""
+    base = _store_base(iterable)
+    if not isinstance(base, cst.Name):
+        return None
+    for frame in reversed(site.frames):
+        if frame.kind in ("def", "class"):
+            return None
+        if frame.kind == "for" and base.value in target_names(frame.node.target):  # type: ignore[attr-defined]
+            return frame.node.iter  # type: ignore[attr-defined]
+    return None
+
+
+def _fresh_object(value: cst.BaseExpression, info: FunctionInfo, bound: set[str], depth: int = 0) -> bool:
+    """A call that builds a new object from imported names, literals and other such
+    calls (``models.vgg16(weights=None).eval()``, ``nn.Sequential(nn.Linear(4, 4))``),
+    not one that looks one up or wraps one it was given (``getattr(model, name)``,
+    ``nn.Sequential(layer)``)."""
+    node: cst.BaseExpression = value
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call):
+        node = node.func.value  # ``build(...).to(device)``: the object is ``build(...)``'s
+    if not isinstance(node, cst.Call) or depth > 4:
+        return False
+    root = node.func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if not isinstance(root, cst.Name) or root.value in bound or root.value in ("self", "cls", "getattr"):
+        return False
+    for arg in node.args:
+        item = arg.value
+        if isinstance(item, (cst.Integer, cst.Float, cst.SimpleString)):
+            continue
+        if isinstance(item, cst.Name) and item.value not in bound:
+            continue
+        if isinstance(item, cst.Call) and _fresh_object(item, info, bound, depth + 1):
+            continue
+        return False
+    return True
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in descendants(node))
+
+
+def _says_remove(call: CallSite) -> bool:
+    """A call of a function whose name says it removes (``remove_hooks(hs)``)."""
+    if call.attr == REMOVE_METHOD:
+        return False
+    name = (call.callee or call.attr or "").rsplit(".", 1)[-1].lower()
+    return any(word in name for word in REMOVAL_WORDS)

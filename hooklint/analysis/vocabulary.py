@@ -1,0 +1,139 @@
+"""hooklint's vocabulary: every name the analysis matches, in one place.
+
+Nothing here imports torch; names are matched syntactically.  Sections:
+
+* the hook-registration API table (which object a ``register_*hook`` hangs the hook
+  on, what kind of hook it is, whether it accepts ``always_call``, since when);
+* context managers that install hooks for a thread, and ``@contextmanager``;
+* handle stores: the container methods that put a handle into a store, that take
+  one element out, the views a loop iterates, the builtins that build a container;
+* removal forms: ``.remove()``, the ``ExitStack`` methods and finalizers that remove
+  later, the words a removal helper's name carries;
+* lifecycles: methods that run once per call, installer names, and the
+  setup/teardown method pairs of a class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+# -- the hook API table (mirrors docs/torch-hook-api.md) -----------------------------------
+@dataclass(frozen=True)
+class HookApi:
+    """One registration API, e.g. ``Module.register_forward_hook``."""
+
+    name: str
+    kind: str  # forward_pre, forward, backward, full_backward, full_backward_pre, tensor, ...
+    owner: str  # module, tensor, optimizer, global_module, global_optimizer, autograd_node
+    since: tuple[int, int] = (1, 8)
+    accepts_always_call: bool = False
+
+    @property
+    def is_global(self) -> bool:
+        """A process-wide hook: it fires for every module (or optimizer) in the process."""
+        return self.owner in ("global_module", "global_optimizer")
+
+
+_MODULE = [
+    HookApi("register_forward_pre_hook", "forward_pre", "module"),
+    HookApi("register_forward_hook", "forward", "module", accepts_always_call=True),
+    HookApi("register_full_backward_pre_hook", "full_backward_pre", "module", (2, 0)),
+    HookApi("register_full_backward_hook", "full_backward", "module"),
+    HookApi("register_backward_hook", "backward", "module"),
+    HookApi("register_state_dict_pre_hook", "state_dict_pre", "module", (2, 0)),
+    HookApi("register_state_dict_post_hook", "state_dict_post", "module", (2, 5)),
+    HookApi("register_load_state_dict_pre_hook", "load_state_dict_pre", "module", (2, 5)),
+    HookApi("register_load_state_dict_post_hook", "load_state_dict_post", "module", (1, 12)),
+    HookApi("_register_state_dict_hook", "state_dict_post", "module"),
+    HookApi("_register_load_state_dict_pre_hook", "load_state_dict_pre", "module"),
+]
+_TENSOR = [
+    HookApi("register_hook", "tensor", "tensor"),
+    HookApi("register_post_accumulate_grad_hook", "post_accumulate_grad", "tensor", (2, 1)),
+    HookApi("register_prehook", "node_pre", "autograd_node", (2, 0)),
+]
+_OPTIMIZER = [
+    HookApi("register_step_pre_hook", "step_pre", "optimizer", (2, 0)),
+    HookApi("register_step_post_hook", "step_post", "optimizer", (2, 0)),
+]
+_GLOBAL = [
+    HookApi("register_module_forward_pre_hook", "forward_pre", "global_module"),
+    HookApi("register_module_forward_hook", "forward", "global_module", accepts_always_call=True),
+    HookApi("register_module_backward_hook", "backward", "global_module"),
+    HookApi("register_module_full_backward_hook", "full_backward", "global_module"),
+    HookApi("register_module_full_backward_pre_hook", "full_backward_pre", "global_module", (2, 0)),
+    HookApi("register_module_buffer_registration_hook", "buffer_registration", "global_module", (2, 0)),
+    HookApi("register_module_module_registration_hook", "module_registration", "global_module", (2, 0)),
+    HookApi(
+        "register_module_parameter_registration_hook", "parameter_registration", "global_module", (2, 0)
+    ),
+    HookApi("register_optimizer_step_pre_hook", "step_pre", "global_optimizer", (2, 0)),
+    HookApi("register_optimizer_step_post_hook", "step_post", "global_optimizer", (2, 0)),
+    HookApi("register_multi_grad_hook", "multi_grad", "autograd_graph", (2, 0)),
+]
+
+#: Methods called on a receiver (``module.register_forward_hook(fn)``).
+METHOD_APIS: dict[str, HookApi] = {api.name: api for api in _MODULE + _TENSOR + _OPTIMIZER}
+#: Process-wide functions (``register_module_forward_hook(fn)``), matched by their last name.
+GLOBAL_APIS: dict[str, HookApi] = {api.name: api for api in _GLOBAL}
+#: A registration reached through ``getattr(obj, f"register_{kind}_hook")``.
+DYNAMIC_API = HookApi("register_<dynamic>_hook", "dynamic", "module")
+
+#: Context managers that install saved-tensor (pack/unpack) hooks for the thread
+#: (import aliases resolved).
+SAVED_TENSORS_HOOKS = frozenset(
+    {
+        "torch.autograd.graph.saved_tensors_hooks",
+        "torch.autograd.graph.save_on_cpu",
+        "torch.autograd.graph.disable_saved_tensors_hooks",
+        "torch.autograd.saved_tensors_hooks",
+        "torch.autograd.save_on_cpu",
+    }
+)
+#: Decorators that turn a generator into a context manager.
+CONTEXTMANAGERS = frozenset(
+    {"contextlib.contextmanager", "contextmanager", "contextlib.asynccontextmanager"}
+)
+
+
+def lookup(name: str) -> HookApi | None:
+    """The API a called name refers to, if it is a known registration."""
+    return METHOD_APIS.get(name) or GLOBAL_APIS.get(name)
+
+
+# -- handle stores ---------------------------------------------------------------------------
+#: ``store.append(h)`` and friends: the argument goes into ``store``.
+STORE_METHODS = frozenset({"append", "extend", "add", "insert", "appendleft"})
+#: Methods that put a keyed value into a mapping (``d.update(...)``, ``d.setdefault(k, h)``).
+KEYED_STORE_METHODS = frozenset({"update", "setdefault"})
+#: Methods that take one element out of a store (``hs.pop()``, ``d.get(k)``).
+ELEMENT_METHODS = frozenset({"pop", "popleft", "popitem", "get"})
+#: Views a loop iterates instead of the store itself (``for h in d.values()``).
+STORE_VIEWS = frozenset({"values", "items", "copy", "keys"})
+#: Builtins whose result holds what their argument yields (``set(reg(m) for m in ms)``).
+COLLECTION_BUILTINS = frozenset({"list", "set", "tuple", "frozenset", "sorted", "dict", "reversed"})
+
+# -- removal forms ---------------------------------------------------------------------------
+#: ``handle.remove()``.
+REMOVE_METHOD = "remove"
+#: ``stack.enter_context(h)``, ``stack.callback(h.remove)``, ``stack.push(h)``.
+EXIT_STACK_METHODS = frozenset({"enter_context", "callback", "push"})
+#: A function whose name holds one of these removes what it is given (``remove_hooks(hs)``).
+REMOVAL_WORDS = ("remove",)
+
+# -- lifecycles ------------------------------------------------------------------------------
+#: Methods that run once per forward, step or generated token.
+PER_CALL_NAMES = frozenset({"forward", "_forward", "__call__", "generate", "step"})
+#: Functions whose job is to install something for later.
+INSTALLER_PREFIXES = (
+    "install", "register", "enable", "setup", "set_up", "add", "attach", "init",
+    "__init__", "__enter__", "start", "patch", "hook",
+)
+#: Setup/teardown method pairs of one class: what the first installs, the second undoes.
+LIFECYCLE_PAIRS = (
+    ("__enter__", "__exit__"),
+    ("__aenter__", "__aexit__"),
+)
+#: A method whose name holds one of these words installs hooks (``self.register_hooks(m)``).
+SETUP_WORDS = ("register_hook", "add_hook", "attach_hook", "install_hook")
