@@ -50,9 +50,14 @@ class RewriteBlock:
                 part[0] == "with"
             ):  # ("with", call): its original text, continuation lines kept as they are
                 comments = [c for c in dropped_comments if not _inside(at, part[1], c)]
+                # The call's own trailing comment (`# type: ignore`) stays with it; the
+                # other dropped statements' comments keep lines of their own above it.
+                call_lines = range(at.start(part[1]).line, at.end(part[1]).line + 1)
+                trailing = [c for c in comments if c[0] in call_lines]
+                out += [indent + c[2] for c in comments if c[0] not in call_lines]
                 out.append(
                     indent + "with " + _source_of(at, part[1], self.newline) + ":"
-                    + "".join("  " + c[2] for c in comments)
+                    + "".join("  " + c[2] for c in trailing)
                 )
                 dropped_comments = []
                 continue

@@ -237,3 +237,24 @@ def test_the_with_fix_keeps_the_comments_of_the_registration_and_the_removal():
     )
     crlf = fix_text(source.replace("\n", "\r\n"), "m.py", [rules_by_code()["HL004"]], CONTEXT, unsafe=True).text
     assert crlf == fixed.replace("\n", "\r\n")
+
+
+def test_the_with_fix_keeps_each_dropped_statements_comment_as_its_own_comment():
+    # Two statements fold into one `with` line: the call's own comment trails the
+    # `with`, the other keeps a line of its own (two comments never merge into one).
+    source = (
+        "from torch.autograd.graph import save_on_cpu\n"
+        "\n"
+        "ctx = save_on_cpu()  # type: ignore\n"
+        "ctx.__enter__()  # entered by hand\n"
+        "run()\n"
+        "ctx.__exit__(None, None, None)\n"
+    )
+    fixed = fix_text(source, "m.py", [rules_by_code()["HL011"]], CONTEXT, unsafe=True).text
+    assert fixed == (
+        "from torch.autograd.graph import save_on_cpu\n"
+        "\n"
+        "# entered by hand\n"
+        "with save_on_cpu():  # type: ignore\n"
+        "    run()\n"
+    )
