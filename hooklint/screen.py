@@ -46,6 +46,8 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _CALLABLE_OBJECT = frozenset({"__call__", "__init__"})
 #: A name not followed by a call's parenthesis: used as a value.
 _REFERENCE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
+#: A name called as a function or a method of ``self``/``cls``: ``helper(``, ``self._enter(``.
+_CALLED = re.compile(r"(?:(?<![\w.])|(?<=\bself\.)|(?<=\bcls\.))([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 #: ``name = value`` on one line (not ``==``).
 _ASSIGNMENT = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)([^\r\n]*)", re.MULTILINE)
 #: A line that holds nothing to parse (comments cost a parse and hold no evidence).
@@ -183,6 +185,7 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern) -> tuple[
 
     kept = {id(u) for u in seeds + callers}
     kept.update(id(u) for u in units if u.name in hooks)
+    _keep_callees(units, [u for u in units if id(u) in kept], kept, lines)
     for unit in units:  # an instance used as a hook: what it runs and what it sets up
         if unit.is_class and unit.name in hooks:
             kept.update(id(m) for m in unit.members if m.name in _CALLABLE_OBJECT)
@@ -198,6 +201,26 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern) -> tuple[
                 if not (isinstance(statement, ast.ImportFrom) and any(a.name == "*" for a in statement.names)):
                     lines.drop(statement.lineno, statement.end_lineno or statement.lineno)
     return lines.result()
+
+
+def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], lines: _Lines) -> None:
+    """Keep the functions the kept code calls by name (``helper(``, ``self._enter(``), to
+    :data:`hooklint.analysis.effects.MAX_DEPTH` calls deep: a hook's state changes may
+    sit in them."""
+    from hooklint.analysis.effects import MAX_DEPTH
+
+    by_name: dict[str, list[_Unit]] = {}
+    for unit in units:
+        if not unit.is_class:
+            by_name.setdefault(unit.name, []).append(unit)
+    for _ in range(MAX_DEPTH):
+        called = set()
+        for unit in reached:
+            called.update(_CALLED.findall(_code(lines.join(unit.own_lines()))))
+        reached = [u for name in called for u in by_name.get(name, ()) if id(u) not in kept]
+        if not reached:
+            return
+        kept.update(id(u) for u in reached)
 
 
 def _units(statements, lines: list[str]):

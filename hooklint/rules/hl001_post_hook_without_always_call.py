@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from hooklint.analysis.effects import undone
 from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.analysis.hook_roles import HookCallable, effects_of, hook_callable, same_hooked_object
 from hooklint.fixes.always_call import add_always_call, clamp_decrement
+from hooklint.fixes.release_guard import acquired_flag_guard
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, format_version
 
 ALWAYS_CALL_SINCE = (2, 1)
+#: Releases that assume the acquire happened (a skipped or doubled one is wrong).
+_ASSUMING = frozenset({"decrement", "remove", "delete", "release"})
 
 
 class PostHookWithoutAlwaysCall(Rule):
@@ -71,30 +76,47 @@ class PostHookWithoutAlwaysCall(Rule):
     prefilter = ("register_forward_hook", "register_module_forward_hook")
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
-        pre_hooks = [r for r in facts.registrations if r.api.kind == "forward_pre" and r.hook]
+        pre_hooks = [(r, hook_callable(facts, r)) for r in facts.registrations if r.api.kind == "forward_pre"]
+        pre_hooks = [(r, c) for r, c in pre_hooks if c is not None]
+        if not pre_hooks:
+            return
         for post in facts.registrations:
             if not _needs_always_call(post):
                 continue
-            for pre in pre_hooks:
-                if not pre.same_target(post):
+            post_hook = hook_callable(facts, post)
+            if post_hook is None:
+                continue
+            for pre, pre_hook in pre_hooks:
+                if not same_hooked_object(pre, post):
                     continue
-                undone = _undone_keys(pre, post)
-                if undone:
-                    yield self._finding(facts, context, pre, post, undone)
+                pairs = undone(effects_of(facts, pre_hook), effects_of(facts, post_hook))
+                if pairs:
+                    yield self._finding(facts, context, pre_hook, post, post_hook, pairs)
                     break
 
-    def _finding(self, facts, context, pre: Registration, post: Registration, undone) -> Finding:
-        keys = ", ".join(f"`{k}`" for k in sorted(undone))
+    def _finding(self, facts, context, pre: HookCallable, post: Registration, post_hook: HookCallable, pairs) -> Finding:
+        keys = ", ".join(sorted({_shown(acquire, release) for acquire, release in pairs}))
         message = (
-            f"forward hook `{post.hook.name}` undoes what pre-hook `{pre.hook.name}` does to {keys}, "
+            f"forward hook `{post_hook.body.name}` undoes what pre-hook `{pre.body.name}` does to {keys}, "
             "but without `always_call=True` it does not run when forward raises "
             "(non-reentrant checkpointing raises on purpose), so the change is never undone"
         )
         edits = add_always_call(post)
-        for effect in post.hook.effects:
-            if effect.key in undone and effect.op == "decrement":
-                edits += clamp_decrement(facts, effect)
+        guarded = []
+        for acquire, release in pairs:
+            if release.op == "decrement" and release.direct:
+                edits += clamp_decrement(facts, release)
+            elif release.pair is not None or (not release.direct and release.op in _ASSUMING):
+                guarded.append((acquire, release))
         withheld = None
+        fix_message = "Add `always_call=True` and clamp the release at zero"
+        if guarded:
+            guard, reason = acquired_flag_guard(
+                facts, pre.body, post_hook.body, [a for a, _ in guarded], [r for _, r in guarded]
+            )
+            edits += guard
+            withheld = f"the release cannot be guarded automatically: {reason}" if reason else None
+            fix_message = "Add `always_call=True` and release only what this call's pre-hook acquired"
         if context.target_torch < ALWAYS_CALL_SINCE:
             withheld = (
                 f"`always_call` needs torch >= {format_version(ALWAYS_CALL_SINCE)}, "
@@ -104,7 +126,7 @@ class PostHookWithoutAlwaysCall(Rule):
             node=post.call,
             message=message,
             fix_edits=edits,
-            fix_message="Add `always_call=True` and clamp the release at zero",
+            fix_message=fix_message,
             fix_withheld=withheld,
         )
 
@@ -303,7 +325,7 @@ def install(layer, tag):
 
 
 def _needs_always_call(post: Registration) -> bool:
-    if post.api.kind != "forward" or not post.api.accepts_always_call or post.hook is None:
+    if post.api.kind != "forward" or not post.api.accepts_always_call:
         return False
     if post.has_star_kwargs:
         return False
@@ -313,6 +335,7 @@ def _needs_always_call(post: Registration) -> bool:
     return type(value).__name__ == "Name" and value.value == "False"  # type: ignore[attr-defined]
 
 
-def _undone_keys(pre: Registration, post: Registration) -> set[str]:
-    acquired = {e.key for e in pre.hook.effects if e.acquires}
-    return {e.key for e in post.hook.effects if e.releases and e.key in acquired}
+def _shown(acquire, release) -> str:
+    if release.pair is None:
+        return f"`{release.key}`"
+    return f"`{release.key}` (`{acquire.pair.split('|')[0]}`/`{release.pair.split('|')[0]}`)"
