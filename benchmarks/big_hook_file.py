@@ -4,8 +4,10 @@ helper methods, module helpers and factory closures (the shapes HL001/HL005 foll
 
     python benchmarks/big_hook_file.py [--runs N] [--lines N]
 
-Prints the median wall time of linting the text with every default rule, in one
-process (the parse included). Not collected by pytest.
+The hooks are correct (releases clamped or guarded), so the file has no finding before
+or after a change to the analysis: the figure is the analysis cost, not the cost of
+reporting.  Prints the median CPU time (and wall time) of linting the text with every
+default rule, in one process, the parse included. Not collected by pytest.
 """
 
 from __future__ import annotations
@@ -30,11 +32,15 @@ class Probe{n}:
         self.depth += 1
         self.stack.append(type(module).__name__)
         self._timer("fwd").start()
+        module._probe_started = True
 
     def _leave(self, module):
-        self.depth -= 1
-        self.stack.pop()
-        self._timer("fwd").stop()
+        self.depth = max(0, self.depth - 1)
+        if self.stack:
+            self.stack.pop()
+        if getattr(module, "_probe_started", False):
+            module._probe_started = False
+            self._timer("fwd").stop()
 
     def _timer(self, name):
         return self.timers.setdefault(name, object())
@@ -94,14 +100,15 @@ def main() -> None:
     text = generate(args.lines)
     rules = [r for r in all_rules() if r.default_on]
     context = RuleContext()
-    times = []
+    cpu, wall = [], []
     found = 0
     for _ in range(args.runs):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         found = len(engine.lint_text(text, "big.py", rules, context))
-        times.append(time.perf_counter() - started)
-    print(f"{text.count(chr(10))} lines, {found} findings; median {statistics.median(times) * 1000:.1f} ms "
-          f"over {args.runs} runs (min {min(times) * 1000:.1f} ms)")
+        cpu.append(time.process_time() - started_cpu)
+        wall.append(time.perf_counter() - started)
+    print(f"{text.count(chr(10))} lines, {found} findings; CPU median {statistics.median(cpu) * 1000:.0f} ms "
+          f"(min {min(cpu) * 1000:.0f}), wall median {statistics.median(wall) * 1000:.0f} ms, {args.runs} runs")
 
 
 if __name__ == "__main__":

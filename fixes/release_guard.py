@@ -109,7 +109,9 @@ def acquired_flag_guard(facts: ModuleFacts, pre: HookBody, post: HookBody, acqui
     acquire_line = acquires[-1].hook_statement
     if acquire_line is None or len(acquire_line.body) != 1:
         return [], "the acquiring statement of the pre-hook is not a statement of its own"
-    flag = "_" + pre.name.strip("_").replace(".", "_") + "_acquired"
+    owner, _, method = pre.name.rpartition(".")
+    named = owner if method.startswith("__") and owner else method
+    flag = "_" + named.strip("_").lower() + "_acquired"
     pre_module, post_module = pre.params[0], post.params[0]
     mark = f"{pre_module}.{flag} = True"
     small = acquire_line.body[0]

@@ -185,10 +185,10 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern) -> tuple[
 
     kept = {id(u) for u in seeds + callers}
     kept.update(id(u) for u in units if u.name in hooks)
-    _keep_callees(units, [u for u in units if id(u) in kept], kept, lines)
     for unit in units:  # an instance used as a hook: what it runs and what it sets up
         if unit.is_class and unit.name in hooks:
             kept.update(id(m) for m in unit.members if m.name in _CALLABLE_OBJECT)
+    _keep_callees(units, [u for u in units if id(u) in kept], kept, lines)
     _prune(top, kept, lines)
     if not module_seeds:
         # Module-level code that binds no name the kept code mentions cannot matter:

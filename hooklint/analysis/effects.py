@@ -35,7 +35,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import parameter_names
 from hooklint.analysis.names import dotted_name
-from hooklint.analysis.scopes import local_names, target_names
+from hooklint.analysis.scopes import target_names
 from hooklint.analysis.vocabulary import (
     ACQUIRING_VERBS,
     CONTAINER_ADDS,
@@ -44,7 +44,7 @@ from hooklint.analysis.vocabulary import (
     METHOD_PAIRS,
     RELEASING_VERBS,
 )
-from hooklint.analysis.walk import child_nodes, descendants
+from hooklint.analysis.walk import child_nodes
 
 if TYPE_CHECKING:
     from hooklint.analysis.facts import FunctionInfo, HookBody, ModuleFacts
@@ -75,7 +75,7 @@ class StateEffect:
     makes it.  ``pair`` is ``"verb|rest"`` for one side of a method-call pair.
     ``statement`` is the simple statement line holding ``node`` (None in a lambda),
     ``hook_statement`` the one in the hook's own body that leads to it.  ``guards``
-    holds the code of every condition it runs under (enclosing ``if``/``while``
+    holds every condition it runs under (enclosing ``if``/``while``
     tests, the left side of ``and``/``or``, the test of an earlier ``if ...: return``);
     ``handled`` says an ``except`` or ``suppress(...)`` catches what it raises.
     """
@@ -88,7 +88,7 @@ class StateEffect:
     statement: cst.CSTNode | None = None
     hook_statement: cst.CSTNode | None = None
     conditional: bool = False
-    guards: tuple[str, ...] = ()
+    guards: tuple[cst.BaseExpression, ...] = ()
     handled: bool = False
 
     @property
@@ -228,6 +228,7 @@ class _Model:
         self.module = facts.module
         self.hooks: dict = {}
         self.bodies: dict = {}
+        self.body_names: dict = {}
         self.methods: dict[tuple[str, str], FunctionInfo] = {}
         self.module_functions: dict[str, FunctionInfo] = {}
         self.by_node: dict[int, FunctionInfo] = {}
@@ -238,8 +239,11 @@ class _Model:
             elif info.parent is None and info.class_name is None:
                 self.module_functions.setdefault(info.name, info)
 
-    def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+    def names(self, node: cst.FunctionDef):
+        found = self.body_names.get(id(node))
+        if found is None:
+            found = self.body_names[id(node)] = _body_names(node)
+        return found
 
     def hook(self, hook: "HookBody", receiver: str | None, context) -> list[StateEffect]:
         function = hook.function or context
@@ -255,6 +259,11 @@ class _Model:
             cached = _Walker(self, scope, depth=depth, path=path | {id(info.node)}).run(info.node)
             self.bodies[key] = cached
         return cached
+
+
+def function_info(facts: "ModuleFacts", node: cst.FunctionDef) -> "FunctionInfo | None":
+    """The :class:`FunctionInfo` of a def (indexed once per module)."""
+    return _model(facts).by_node.get(id(node))
 
 
 def _model(facts: "ModuleFacts") -> _Model:
@@ -288,10 +297,10 @@ class _Scope:
             self.locals = set(parameter_names(node.params)) | set(extra_locals)
             self.single: dict[str, cst.BaseExpression] = {}
         else:
-            assigned, declared = local_names(node)
+            names = model.names(node) if model is not None else _body_names(node)
+            assigned, declared, self.single = names
             self.declared = declared
             self.locals = assigned | set(parameter_names(node.params)) | set(extra_locals)
-            self.single = _single_assignments(node)
         if module_param is not None:
             self.aliases[module_param] = "<module>"
         self.locals -= set(self.aliases)
@@ -343,7 +352,7 @@ class _Scope:
             base = self.key(target.func, rebinding=False)
             if base is None or not all(_simple(a.value) for a in target.args):
                 return None
-            args = ", ".join(self.model.code(a.value) for a in target.args)
+            args = ", ".join(_simple_code(a.value) for a in target.args)
             return f"{base}({args})"
         return None
 
@@ -372,33 +381,63 @@ def _simple(node: cst.BaseExpression) -> bool:
     return False
 
 
-def _single_assignments(node: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
-    """Locals bound exactly once, by a plain ``name = value``."""
-    values: dict[str, cst.BaseExpression] = {}
+def _simple_code(node: cst.BaseExpression) -> str:
+    if isinstance(node, (cst.SimpleString, cst.Integer, cst.Float)):
+        return node.value
+    return dotted_name(node) or ""
+
+
+def _body_names(node: cst.FunctionDef):
+    """``(locals, declared, single)`` in one walk: the names the body binds (not
+    declared ``global``/``nonlocal``), those declared, and the locals bound exactly
+    once by a plain ``name = value`` (with that value)."""
+    declared: set[str] = set()
     counts: dict[str, int] = {}
-    for current in descendants(node.body, into_functions=False):
-        if isinstance(current, cst.Assign):
+    values: dict[str, cst.BaseExpression] = {}
+    # ``type(x) is`` rather than ``isinstance``: libcst's classes check through ABCMeta.
+    stack = list(child_nodes(node.body))
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind is cst.Assign:
             for target in current.targets:
                 for name in target_names(target.target):
                     counts[name] = counts.get(name, 0) + 1
-                if len(current.targets) == 1 and isinstance(target.target, cst.Name):
+                if len(current.targets) == 1 and type(target.target) is cst.Name:
                     values[target.target.value] = current.value
-        elif isinstance(current, (cst.AugAssign, cst.AnnAssign)) and isinstance(current.target, cst.Name):
-            counts[current.target.value] = counts.get(current.target.value, 0) + 2
-        elif isinstance(current, (cst.For, cst.CompFor)):
+        elif kind is cst.Global or kind is cst.Nonlocal:
+            declared.update(n.name.value for n in current.names)
+        elif kind is cst.AugAssign or kind is cst.AnnAssign:
+            if type(current.target) is cst.Name:
+                counts[current.target.value] = counts.get(current.target.value, 0) + 2
+        elif kind is cst.For or kind is cst.CompFor:
             for name in target_names(current.target):
                 counts[name] = counts.get(name, 0) + 2
-        elif isinstance(current, cst.AsName):
+        elif kind is cst.AsName:
             for name in target_names(current.name):
                 counts[name] = counts.get(name, 0) + 2
-    return {name: value for name, value in values.items() if counts.get(name) == 1}
+        elif kind is cst.FunctionDef or kind is cst.Lambda or kind is cst.ClassDef:
+            continue
+        elif kind in _LEAF_TYPES:
+            continue
+        stack.extend(child_nodes(current))
+    assigned = set(counts) - declared
+    single = {name: value for name, value in values.items() if counts.get(name) == 1 and name in assigned}
+    return assigned, declared, single
+
+
+_NOT_ENTERED = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
+_COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
+#: Nodes with nothing below them that binds a name or changes state.
+_LEAF_TYPES = frozenset({cst.Name, cst.SimpleString, cst.Integer, cst.Float, cst.Pass, cst.Comment,
+                         cst.Newline, cst.EmptyLine, cst.Ellipsis})
 
 
 # -- the walk ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Ctx:
     conditional: bool = False
-    guards: tuple[str, ...] = ()
+    guards: tuple[cst.BaseExpression, ...] = ()
     handled: bool = False
     statement: cst.CSTNode | None = None
 
@@ -412,9 +451,6 @@ class _Walker:
         self.depth = depth
         self.path = path
         self.effects: list[StateEffect] = []
-
-    def code(self, node: cst.CSTNode) -> str:
-        return self.model.code(node) if self.model is not None else ""
 
     def run(self, node: cst.FunctionDef | cst.Lambda) -> list[StateEffect]:
         if isinstance(node, cst.Lambda):
@@ -433,8 +469,8 @@ class _Walker:
         for statement in statements:
             here = replace(ctx, guards=guards) if guards is not ctx.guards else ctx
             self.statement(statement, here)
-            if isinstance(statement, cst.If) and statement.orelse is None and _exits(statement.body) and self.model is not None:
-                guards = guards + (self.code(statement.test),)
+            if isinstance(statement, cst.If) and statement.orelse is None and _exits(statement.body):
+                guards = guards + (statement.test,)
 
     def statement(self, node: cst.CSTNode, ctx: _Ctx) -> None:
         if isinstance(node, cst.SimpleStatementLine) or isinstance(node, cst.SimpleStatementSuite):
@@ -443,7 +479,7 @@ class _Walker:
                 self.small(small, line)
         elif isinstance(node, cst.If):
             self.expression(node.test, ctx)
-            inner = replace(ctx, conditional=True, guards=ctx.guards + ((self.code(node.test),) if self.model else ()))
+            inner = replace(ctx, conditional=True, guards=ctx.guards + (node.test,))
             self.block(_statements(node.body), inner)
             if node.orelse is not None:
                 orelse = node.orelse
@@ -464,7 +500,7 @@ class _Walker:
                 self.block(_statements(node.orelse.body), inner)
         elif isinstance(node, cst.While):
             self.expression(node.test, ctx)
-            inner = replace(ctx, conditional=True, guards=ctx.guards + ((self.code(node.test),) if self.model else ()))
+            inner = replace(ctx, conditional=True, guards=ctx.guards + (node.test,))
             self.block(_statements(node.body), inner)
         elif isinstance(node, (cst.Try, cst.TryStar)):
             self.block(_statements(node.body), replace(ctx, handled=ctx.handled or bool(node.handlers)))
@@ -533,28 +569,26 @@ class _Walker:
 
     # expressions
     def expression(self, node: cst.CSTNode, ctx: _Ctx) -> None:
-        if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        kind = type(node)
+        if kind in _LEAF_TYPES or kind in _NOT_ENTERED:
             return
-        if isinstance(node, cst.IfExp):
+        if kind is cst.IfExp:
             self.expression(node.test, ctx)
-            inner = replace(ctx, conditional=True, guards=ctx.guards + ((self.code(node.test),) if self.model else ()))
+            inner = replace(ctx, conditional=True, guards=ctx.guards + (node.test,))
             self.expression(node.body, inner)
             self.expression(node.orelse, inner)
             return
-        if isinstance(node, cst.BooleanOperation):
+        if kind is cst.BooleanOperation:
             self.expression(node.left, ctx)
-            inner = replace(ctx, conditional=True, guards=ctx.guards + ((self.code(node.left),) if self.model else ()))
+            inner = replace(ctx, conditional=True, guards=ctx.guards + (node.left,))
             self.expression(node.right, inner)
             return
-        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+        if kind in _COMPREHENSIONS:
             ctx = replace(ctx, conditional=True)
-        if isinstance(node, cst.Call):
-            for child in child_nodes(node):
-                self.expression(child, ctx)
-            self.call(node, ctx)
-            return
         for child in child_nodes(node):
             self.expression(child, ctx)
+        if kind is cst.Call:
+            self.call(node, ctx)
 
     def call(self, node: cst.Call, ctx: _Ctx) -> None:
         if self.follow(node, ctx):
@@ -635,9 +669,15 @@ class _Walker:
         returned = _returned_name(info.node)
         closure = info.nested.get(returned) if returned else None
         if closure is not None:
-            factory_locals, _ = local_names(info.node)
-            extra = frozenset(factory_locals | set(parameter_names(info.node.params)))
-            result.append((closure, self.bind(closure, node, None), extra))
+            # The factory's locals are the closure's cells, fresh per call (not shared
+            # state), except its ``self``, which is the object the factory ran on.
+            factory_params = parameter_names(info.node.params)
+            extra = set(self.model.names(info.node)[0]) | set(factory_params)
+            aliases = self.bind(closure, node, None)
+            if bound_self and factory_params:
+                extra.discard(factory_params[0])
+                aliases[factory_params[0]] = bound_self
+            result.append((closure, aliases, frozenset(extra)))
         return result
 
     def function_of(self, func: cst.BaseExpression):

@@ -123,8 +123,10 @@ def hook_callable(facts: ModuleFacts, registration: Registration) -> HookCallabl
     same-file class — an instance (``Counter()``, or a name, attribute or container item
     holding one), a bound method of one (``tracker.enter``), or ``functools.partial`` of
     either.  None when the callable is not in this file."""
+    from hooklint.analysis.effects import function_info
+
     function = registration.site.function
-    context = facts.function_for(function) if function is not None else None
+    context = function_info(facts, function) if function is not None else None
     if registration.hook is not None:
         receiver = None
         if registration.hook.via == "method" and isinstance(registration.hook_arg, cst.Attribute):

@@ -20,11 +20,24 @@ class PostHookWithoutAlwaysCall(Rule):
     """A forward hook that undoes its pre-hook's change is registered without `always_call=True`.
 
     ## What it does
-    Finds a forward pre-hook / forward hook pair on the same target (one module, or the
-    process-wide `register_module_forward_pre_hook` / `register_module_forward_hook`
-    pair) where the pre-hook changes shared state one way (a counter incremented, an
-    item added to a set or stack, a flag set, an attribute set) and the post-hook
-    changes it back, and the post-hook is registered without `always_call=True`.
+    Finds a forward pre-hook / forward hook pair on the same target (one module, the
+    same `self.attr` from two methods of one class, or the process-wide
+    `register_module_forward_pre_hook` / `register_module_forward_hook` pair) where
+    the pre-hook takes something — a counter incremented, an item added to a set or
+    stack, a flag set to `True`, one side of a method-call pair (`timer.start()`,
+    `lock.acquire()`, `coordinator.fetch_x(m)`, `rec.__enter__()`; the pairs are
+    listed in `hooklint.analysis.vocabulary`) — and the post-hook gives it back, and
+    the post-hook is registered without `always_call=True`.
+
+    The hooks' effects are followed into same-file helpers they call (module
+    functions, nested defs, `self` methods, the closure a same-file factory returns
+    and the hook calls at once), up to three calls deep; hooks may be functions,
+    methods, lambdas, `functools.partial` objects, or instances of same-file classes
+    with `__call__` (also held in a dict, list or attribute). Different literal dict
+    keys are different state (`state["a"]` vs `state["b"]`). A plain assignment
+    (`self.start = now()`) is not a take: it overwrites what the previous call left,
+    and so is any state the pre-hook resets unconditionally before changing it.
+    Helpers defined in other files are not followed.
 
     ## Why is this bad?
     PyTorch skips plain forward hooks when `forward` raises. Then the pre-hook's
@@ -65,8 +78,17 @@ class PostHookWithoutAlwaysCall(Rule):
     ## Fix safety
     Safe when the target torch is at least 2.1 (`always_call` appeared in 2.1);
     withheld otherwise. The fix adds `always_call=True` and clamps counter
-    decrements in the post-hook at zero. It does not reach into hooks defined in
-    other files, and it leaves set/stack removals as they are (see HL005).
+    decrements in the post-hook at zero. A method-call pair (and a counter or stack
+    released inside a helper) cannot be clamped: releasing what was never acquired
+    raises (`stop()` on a stopped timer) or undoes someone else's take (`__exit__`
+    pops another context). So the fix also makes the pre-hook mark the hooked module
+    right after the statement that acquires (`module._<pre-hook>_acquired = True`),
+    and runs the releasing statement of the post-hook only under that mark, clearing
+    it: the post-hook undoes only what this call's pre-hook acquired. The fix is
+    withheld, with the reason, when that cannot be done exactly (a lambda hook, a
+    release spread over several statements, or a releasing statement whose value is
+    used). Flags set back to `False` need no guard: lowering a lowered flag is
+    harmless. Set and stack removals are left as they are (see HL005).
     """
 
     code = "HL001"
@@ -184,6 +206,65 @@ def leave(module, args, output):
 
 encoder.register_forward_pre_hook(enter)
 decoder.register_forward_hook(leave)
+"""
+        ),
+        # A pre-hook that overwrites a timestamp on every call: nothing accumulates.
+        Valid(
+            """
+class StepClock:
+    def _mark(self, module, args):
+        self.began = self.clock()
+
+    def _record(self, module, args, output):
+        self.spans.append((self.began, self.clock()))
+        self.began = None
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self._mark)
+        model.register_forward_hook(self._record)
+"""
+        ),
+        # Two different keys of one dict: the pre-hook sets one, the post-hook clears another.
+        Valid(
+            """
+def once(model):
+    flags = {"waiting": True, "shrunk": False}
+
+    def shrink(module, args):
+        flags["shrunk"] = True
+
+    def grow(module, args, output):
+        flags["waiting"] = False
+
+    model.register_forward_pre_hook(shrink)
+    model.register_forward_hook(grow)
+"""
+        ),
+        # The pre-hook resets its flags before setting them, on every call.
+        Valid(
+            """
+class Packer:
+    def _reset(self, module, args):
+        self.pack = False
+        if args:
+            self.pack = True
+
+    def _unpack(self, module, args, output):
+        self.pack = False
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self._reset)
+        model.register_forward_hook(self._unpack)
+"""
+        ),
+        # Helpers from another file are not followed: no evidence here.
+        Valid(
+            """
+from .regions import open_region, close_region
+
+def attach(model):
+    model.register_forward_pre_hook(lambda m, a: open_region(m))
+    model.register_forward_hook(lambda m, a, o: close_region(m))
 """
         ),
     ]
@@ -320,6 +401,258 @@ def install(layer, tag):
             line=15,
             message="`ACTIVE`",
             options={"target_torch": (2, 0)},
+        ),
+        # A method-call pair: the clock is started before forward and stopped after it.
+        Invalid(
+            """
+class ForwardTimer:
+    def _begin(self, module, args):
+        self.clock.start()
+
+    def _finish(self, module, args, output):
+        self.clock.stop()
+        self.total += self.clock.elapsed()
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self._begin)
+        model.register_forward_hook(self._finish)
+""",
+            expected="""
+class ForwardTimer:
+    def _begin(self, module, args):
+        self.clock.start()
+        module._begin_acquired = True
+
+    def _finish(self, module, args, output):
+        if getattr(module, '_begin_acquired', False):
+            module._begin_acquired = False
+            self.clock.stop()
+        self.total += self.clock.elapsed()
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self._begin)
+        model.register_forward_hook(self._finish, always_call=True)
+""",
+            line=11,
+            message="`self.clock` (`start`/`stop`)",
+        ),
+        # One call deep: a helper method pushes a global stack and fetches weights.
+        Invalid(
+            """
+ACTIVE = []
+
+
+class Offloader:
+    def _bring_in(self, layer):
+        global ACTIVE
+        ACTIVE.append(layer)
+        self.store.fetch_weights(layer)
+
+    def _send_back(self, layer):
+        self.store.release_weights(layer)
+
+    def install(self, layer):
+        def before(module, args):
+            self._bring_in(module)
+
+        def after(module, args, output):
+            ACTIVE.pop()
+            self._send_back(module)
+
+        layer.register_forward_pre_hook(before)
+        layer.register_forward_hook(after)
+""",
+            expected="""
+ACTIVE = []
+
+
+class Offloader:
+    def _bring_in(self, layer):
+        global ACTIVE
+        ACTIVE.append(layer)
+        self.store.fetch_weights(layer)
+
+    def _send_back(self, layer):
+        self.store.release_weights(layer)
+
+    def install(self, layer):
+        def before(module, args):
+            self._bring_in(module)
+            module._before_acquired = True
+
+        def after(module, args, output):
+            ACTIVE.pop()
+            if getattr(module, '_before_acquired', False):
+                module._before_acquired = False
+                self._send_back(module)
+
+        layer.register_forward_pre_hook(before)
+        layer.register_forward_hook(after, always_call=True)
+""",
+            line=22,
+            message="`ACTIVE`",
+        ),
+        # Prologue/epilogue hooks from two methods; a factory closure starts and stops timers.
+        Invalid(
+            """
+class Engine:
+    def _phase(self, name):
+        def run():
+            for timer in self.timer_names:
+                self.timers(timer).start() if name == "start" else self.timers(timer).stop()
+        return run
+
+    def _prologue(self):
+        for sub in self.model.modules():
+            sub.in_forward = True
+        self._phase("start")()
+
+    def _epilogue(self):
+        for sub in self.model.modules():
+            sub.in_forward = False
+        self._phase("stop")()
+
+    def _add_pre_hook(self):
+        def pre(module, args):
+            return self._prologue()
+        return self.model.register_forward_pre_hook(pre)
+
+    def _add_post_hook(self):
+        def post(module, args, output):
+            self._epilogue()
+        return self.model.register_forward_hook(post)
+""",
+            expected="""
+class Engine:
+    def _phase(self, name):
+        def run():
+            for timer in self.timer_names:
+                self.timers(timer).start() if name == "start" else self.timers(timer).stop()
+        return run
+
+    def _prologue(self):
+        for sub in self.model.modules():
+            sub.in_forward = True
+        self._phase("start")()
+
+    def _epilogue(self):
+        for sub in self.model.modules():
+            sub.in_forward = False
+        self._phase("stop")()
+
+    def _add_pre_hook(self):
+        def pre(module, args):
+            result = self._prologue()
+            module._pre_acquired = True
+            return result
+        return self.model.register_forward_pre_hook(pre)
+
+    def _add_post_hook(self):
+        def post(module, args, output):
+            if getattr(module, '_pre_acquired', False):
+                module._pre_acquired = False
+                self._epilogue()
+        return self.model.register_forward_hook(post, always_call=True)
+""",
+            line=26,
+            message="`self.timers(timer)` (`start`/`stop`)",
+        ),
+        # Callable objects of this file, one held in a dict, one inside functools.partial.
+        Invalid(
+            """
+import functools
+
+DEPTH = {"n": 0}
+
+
+def _enter(tag):
+    DEPTH["n"] += 1
+
+
+def _leave(tag):
+    DEPTH["n"] -= 1
+
+
+class Enter:
+    def __call__(self, module, args):
+        _enter(type(module).__name__)
+
+
+class Leave:
+    def __call__(self, tag, module, args, output):
+        _leave(tag)
+
+
+def install(model):
+    hooks = {"pre": Enter()}
+    model.register_forward_pre_hook(hooks["pre"])
+    model.register_forward_hook(functools.partial(Leave(), "block"))
+""",
+            expected="""
+import functools
+
+DEPTH = {"n": 0}
+
+
+def _enter(tag):
+    DEPTH["n"] += 1
+
+
+def _leave(tag):
+    DEPTH["n"] -= 1
+
+
+class Enter:
+    def __call__(self, module, args):
+        _enter(type(module).__name__)
+        module._enter_acquired = True
+
+
+class Leave:
+    def __call__(self, tag, module, args, output):
+        if getattr(module, '_enter_acquired', False):
+            module._enter_acquired = False
+            _leave(tag)
+
+
+def install(model):
+    hooks = {"pre": Enter()}
+    model.register_forward_pre_hook(hooks["pre"])
+    model.register_forward_hook(functools.partial(Leave(), "block"), always_call=True)
+""",
+            line=27,
+            message="`DEPTH['n']`",
+        ),
+        # Lambdas whose bodies call same-file helpers that fill and empty a set.
+        Invalid(
+            """
+def _open(names, module):
+    names.add(id(module))
+
+
+def _close(names, module):
+    names.discard(id(module))
+
+
+def watch(model, names):
+    model.register_forward_pre_hook(lambda m, a: _open(names, m))
+    model.register_forward_hook(lambda m, a, o: _close(names, m))
+""",
+            expected="""
+def _open(names, module):
+    names.add(id(module))
+
+
+def _close(names, module):
+    names.discard(id(module))
+
+
+def watch(model, names):
+    model.register_forward_pre_hook(lambda m, a: _open(names, m))
+    model.register_forward_hook(lambda m, a, o: _close(names, m), always_call=True)
+""",
+            line=11,
+            message="`names`",
         ),
     ]
 

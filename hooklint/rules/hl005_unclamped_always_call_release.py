@@ -9,7 +9,7 @@ import libcst as cst
 
 from hooklint.analysis.effects import StateEffect, acquired, pair_matches
 from hooklint.analysis.facts import ModuleFacts, Registration
-from hooklint.analysis.hook_roles import HookCallable, effects_of, hook_callable, parameter_roles
+from hooklint.analysis.hook_roles import HookCallable, effects_of, hook_callable, parameter_roles, same_hooked_object
 from hooklint.fixes.release_guard import acquired_flag_guard, tolerant_release
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
@@ -84,7 +84,7 @@ class UnclampedAlwaysCallRelease(Rule):
                 continue
             acquires: list[tuple[StateEffect, HookCallable]] = []
             for pre, pre_hook in pre_hooks:
-                if pre.same_target(post, same_function=False):
+                if same_hooked_object(pre, post):
                     acquires += [(a, pre_hook) for a in acquired(effects_of(facts, pre_hook))]
             if not acquires:
                 continue
@@ -406,4 +406,4 @@ def _guarded(facts, effect: StateEffect, post: Registration, flags: set[str]) ->
     if target is None:
         return True
     watched = [target, *flags] + [name for name, role in parameter_roles(post).items() if role == "output"]
-    return any(_mentions(guard, name) for guard in effect.guards for name in watched)
+    return any(_mentions(facts.code(guard), name) for guard in effect.guards for name in watched)
