@@ -329,9 +329,6 @@ class _Scope:
 
     def value_key(self, value: cst.BaseExpression) -> str | None:
         """The key a local assigned ``value`` is another name for."""
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _ITEM_GETTERS:
-            base = self.key(value.func.value, rebinding=False)
-            return base + "[]" if base is not None else None
         if isinstance(value, (cst.Subscript, cst.Attribute, cst.Call)):
             return self.key(value, rebinding=False)
         return None
@@ -348,7 +345,17 @@ class _Scope:
             if base is None:
                 return None
             return f"{base}[{_literal_item(target)}]"
+        if isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) and target.func.attr.value in _ITEM_GETTERS:
+            base = self.key(target.func.value, rebinding=False)  # ``d.pop(k)``: an item of ``d``
+            return base + "[]" if base is not None else None
         if isinstance(target, cst.Call) and self.model is not None:
+            # What a method of a shared object returns may be shared (``self.timers(n)``,
+            # ``self.coordinator()``); a plain or module function's result is a fresh object.
+            root = target.func
+            while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+                root = root.func if isinstance(root, cst.Call) else root.value
+            if not isinstance(target.func, cst.Attribute) or (isinstance(root, cst.Name) and root.value in self.imports):
+                return None
             base = self.key(target.func, rebinding=False)
             if base is None or not all(_simple(a.value) for a in target.args):
                 return None

@@ -23,9 +23,11 @@ class UnclampedAlwaysCallRelease(Rule):
     Finds a forward hook registered with `always_call=True` (on a module, or
     process-wide with `register_module_forward_hook`) that undoes what its forward
     pre-hook on the same target did (a counter incremented, an item added to a set, a
-    stack pushed, a dict entry set) with a release that assumes the pre-hook ran: a
-    bare `n -= 1`, `s.remove(x)`, `stack.pop()`, `d.pop(k)` or `del d[k]`, with no
-    guard around it.
+    stack pushed, a dict entry set, one side of a method-call pair such as
+    `timer.start()`) with a release that assumes the pre-hook ran: a bare `n -= 1`,
+    `s.remove(x)`, `stack.pop()`, `d.pop(k)`, `del d[k]` or `timer.stop()`, with no
+    guard around it. Releases made inside same-file helpers the hook calls count too
+    (followed as HL001 follows them); the finding is on the hook's call.
 
     ## Why is this bad?
     An `always_call` hook also runs when forward never started because an *earlier*
@@ -53,14 +55,18 @@ class UnclampedAlwaysCallRelease(Rule):
         P._cache_enabled = max(0, P._cache_enabled - 1)
     ```
     For sets use `discard`, for dicts `pop(key, None)`, for stacks `if stack:
-    stack.pop()`. The clamp is the same rewrite HL001's fix makes, so code fixed by
+    stack.pop()`; for a method-call pair, or a release inside a helper, mark the
+    module in the pre-hook once it has acquired and release only under the mark. The clamp is the same rewrite HL001's fix makes, so code fixed by
     HL001 is clean here. It is still approximate when an outer module legitimately
     holds the gate; `hooklint.runtime.hooks.paired_forward_hooks` (a per-call token)
     is exact.
 
     ## Fix safety
     Safe: each rewrite behaves exactly as before whenever the pre-hook did run, and
-    only tolerates the unmatched call. No fix is offered when the container's type is
+    only tolerates the unmatched call. For a method-call pair, or a release inside a
+    helper, the fix is HL001's guard: the pre-hook sets `module._<pre-hook>_acquired`
+    after the statement that acquires, and the releasing statement runs only under
+    it (and clears it); no fix when that cannot be placed exactly (see HL001). No fix is offered when the container's type is
     unknown (a `remove(x)` on something the pre-hook did not visibly fill with
     `add`/`append`) or the popped stack is not a plain name or attribute.
     """
@@ -208,6 +214,24 @@ def track(model, live):
     model.register_forward_hook(pop, always_call=True)
 """
         ),
+        # HL001's guard for a method-call pair: release only what this call acquired.
+        Valid(
+            """
+class Profiler:
+    def _open(self, module, args):
+        self.clock.start()
+        module._open_acquired = True
+
+    def _close(self, module, args, output):
+        if getattr(module, "_open_acquired", False):
+            module._open_acquired = False
+            self.clock.stop()
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self._open)
+        model.register_forward_hook(self._close, always_call=True)
+"""
+        ),
     ]
     INVALID = [
         # The bitsandbytes hooks after adding always_call but not the clamp.
@@ -349,6 +373,82 @@ def watch(layer, stack):
 """,
             line=3,
             message="`stack`",
+        ),
+        # A method-call pair: stopping a clock that this call never started.
+        Invalid(
+            """
+class Profiler:
+    def _open(self, module, args):
+        self.clock.start()
+
+    def _close(self, module, args, output):
+        self.clock.stop()
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self._open)
+        model.register_forward_hook(self._close, always_call=True)
+""",
+            expected="""
+class Profiler:
+    def _open(self, module, args):
+        self.clock.start()
+        module._open_acquired = True
+
+    def _close(self, module, args, output):
+        if getattr(module, '_open_acquired', False):
+            module._open_acquired = False
+            self.clock.stop()
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self._open)
+        model.register_forward_hook(self._close, always_call=True)
+""",
+            line=6,
+            message="undoes an acquire that never happened",
+        ),
+        # A counter lowered inside a helper method: the finding is on the hook's call.
+        Invalid(
+            """
+class Gate:
+    def _raise(self):
+        self.level += 1
+
+    def _lower(self):
+        self.level -= 1
+
+    def attach(self, model):
+        def up(module, args):
+            self._raise()
+
+        def down(module, args, output):
+            self._lower()
+
+        model.register_forward_pre_hook(up)
+        model.register_forward_hook(down, always_call=True)
+""",
+            expected="""
+class Gate:
+    def _raise(self):
+        self.level += 1
+
+    def _lower(self):
+        self.level -= 1
+
+    def attach(self, model):
+        def up(module, args):
+            self._raise()
+            module._up_acquired = True
+
+        def down(module, args, output):
+            if getattr(module, '_up_acquired', False):
+                module._up_acquired = False
+                self._lower()
+
+        model.register_forward_pre_hook(up)
+        model.register_forward_hook(down, always_call=True)
+""",
+            line=13,
+            message="in `self._lower`",
         ),
     ]
 
