@@ -206,12 +206,19 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern) -> tuple[
 def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], lines: _Lines) -> None:
     """Keep the functions the kept code calls by name (``helper(``, ``self._enter(``), to
     :data:`hooklint.analysis.effects.MAX_DEPTH` calls deep: a hook's state changes may
-    sit in them."""
+    sit in them; and the ``__init__`` of a class with kept methods."""
     from hooklint.analysis.effects import MAX_DEPTH
 
+    for unit in units:  # what ``self.attr`` holds (a hook object) is set up in ``__init__``
+        if unit.is_class and any(id(m) in kept for m in unit.members):
+            init = [m for m in unit.members if m.name == "__init__" and id(m) not in kept]
+            kept.update(id(m) for m in init)
+            reached = reached + init
     by_name: dict[str, list[_Unit]] = {}
     for unit in units:
-        if not unit.is_class:
+        if unit.is_class:  # a class called: what its instances run when called
+            by_name.setdefault(unit.name, []).extend(m for m in unit.members if m.name in _CALLABLE_OBJECT)
+        else:
             by_name.setdefault(unit.name, []).append(unit)
     for _ in range(MAX_DEPTH):
         called = set()

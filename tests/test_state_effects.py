@@ -289,3 +289,38 @@ def test_helpers_of_helpers_are_kept_by_the_screen_and_the_sparse_parse():
     whole = _hl001(DEEP_PAIR, skip_irrelevant=False)
     assert [(v.start, v.message, v.fix) for v in fast] == [(v.start, v.message, v.fix) for v in whole]
     assert len(whole) == 1 and "`self.timers(name)` (`start`/`stop`)" in whole[0].message
+
+
+HELD_HOOKS = """
+import torch
+
+
+class Enter:
+    def __call__(self, module, args):
+        STACK.append(module)
+
+
+class Leave:
+    def __call__(self, module, args, output):
+        STACK.pop()
+
+
+class Owner:
+    def __init__(self):
+        self.enter = Enter()
+        self.leave = Leave()
+
+    def unrelated(self):
+        return 2
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self.enter)
+        model.register_forward_hook(self.leave)
+"""
+
+
+def test_hook_objects_held_in_attributes_set_in_init_are_seen_by_the_screen_too():
+    fast = _hl001(HELD_HOOKS)
+    whole = _hl001(HELD_HOOKS, skip_irrelevant=False)
+    assert [(v.start, v.message, v.fix) for v in fast] == [(v.start, v.message, v.fix) for v in whole]
+    assert len(whole) == 1 and "`STACK`" in whole[0].message
