@@ -556,8 +556,9 @@ class _Walker:
             op = _assignment_op(target, node.value)
             if op == "set" and isinstance(target, cst.Subscript) and key.endswith("[]"):
                 op = "add"  # an entry under a per-call key: the container grows
-            self.add(key, op, node, ctx)
-            self.stored(node.value, key, node, ctx)
+            if not self.stored(node.value, key, node, ctx) or op != "set":
+                # (storing an object entered here is its acquire, not an overwrite)
+                self.add(key, op, node, ctx)
             return
         if isinstance(node, cst.AnnAssign):
             if node.value is not None:
@@ -636,11 +637,13 @@ class _Walker:
                 StateEffect("", op, node, pair, (), ctx.statement, ctx.statement, ctx.conditional, ctx.guards, ctx.handled)
             )
 
-    def stored(self, value: cst.BaseExpression, key: str, node: cst.CSTNode, ctx: _Ctx) -> None:
-        """A fresh local entered earlier is stored under ``key``: the acquire is on ``key`` now."""
-        if isinstance(value, cst.Name):
-            for pending in self.scope.pending.pop(value.value, ()):
-                self.add(key, pending.op, node, ctx, pending.pair)
+    def stored(self, value: cst.BaseExpression, key: str, node: cst.CSTNode, ctx: _Ctx) -> bool:
+        """A fresh local entered earlier is stored under ``key``: the acquire is on ``key``
+        now.  Whether there was one."""
+        pending = self.scope.pending.pop(value.value, ()) if isinstance(value, cst.Name) else ()
+        for effect in pending:
+            self.add(key, effect.op, node, ctx, effect.pair)
+        return bool(pending)
 
     # following calls
     def follow(self, node: cst.Call, ctx: _Ctx) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from hooklint.analysis.effects import StateEffect, acquired, pair_matches
+from hooklint.analysis.effects import StateEffect, acquired, pair_matches, split_key
 from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.hook_roles import HookCallable, effects_of, hook_callable, parameter_roles, same_hooked_object
 from hooklint.fixes.release_guard import acquired_flag_guard, tolerant_release
@@ -94,7 +94,7 @@ class UnclampedAlwaysCallRelease(Rule):
                     acquires += [(a, pre_hook) for a in acquired(effects_of(facts, pre_hook))]
             if not acquires:
                 continue
-            flags = {a.key.rpartition(".")[2] for a, _ in acquires if a.op == "set_true"}
+            flags = {_checked_name(a.key) for a, _ in acquires}
             reported: set[int] = set()
             for release in effects_of(facts, post_hook):
                 if not _intolerant(release) or id(release.anchor) in reported:
@@ -496,10 +496,18 @@ def _mentions(text: str, name: str) -> bool:
     return re.search(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", text) is not None
 
 
+def _checked_name(key: str) -> str:
+    """How code names acquired state in a check: ``self.parents`` for ``self.parents``,
+    ``_entered`` for ``<module>._entered`` (the module parameter's name varies)."""
+    base = split_key(key)[0]
+    return base.rpartition(".")[2] if base.startswith("<module>") else base
+
+
 def _guarded(facts, effect: StateEffect, post: Registration, flags: set[str]) -> bool:
     """Whether the release runs only when there is something to release: under a check
-    of the released object, of the forward's output, or of a flag the pre-hook raises,
-    after an early return on one of those, or inside ``try``/``suppress``."""
+    of the released object, of the forward's output, or of state the pre-hook acquires
+    (a flag it raises, a set it adds to), after an early return on one of those, or
+    inside ``try``/``suppress``."""
     if effect.handled:
         return True
     target = _target_code(facts, effect)
