@@ -324,3 +324,28 @@ def test_hook_objects_held_in_attributes_set_in_init_are_seen_by_the_screen_too(
     whole = _hl001(HELD_HOOKS, skip_irrelevant=False)
     assert [(v.start, v.message, v.fix) for v in fast] == [(v.start, v.message, v.fix) for v in whole]
     assert len(whole) == 1 and "`STACK`" in whole[0].message
+
+
+def test_an_object_entered_then_stored_in_a_closure_cell_is_acquired_not_overwritten():
+    found = _effects_by_kind(
+        """
+        import torch
+
+        def wrap(model):
+            ctx = None
+
+            def pre(module, args):
+                nonlocal ctx
+                scope = torch.autograd.graph.saved_tensors_hooks(pack, unpack)
+                scope.__enter__()
+                ctx = scope
+
+            def post(module, args, output):
+                ctx.__exit__()
+
+            model.register_forward_pre_hook(pre)
+            model.register_forward_hook(post)
+        """
+    )
+    assert found["forward_pre"] == [("ctx", "acquire", "__enter__|")]
+    assert found["forward"] == [("ctx", "release", "__exit__|")]

@@ -232,6 +232,26 @@ class Profiler:
         model.register_forward_hook(self._close, always_call=True)
 """
         ),
+        # A helper lowers a per-name count only for names the pre-hook entered.
+        Valid(
+            """
+class Nesting:
+    def _down(self, name):
+        if name in self.open_names:
+            self.counts[name] -= 1
+
+    def _up(self, module, args):
+        self.open_names.add(type(module).__name__)
+        self.counts[type(module).__name__] += 1
+
+    def _exit(self, module, args, output):
+        self._down(type(module).__name__)
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self._up)
+        model.register_forward_hook(self._exit, always_call=True)
+"""
+        ),
     ]
     INVALID = [
         # The bitsandbytes hooks after adding always_call but not the clamp.
