@@ -7,6 +7,10 @@ pre-hook never ran.
 - ``stack.pop()`` → ``if stack: stack.pop()`` (a statement), or ``if not stack: return``
   before a statement that uses the popped value, or ``(stack.pop() if stack else None)``
   in a lambda.
+- a method-call pair (``timer.start()`` / ``timer.stop()``): :func:`acquired_flag_guard`
+  marks the hooked module in the pre-hook once it has acquired, and the post-hook
+  releases only when the mark is there (clearing it), so it undoes only what this call
+  acquired.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from hooklint.fixes.always_call import clamp_decrement
 from hooklint.fixes.edits import InsertAfter, Replace, indentation_of
 
 from hooklint.analysis.effects import StateEffect
-from hooklint.analysis.facts import ModuleFacts
+from hooklint.analysis.facts import HookBody, ModuleFacts, parameter_names
+from hooklint.analysis.scopes import local_names
 from hooklint.violation import Edit, Location
 
 
@@ -28,11 +33,13 @@ class GuardStatement:
 
     node: cst.CSTNode
     condition: str
+    first: str = ""  # a statement to run first under the ``if``
 
     def resolve(self, at) -> list[Edit]:
         indent = indentation_of(at, self.node)
         start = at.start(self.node)
-        edits = [Edit(start, start, f"if {self.condition}:\n{indent}    ")]
+        first = f"{self.first}\n{indent}    " if self.first else ""
+        edits = [Edit(start, start, f"if {self.condition}:\n{indent}    {first}")]
         for number in range(start.line + 1, at.end(self.node).line + 1):
             if at.line(number).strip():
                 here = Location(number, 1)
@@ -51,6 +58,92 @@ class ReturnUnless:
         indent = indentation_of(at, self.node)
         start = at.start(self.node)
         return [Edit(start, start, f"if not {self.condition}:\n{indent}    return\n{indent}")]
+
+
+@dataclass(frozen=True)
+class StatementAfter:
+    """Add a line holding ``text`` after a statement, at the statement's indentation."""
+
+    node: cst.CSTNode
+    text: str
+
+    def resolve(self, at) -> list[Edit]:
+        indent = indentation_of(at, self.node)
+        here = Location(at.end(self.node).line + 1, 1)
+        return [Edit(here, here, f"{indent}{self.text}\n")]
+
+
+@dataclass(frozen=True)
+class ReturnThrough:
+    """``return value`` → ``name = value``, ``text``, ``return name``."""
+
+    node: cst.Return
+    value: str
+    name: str
+    text: str
+
+    def resolve(self, at) -> list[Edit]:
+        indent = indentation_of(at, self.node)
+        code = f"{self.name} = {self.value}\n{indent}{self.text}\n{indent}return {self.name}"
+        return [Edit(at.start(self.node), at.end(self.node), code)]
+
+
+def acquired_flag_guard(facts: ModuleFacts, pre: HookBody, post: HookBody, acquires, releases) -> tuple[list, str | None]:
+    """Edits that make ``post`` release a method-call pair only after ``pre`` acquired it
+    in this call, or ``([], reason)`` when no exact rewrite is known.
+
+    The pre-hook sets a flag on the hooked module right after the statement of its own
+    body that (itself or through a helper) acquires; the post-hook runs the statement
+    that releases only under that flag, and clears it.  The flag lives on the module, so
+    each module's call is matched with its own (``always_call`` runs the post-hook also
+    when an earlier pre-hook raised, before this pre-hook acquired anything).
+    """
+    if isinstance(pre.node, cst.Lambda) or isinstance(post.node, cst.Lambda) or not pre.params or not post.params:
+        return [], "a lambda hook, or one without the module parameter, cannot hold the guard"
+    released = {id(r.hook_statement) for r in releases}
+    release_line = releases[0].hook_statement
+    if len(released) != 1 or release_line is None or len(release_line.body) != 1:
+        return [], "the release is spread over several statements of the forward hook"
+    if not isinstance(release_line.body[0], cst.Expr):
+        return [], "the releasing statement's value is used, so it cannot be skipped"
+    acquire_line = acquires[-1].hook_statement
+    if acquire_line is None or len(acquire_line.body) != 1:
+        return [], "the acquiring statement of the pre-hook is not a statement of its own"
+    owner, _, method = pre.name.rpartition(".")
+    named = owner if method.startswith("__") and owner else method
+    flag = "_" + named.strip("_").lower() + "_acquired"
+    pre_module, post_module = pre.params[0], post.params[0]
+    mark = f"{pre_module}.{flag} = True"
+    small = acquire_line.body[0]
+    edits: list = []
+    if isinstance(small, cst.Return):
+        if small.value is None:
+            edits.append(_MarkBefore(acquire_line, mark))  # a bare return after acquiring
+        else:
+            name = "result"
+            taken = set(parameter_names(pre.node.params)) | local_names(pre.node)[0]
+            while name in taken:
+                name = "_" + name
+            edits.append(ReturnThrough(small, facts.code(small.value), name, mark))
+    elif isinstance(small, cst.Raise):
+        return [], "the pre-hook raises where it acquires"
+    else:
+        edits.append(StatementAfter(acquire_line, mark))
+    edits.append(GuardStatement(release_line, f"getattr({post_module}, {flag!r}, False)", f"{post_module}.{flag} = False"))
+    return edits, None
+
+
+@dataclass(frozen=True)
+class _MarkBefore:
+    """Add a line holding ``text`` before a statement, at its indentation."""
+
+    node: cst.CSTNode
+    text: str
+
+    def resolve(self, at) -> list[Edit]:
+        indent = indentation_of(at, self.node)
+        start = at.start(self.node)
+        return [Edit(start, start, f"{self.text}\n{indent}")]
 
 
 def tolerant_release(

@@ -46,6 +46,8 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _CALLABLE_OBJECT = frozenset({"__call__", "__init__"})
 #: A name not followed by a call's parenthesis: used as a value.
 _REFERENCE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
+#: A name called as a function or a method of ``self``/``cls``: ``helper(``, ``self._enter(``.
+_CALLED = re.compile(r"(?:(?<![\w.])|(?<=\bself\.)|(?<=\bcls\.))([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 #: ``name = value`` on one line (not ``==``).
 _ASSIGNMENT = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)([^\r\n]*)", re.MULTILINE)
 #: Module-level statements dropped unless they bind a name the kept code mentions
@@ -192,6 +194,7 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern, lexed: Le
     for unit in units:  # an instance used as a hook: what it runs and what it sets up
         if unit.is_class and unit.name in hooks:
             kept.update(id(m) for m in unit.members if m.name in _CALLABLE_OBJECT)
+    _keep_callees(units, [u for u in units if id(u) in kept], kept, lines)
     _prune(top, kept, lines)
     if not module_seeds:
         # Module-level code that binds no name the kept code mentions cannot matter:
@@ -204,6 +207,33 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern, lexed: Le
                 if not (isinstance(statement, ast.ImportFrom) and any(a.name == "*" for a in statement.names)):
                     lines.drop(statement.lineno, statement.end_lineno or statement.lineno)
     return lines.result()
+
+
+def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], lines: _Lines) -> None:
+    """Keep the functions the kept code calls by name (``helper(``, ``self._enter(``), to
+    :data:`hooklint.analysis.effects.MAX_DEPTH` calls deep: a hook's state changes may
+    sit in them; and the ``__init__`` of a class with kept methods."""
+    from hooklint.analysis.effects import MAX_DEPTH
+
+    for unit in units:  # what ``self.attr`` holds (a hook object) is set up in ``__init__``
+        if unit.is_class and any(id(m) in kept for m in unit.members):
+            init = [m for m in unit.members if m.name == "__init__" and id(m) not in kept]
+            kept.update(id(m) for m in init)
+            reached = reached + init
+    by_name: dict[str, list[_Unit]] = {}
+    for unit in units:
+        if unit.is_class:  # a class called: what its instances run when called
+            by_name.setdefault(unit.name, []).extend(m for m in unit.members if m.name in _CALLABLE_OBJECT)
+        else:
+            by_name.setdefault(unit.name, []).append(unit)
+    for _ in range(MAX_DEPTH):
+        called = set()
+        for unit in reached:
+            called.update(_CALLED.findall(lines.code(unit.own_lines())))
+        reached = [u for name in called for u in by_name.get(name, ()) if id(u) not in kept]
+        if not reached:
+            return
+        kept.update(id(u) for u in reached)
 
 
 def _units(statements, lines: list[str]):

@@ -33,6 +33,7 @@ _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: Text that keeps a definition whatever the selected rules' tokens are.
 ALWAYS_KEPT = ("remove", "hook", "__exit__")
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CALLED = re.compile(r"(?:(?<![\w.])|(?<=\bself\.)|(?<=\bcls\.))([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _SELF_ATTRIBUTE = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -86,6 +87,15 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
         if not isinstance(statement, _DEFINITIONS):
             chunk = "".join(lines[statement.lineno - 1 : statement.end_lineno or statement.lineno])
             kept_words.update(WORD.findall(chunk))
+    # What kept code calls stays too, to MAX_DEPTH calls deep: a hook's state changes may
+    # sit in a helper of a helper (hooklint.analysis.effects follows them that far).
+    from hooklint.analysis.effects import MAX_DEPTH
+
+    reached = [d for d in candidates if d.name in kept_words]
+    for _ in range(MAX_DEPTH - 1):
+        called = {w for d in reached for w in _CALLED.findall(d.text)} - kept_words
+        kept_words |= called
+        reached = [d for d in candidates if d.name in called]
     # A method that touches the state kept code touches (``self.store``) stays: it may
     # consume a capture (a hook kept by name fills the store, and a fix removes the
     # handle where the store is read) or remove a handle kept there.

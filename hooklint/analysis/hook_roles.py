@@ -1,20 +1,21 @@
-"""What each parameter of a hook receives, and small structural queries over one
-hook body (parents, locals), shared by HL005-HL008.
+"""What each parameter of a hook receives, small structural queries over one hook
+body (parents, locals), shared by HL005-HL008, and which callable a registration runs
+(:func:`hook_callable`: also callable objects of same-file classes).
 
-Everything here looks only inside one hook's own function (never the module), and
-only at the registration's facts: the API kind and ``with_kwargs=True``.
+The parameter roles look only inside one hook's own function, and only at the
+registration's facts: the API kind and ``with_kwargs=True``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import dataclasses
+from dataclasses import dataclass
 
 import libcst as cst
 
-from hooklint.analysis.walk import child_nodes
-
-if TYPE_CHECKING:
-    from hooklint.analysis.facts import Registration
+from hooklint.analysis.facts import FunctionInfo, HookBody, ModuleFacts, Registration
+from hooklint.analysis.names import dotted_name, resolve
+from hooklint.analysis.walk import child_nodes, descendants
 
 #: Roles of the positional parameters torch passes, per hook kind (the module first).
 _ROLES: dict[str, tuple[str, ...]] = {
@@ -98,3 +99,150 @@ def returns_value(node: cst.FunctionDef) -> bool:
             return True
         stack.extend(child_nodes(current))
     return False
+
+
+# -- which hook runs, and on what ------------------------------------------------------
+@dataclass(frozen=True)
+class HookCallable:
+    """The code a registration's hook runs, with what it runs on.
+
+    ``receiver`` is the key that ``self`` stands for when the hook is a method or
+    ``__call__`` of an instance of a class in this file (``tracker.enter``,
+    ``Counter()``, ``self.probes["pre"]``); None for a plain function, a lambda or a
+    method of the registering class (``self.method``, whose ``self`` is ``self``).
+    ``context`` is the function a lambda is written in.
+    """
+
+    body: HookBody
+    receiver: str | None = None
+    context: FunctionInfo | None = None
+
+
+def hook_callable(facts: ModuleFacts, registration: Registration) -> HookCallable | None:
+    """What ``registration`` runs: its resolved hook, or a callable object of a
+    same-file class — an instance (``Counter()``, or a name, attribute or container item
+    holding one), a bound method of one (``tracker.enter``), or ``functools.partial`` of
+    either.  None when the callable is not in this file."""
+    from hooklint.analysis.effects import function_info
+
+    function = registration.site.function
+    context = function_info(facts, function) if function is not None else None
+    if registration.hook is not None:
+        receiver = None
+        if registration.hook.via == "method" and isinstance(registration.hook_arg, cst.Attribute):
+            owner = registration.hook_arg.value
+            if not (isinstance(owner, cst.Name) and owner.value in ("self", "cls")):
+                receiver = facts.code(owner)
+        return HookCallable(registration.hook, receiver, context)
+    return _callable(facts, registration.hook_arg, registration, context, 0)
+
+
+def _callable(facts, expr, registration, context, depth) -> HookCallable | None:
+    if expr is None or depth > 3:
+        return None
+    if isinstance(expr, cst.Call):
+        callee = resolve(dotted_name(expr.func), facts.imports)
+        if callee in ("functools.partial", "partial") and expr.args:
+            inner = _callable(facts, expr.args[0].value, registration, context, depth + 1)
+            if inner is None:
+                return None
+            positional = tuple(a.value for a in expr.args[1:] if a.keyword is None and not a.star)
+            keywords = tuple(a.keyword.value for a in expr.args[1:] if a.keyword is not None)
+            body = dataclasses.replace(
+                inner.body, via="partial", bound_args=inner.body.bound_args + positional,
+                bound_keywords=inner.body.bound_keywords + keywords,
+            )
+            return HookCallable(body, inner.receiver, inner.context)
+        method = _instance_method(facts, expr, "__call__")
+        if method is not None:
+            # A fresh instance: its state is its own (never the same object as another hook's).
+            return HookCallable(method, f"<{facts.code(expr.func)} #{registration.site.order}>", context)
+        return None
+    if isinstance(expr, cst.Attribute):
+        owner = expr.value
+        value = _held_value(facts, owner, registration, context)
+        if value is not None:
+            method = _instance_method(facts, value, expr.attr.value)
+            if method is not None:
+                return HookCallable(method, facts.code(owner), context)
+    value = _held_value(facts, expr, registration, context)
+    if value is not None:
+        if isinstance(value, cst.Call) and _instance_method(facts, value, "__call__") is not None:
+            return HookCallable(_instance_method(facts, value, "__call__"), facts.code(expr), context)
+        return None
+    return None
+
+
+def _instance_method(facts: ModuleFacts, value, name: str) -> HookBody | None:
+    """``Cls(...).name`` for a class of this file: the method's body, bound."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in facts.classes):
+        return None
+    info = facts.method(value.func.value, name)
+    if info is None:
+        return None
+    return HookBody(info.node, f"{value.func.value}.{name}", "method", function=info,
+                    imports=facts.imports, is_method=True)
+
+
+def _held_value(facts: ModuleFacts, expr, registration: Registration, context) -> cst.BaseExpression | None:
+    """The instance ``expr`` holds: the value a name, ``self.attr`` or container item is
+    assigned in the registering function (or, for ``self.attr``, in its class)."""
+    target = expr.value if isinstance(expr, cst.Subscript) else expr
+    wanted = dotted_name(target)
+    if wanted is None:
+        return None
+    scopes = []
+    if context is not None:
+        scopes.append(context.node)
+    if wanted.startswith("self.") and registration.site.class_def is not None:
+        scopes.extend(i.node for i in facts.functions if i.class_name == registration.site.class_def.name.value)
+    item = isinstance(expr, cst.Subscript)
+    for scope in scopes:
+        for node in descendants(scope.body, into_functions=False):
+            value = _assigned_instance(node, wanted, item)
+            if value is not None:
+                return value
+    return None
+
+
+def _assigned_instance(node, wanted: str, item: bool):
+    """The ``Cls(...)`` that ``node`` puts under ``wanted`` (or into it, for items)."""
+    if isinstance(node, cst.Assign):
+        for target in node.targets:
+            name = dotted_name(target.target)
+            if name == wanted and not item and isinstance(node.value, cst.Call):
+                return node.value
+            if item and name == wanted and isinstance(node.value, (cst.Dict, cst.List, cst.Tuple)):
+                for element in node.value.elements:
+                    value = element.value
+                    if isinstance(value, cst.Call):
+                        return value
+            if item and isinstance(target.target, cst.Subscript) and dotted_name(target.target.value) == wanted:
+                if isinstance(node.value, cst.Call):
+                    return node.value
+    if item and isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if node.func.attr.value in ("append", "insert", "add") and dotted_name(node.func.value) == wanted:
+            for arg in node.args:
+                if isinstance(arg.value, cst.Call):
+                    return arg.value
+    return None
+
+
+def same_hooked_object(pre: Registration, post: Registration) -> bool:
+    """Whether a pre-hook and a post-hook are on one object: as
+    :meth:`Registration.same_target`, or both on the same ``self.attr`` from methods of
+    one class (``self.module`` means one object in every method)."""
+    if pre.same_target(post):
+        return True
+    code = post.receiver_code
+    if code is None or code != pre.receiver_code or not (code == "self" or code.startswith("self.")):
+        return False
+    pre_class, post_class = pre.site.class_def, post.site.class_def
+    return pre_class is not None and pre_class is post_class
+
+
+def effects_of(facts: ModuleFacts, hook: HookCallable):
+    """The state effects of what a registration runs, helpers included (cached per module)."""
+    from hooklint.analysis.effects import hook_effects
+
+    return hook_effects(facts, hook.body, hook.receiver, hook.context)

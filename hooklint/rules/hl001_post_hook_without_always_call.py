@@ -4,22 +4,40 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from hooklint.analysis.effects import undone
 from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.analysis.hook_roles import HookCallable, effects_of, hook_callable, same_hooked_object
 from hooklint.fixes.always_call import add_always_call, clamp_decrement
+from hooklint.fixes.release_guard import acquired_flag_guard
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, format_version
 
 ALWAYS_CALL_SINCE = (2, 1)
+#: Releases that assume the acquire happened (a skipped or doubled one is wrong).
+_ASSUMING = frozenset({"decrement", "remove", "delete", "release"})
 
 
 class PostHookWithoutAlwaysCall(Rule):
     """A forward hook that undoes its pre-hook's change is registered without `always_call=True`.
 
     ## What it does
-    Finds a forward pre-hook / forward hook pair on the same target (one module, or the
-    process-wide `register_module_forward_pre_hook` / `register_module_forward_hook`
-    pair) where the pre-hook changes shared state one way (a counter incremented, an
-    item added to a set or stack, a flag set, an attribute set) and the post-hook
-    changes it back, and the post-hook is registered without `always_call=True`.
+    Finds a forward pre-hook / forward hook pair on the same target (one module, the
+    same `self.attr` from two methods of one class, or the process-wide
+    `register_module_forward_pre_hook` / `register_module_forward_hook` pair) where
+    the pre-hook takes something — a counter incremented, an item added to a set or
+    stack, a flag set to `True`, one side of a method-call pair (`timer.start()`,
+    `lock.acquire()`, `coordinator.fetch_x(m)`, `rec.__enter__()`; the pairs are
+    listed in `hooklint.analysis.vocabulary`) — and the post-hook gives it back, and
+    the post-hook is registered without `always_call=True`.
+
+    The hooks' effects are followed into same-file helpers they call (module
+    functions, nested defs, `self` methods, the closure a same-file factory returns
+    and the hook calls at once), up to three calls deep; hooks may be functions,
+    methods, lambdas, `functools.partial` objects, or instances of same-file classes
+    with `__call__` (also held in a dict, list or attribute). Different literal dict
+    keys are different state (`state["a"]` vs `state["b"]`). A plain assignment
+    (`self.start = now()`) is not a take: it overwrites what the previous call left,
+    and so is any state the pre-hook resets unconditionally before changing it.
+    Helpers defined in other files are not followed.
 
     ## Why is this bad?
     PyTorch skips plain forward hooks when `forward` raises. Then the pre-hook's
@@ -60,8 +78,17 @@ class PostHookWithoutAlwaysCall(Rule):
     ## Fix safety
     Safe when the target torch is at least 2.1 (`always_call` appeared in 2.1);
     withheld otherwise. The fix adds `always_call=True` and clamps counter
-    decrements in the post-hook at zero. It does not reach into hooks defined in
-    other files, and it leaves set/stack removals as they are (see HL005).
+    decrements in the post-hook at zero. A method-call pair (and a counter or stack
+    released inside a helper) cannot be clamped: releasing what was never acquired
+    raises (`stop()` on a stopped timer) or undoes someone else's take (`__exit__`
+    pops another context). So the fix also makes the pre-hook mark the hooked module
+    right after the statement that acquires (`module._<pre-hook>_acquired = True`),
+    and runs the releasing statement of the post-hook only under that mark, clearing
+    it: the post-hook undoes only what this call's pre-hook acquired. The fix is
+    withheld, with the reason, when that cannot be done exactly (a lambda hook, a
+    release spread over several statements, or a releasing statement whose value is
+    used). Flags set back to `False` need no guard: lowering a lowered flag is
+    harmless. Set and stack removals are left as they are (see HL005).
     """
 
     code = "HL001"
@@ -71,30 +98,47 @@ class PostHookWithoutAlwaysCall(Rule):
     prefilter = ("register_forward_hook", "register_module_forward_hook")
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
-        pre_hooks = [r for r in facts.registrations if r.api.kind == "forward_pre" and r.hook]
+        pre_hooks = [(r, hook_callable(facts, r)) for r in facts.registrations if r.api.kind == "forward_pre"]
+        pre_hooks = [(r, c) for r, c in pre_hooks if c is not None]
+        if not pre_hooks:
+            return
         for post in facts.registrations:
             if not _needs_always_call(post):
                 continue
-            for pre in pre_hooks:
-                if not pre.same_target(post):
+            post_hook = hook_callable(facts, post)
+            if post_hook is None:
+                continue
+            for pre, pre_hook in pre_hooks:
+                if not same_hooked_object(pre, post):
                     continue
-                undone = _undone_keys(pre, post)
-                if undone:
-                    yield self._finding(facts, context, pre, post, undone)
+                pairs = undone(effects_of(facts, pre_hook), effects_of(facts, post_hook))
+                if pairs:
+                    yield self._finding(facts, context, pre_hook, post, post_hook, pairs)
                     break
 
-    def _finding(self, facts, context, pre: Registration, post: Registration, undone) -> Finding:
-        keys = ", ".join(f"`{k}`" for k in sorted(undone))
+    def _finding(self, facts, context, pre: HookCallable, post: Registration, post_hook: HookCallable, pairs) -> Finding:
+        keys = ", ".join(sorted({_shown(acquire, release) for acquire, release in pairs}))
         message = (
-            f"forward hook `{post.hook.name}` undoes what pre-hook `{pre.hook.name}` does to {keys}, "
+            f"forward hook `{post_hook.body.name}` undoes what pre-hook `{pre.body.name}` does to {keys}, "
             "but without `always_call=True` it does not run when forward raises "
             "(non-reentrant checkpointing raises on purpose), so the change is never undone"
         )
         edits = add_always_call(post)
-        for effect in post.hook.effects:
-            if effect.key in undone and effect.op == "decrement":
-                edits += clamp_decrement(facts, effect)
+        guarded = []
+        for acquire, release in pairs:
+            if release.op == "decrement" and release.direct:
+                edits += clamp_decrement(facts, release)
+            elif release.pair is not None or (not release.direct and release.op in _ASSUMING):
+                guarded.append((acquire, release))
         withheld = None
+        fix_message = "Add `always_call=True` and clamp the release at zero"
+        if guarded:
+            guard, reason = acquired_flag_guard(
+                facts, pre.body, post_hook.body, [a for a, _ in guarded], [r for _, r in guarded]
+            )
+            edits += guard
+            withheld = f"the release cannot be guarded automatically: {reason}" if reason else None
+            fix_message = "Add `always_call=True` and release only what this call's pre-hook acquired"
         if context.target_torch < ALWAYS_CALL_SINCE:
             withheld = (
                 f"`always_call` needs torch >= {format_version(ALWAYS_CALL_SINCE)}, "
@@ -104,7 +148,7 @@ class PostHookWithoutAlwaysCall(Rule):
             node=post.call,
             message=message,
             fix_edits=edits,
-            fix_message="Add `always_call=True` and clamp the release at zero",
+            fix_message=fix_message,
             fix_withheld=withheld,
         )
 
@@ -162,6 +206,65 @@ def leave(module, args, output):
 
 encoder.register_forward_pre_hook(enter)
 decoder.register_forward_hook(leave)
+"""
+        ),
+        # A pre-hook that overwrites a timestamp on every call: nothing accumulates.
+        Valid(
+            """
+class StepClock:
+    def _mark(self, module, args):
+        self.began = self.clock()
+
+    def _record(self, module, args, output):
+        self.spans.append((self.began, self.clock()))
+        self.began = None
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self._mark)
+        model.register_forward_hook(self._record)
+"""
+        ),
+        # Two different keys of one dict: the pre-hook sets one, the post-hook clears another.
+        Valid(
+            """
+def once(model):
+    flags = {"waiting": True, "shrunk": False}
+
+    def shrink(module, args):
+        flags["shrunk"] = True
+
+    def grow(module, args, output):
+        flags["waiting"] = False
+
+    model.register_forward_pre_hook(shrink)
+    model.register_forward_hook(grow)
+"""
+        ),
+        # The pre-hook resets its flags before setting them, on every call.
+        Valid(
+            """
+class Packer:
+    def _reset(self, module, args):
+        self.pack = False
+        if args:
+            self.pack = True
+
+    def _unpack(self, module, args, output):
+        self.pack = False
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self._reset)
+        model.register_forward_hook(self._unpack)
+"""
+        ),
+        # Helpers from another file are not followed: no evidence here.
+        Valid(
+            """
+from .regions import open_region, close_region
+
+def attach(model):
+    model.register_forward_pre_hook(lambda m, a: open_region(m))
+    model.register_forward_hook(lambda m, a, o: close_region(m))
 """
         ),
     ]
@@ -299,11 +402,263 @@ def install(layer, tag):
             message="`ACTIVE`",
             options={"target_torch": (2, 0)},
         ),
+        # A method-call pair: the clock is started before forward and stopped after it.
+        Invalid(
+            """
+class ForwardTimer:
+    def _begin(self, module, args):
+        self.clock.start()
+
+    def _finish(self, module, args, output):
+        self.clock.stop()
+        self.total += self.clock.elapsed()
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self._begin)
+        model.register_forward_hook(self._finish)
+""",
+            expected="""
+class ForwardTimer:
+    def _begin(self, module, args):
+        self.clock.start()
+        module._begin_acquired = True
+
+    def _finish(self, module, args, output):
+        if getattr(module, '_begin_acquired', False):
+            module._begin_acquired = False
+            self.clock.stop()
+        self.total += self.clock.elapsed()
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self._begin)
+        model.register_forward_hook(self._finish, always_call=True)
+""",
+            line=11,
+            message="`self.clock` (`start`/`stop`)",
+        ),
+        # One call deep: a helper method pushes a global stack and fetches weights.
+        Invalid(
+            """
+ACTIVE = []
+
+
+class Offloader:
+    def _bring_in(self, layer):
+        global ACTIVE
+        ACTIVE.append(layer)
+        self.store.fetch_weights(layer)
+
+    def _send_back(self, layer):
+        self.store.release_weights(layer)
+
+    def install(self, layer):
+        def before(module, args):
+            self._bring_in(module)
+
+        def after(module, args, output):
+            ACTIVE.pop()
+            self._send_back(module)
+
+        layer.register_forward_pre_hook(before)
+        layer.register_forward_hook(after)
+""",
+            expected="""
+ACTIVE = []
+
+
+class Offloader:
+    def _bring_in(self, layer):
+        global ACTIVE
+        ACTIVE.append(layer)
+        self.store.fetch_weights(layer)
+
+    def _send_back(self, layer):
+        self.store.release_weights(layer)
+
+    def install(self, layer):
+        def before(module, args):
+            self._bring_in(module)
+            module._before_acquired = True
+
+        def after(module, args, output):
+            ACTIVE.pop()
+            if getattr(module, '_before_acquired', False):
+                module._before_acquired = False
+                self._send_back(module)
+
+        layer.register_forward_pre_hook(before)
+        layer.register_forward_hook(after, always_call=True)
+""",
+            line=22,
+            message="`ACTIVE`",
+        ),
+        # Prologue/epilogue hooks from two methods; a factory closure starts and stops timers.
+        Invalid(
+            """
+class Engine:
+    def _phase(self, name):
+        def run():
+            for timer in self.timer_names:
+                self.timers(timer).start() if name == "start" else self.timers(timer).stop()
+        return run
+
+    def _prologue(self):
+        for sub in self.model.modules():
+            sub.in_forward = True
+        self._phase("start")()
+
+    def _epilogue(self):
+        for sub in self.model.modules():
+            sub.in_forward = False
+        self._phase("stop")()
+
+    def _add_pre_hook(self):
+        def pre(module, args):
+            return self._prologue()
+        return self.model.register_forward_pre_hook(pre)
+
+    def _add_post_hook(self):
+        def post(module, args, output):
+            self._epilogue()
+        return self.model.register_forward_hook(post)
+""",
+            expected="""
+class Engine:
+    def _phase(self, name):
+        def run():
+            for timer in self.timer_names:
+                self.timers(timer).start() if name == "start" else self.timers(timer).stop()
+        return run
+
+    def _prologue(self):
+        for sub in self.model.modules():
+            sub.in_forward = True
+        self._phase("start")()
+
+    def _epilogue(self):
+        for sub in self.model.modules():
+            sub.in_forward = False
+        self._phase("stop")()
+
+    def _add_pre_hook(self):
+        def pre(module, args):
+            result = self._prologue()
+            module._pre_acquired = True
+            return result
+        return self.model.register_forward_pre_hook(pre)
+
+    def _add_post_hook(self):
+        def post(module, args, output):
+            if getattr(module, '_pre_acquired', False):
+                module._pre_acquired = False
+                self._epilogue()
+        return self.model.register_forward_hook(post, always_call=True)
+""",
+            line=26,
+            message="`self.timers(timer)` (`start`/`stop`)",
+        ),
+        # Callable objects of this file, one held in a dict, one inside functools.partial.
+        Invalid(
+            """
+import functools
+
+DEPTH = {"n": 0}
+
+
+def _enter(tag):
+    DEPTH["n"] += 1
+
+
+def _leave(tag):
+    DEPTH["n"] -= 1
+
+
+class Enter:
+    def __call__(self, module, args):
+        _enter(type(module).__name__)
+
+
+class Leave:
+    def __call__(self, tag, module, args, output):
+        _leave(tag)
+
+
+def install(model):
+    hooks = {"pre": Enter()}
+    model.register_forward_pre_hook(hooks["pre"])
+    model.register_forward_hook(functools.partial(Leave(), "block"))
+""",
+            expected="""
+import functools
+
+DEPTH = {"n": 0}
+
+
+def _enter(tag):
+    DEPTH["n"] += 1
+
+
+def _leave(tag):
+    DEPTH["n"] -= 1
+
+
+class Enter:
+    def __call__(self, module, args):
+        _enter(type(module).__name__)
+        module._enter_acquired = True
+
+
+class Leave:
+    def __call__(self, tag, module, args, output):
+        if getattr(module, '_enter_acquired', False):
+            module._enter_acquired = False
+            _leave(tag)
+
+
+def install(model):
+    hooks = {"pre": Enter()}
+    model.register_forward_pre_hook(hooks["pre"])
+    model.register_forward_hook(functools.partial(Leave(), "block"), always_call=True)
+""",
+            line=27,
+            message="`DEPTH['n']`",
+        ),
+        # Lambdas whose bodies call same-file helpers that fill and empty a set.
+        Invalid(
+            """
+def _open(names, module):
+    names.add(id(module))
+
+
+def _close(names, module):
+    names.discard(id(module))
+
+
+def watch(model, names):
+    model.register_forward_pre_hook(lambda m, a: _open(names, m))
+    model.register_forward_hook(lambda m, a, o: _close(names, m))
+""",
+            expected="""
+def _open(names, module):
+    names.add(id(module))
+
+
+def _close(names, module):
+    names.discard(id(module))
+
+
+def watch(model, names):
+    model.register_forward_pre_hook(lambda m, a: _open(names, m))
+    model.register_forward_hook(lambda m, a, o: _close(names, m), always_call=True)
+""",
+            line=11,
+            message="`names`",
+        ),
     ]
 
 
 def _needs_always_call(post: Registration) -> bool:
-    if post.api.kind != "forward" or not post.api.accepts_always_call or post.hook is None:
+    if post.api.kind != "forward" or not post.api.accepts_always_call:
         return False
     if post.has_star_kwargs:
         return False
@@ -313,6 +668,7 @@ def _needs_always_call(post: Registration) -> bool:
     return type(value).__name__ == "Name" and value.value == "False"  # type: ignore[attr-defined]
 
 
-def _undone_keys(pre: Registration, post: Registration) -> set[str]:
-    acquired = {e.key for e in pre.hook.effects if e.acquires}
-    return {e.key for e in post.hook.effects if e.releases and e.key in acquired}
+def _shown(acquire, release) -> str:
+    if release.pair is None:
+        return f"`{release.key}`"
+    return f"`{release.key}` (`{acquire.pair.split('|')[0]}`/`{release.pair.split('|')[0]}`)"

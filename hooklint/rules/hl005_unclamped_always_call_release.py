@@ -7,12 +7,10 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from hooklint.analysis.effects import StateEffect
-from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
-from hooklint.analysis.hook_roles import ancestors, parameter_roles, parents
-from hooklint.analysis.names import dotted_name, resolve
-from hooklint.analysis.walk import descendants
-from hooklint.fixes.release_guard import tolerant_release
+from hooklint.analysis.effects import StateEffect, acquired, pair_matches, split_key
+from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.analysis.hook_roles import HookCallable, effects_of, hook_callable, parameter_roles, same_hooked_object
+from hooklint.fixes.release_guard import acquired_flag_guard, tolerant_release
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
 _LIST_ADDS = frozenset({"append", "appendleft", "insert", "push"})
@@ -25,9 +23,11 @@ class UnclampedAlwaysCallRelease(Rule):
     Finds a forward hook registered with `always_call=True` (on a module, or
     process-wide with `register_module_forward_hook`) that undoes what its forward
     pre-hook on the same target did (a counter incremented, an item added to a set, a
-    stack pushed, a dict entry set) with a release that assumes the pre-hook ran: a
-    bare `n -= 1`, `s.remove(x)`, `stack.pop()`, `d.pop(k)` or `del d[k]`, with no
-    guard around it.
+    stack pushed, a dict entry set, one side of a method-call pair such as
+    `timer.start()`) with a release that assumes the pre-hook ran: a bare `n -= 1`,
+    `s.remove(x)`, `stack.pop()`, `d.pop(k)`, `del d[k]` or `timer.stop()`, with no
+    guard around it. Releases made inside same-file helpers the hook calls count too
+    (followed as HL001 follows them); the finding is on the hook's call.
 
     ## Why is this bad?
     An `always_call` hook also runs when forward never started because an *earlier*
@@ -55,14 +55,18 @@ class UnclampedAlwaysCallRelease(Rule):
         P._cache_enabled = max(0, P._cache_enabled - 1)
     ```
     For sets use `discard`, for dicts `pop(key, None)`, for stacks `if stack:
-    stack.pop()`. The clamp is the same rewrite HL001's fix makes, so code fixed by
+    stack.pop()`; for a method-call pair, or a release inside a helper, mark the
+    module in the pre-hook once it has acquired and release only under the mark. The clamp is the same rewrite HL001's fix makes, so code fixed by
     HL001 is clean here. It is still approximate when an outer module legitimately
     holds the gate; `hooklint.runtime.hooks.paired_forward_hooks` (a per-call token)
     is exact.
 
     ## Fix safety
     Safe: each rewrite behaves exactly as before whenever the pre-hook did run, and
-    only tolerates the unmatched call. No fix is offered when the container's type is
+    only tolerates the unmatched call. For a method-call pair, or a release inside a
+    helper, the fix is HL001's guard: the pre-hook sets `module._<pre-hook>_acquired`
+    after the statement that acquires, and the releasing statement runs only under
+    it (and clears it); no fix when that cannot be placed exactly (see HL001). No fix is offered when the container's type is
     unknown (a `remove(x)` on something the pre-hook did not visibly fill with
     `add`/`append`) or the popped stack is not a plain name or attribute.
     """
@@ -74,52 +78,60 @@ class UnclampedAlwaysCallRelease(Rule):
     prefilter = ("always_call",)
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
-        pre_hooks = [r for r in facts.registrations if r.api.kind == "forward_pre" and r.hook is not None]
+        pre_hooks = [(r, hook_callable(facts, r)) for r in facts.registrations if r.api.kind == "forward_pre"]
+        pre_hooks = [(r, c) for r, c in pre_hooks if c is not None]
         if not pre_hooks:
             return
         for post in facts.registrations:
-            if post.api.kind != "forward" or post.hook is None or not post.keyword_is_true("always_call"):
+            if post.api.kind != "forward" or not post.keyword_is_true("always_call"):
                 continue
-            acquired: dict[str, StateEffect] = {}
-            for pre in pre_hooks:
-                if pre.same_target(post, same_function=False):
-                    for effect in pre.hook.effects + _setdefault_adds(pre.hook):  # type: ignore[union-attr]
-                        if effect.acquires:
-                            acquired.setdefault(_base(effect.key), effect)
-            if not acquired:
+            post_hook = hook_callable(facts, post)
+            if post_hook is None:
                 continue
-            hook = post.hook
-            parent_map = None
-            for effect in hook.effects:
-                acquire = acquired.get(_base(effect.key))
-                if acquire is None or not _intolerant(effect):
+            acquires: list[tuple[StateEffect, HookCallable]] = []
+            for pre, pre_hook in pre_hooks:
+                if same_hooked_object(pre, post):
+                    acquires += [(a, pre_hook) for a in acquired(effects_of(facts, pre_hook))]
+            if not acquires:
+                continue
+            flags = {_checked_name(a.key) for a, _ in acquires}
+            reported: set[int] = set()
+            for release in effects_of(facts, post_hook):
+                if not _intolerant(release) or id(release.anchor) in reported:
                     continue
-                if parent_map is None:
-                    parent_map = parents(hook.node)
-                if _guarded(facts, effect, hook, post, parent_map):
+                match = next(((a, h) for a, h in acquires if pair_matches(a, release)), None)
+                if match is None or _guarded(facts, release, post, flags):
                     continue
-                yield self._finding(facts, post, effect, acquire, parent_map)
+                reported.add(id(release.anchor))
+                yield self._finding(facts, post, post_hook, release, *match)
 
-    def _finding(self, facts, post: Registration, effect: StateEffect, acquire: StateEffect, parent_map) -> Finding:
+    def _finding(self, facts, post: Registration, post_hook: HookCallable, effect: StateEffect,
+                 acquire: StateEffect, pre_hook: HookCallable) -> Finding:
         code = facts.code(effect.node).strip()
         if effect.op == "decrement":
             what = "goes below zero (a negative counter is truthy: the gate stays on)"
+        elif effect.op == "release":
+            what = "undoes an acquire that never happened (a method-call pair released twice or unopened)"
         else:
             what = "raises (torch turns it into a warning and the rest of the cleanup is skipped)"
+        where = "" if effect.direct else f" (in `{facts.code(effect.via[-1].func).strip()}`, called from the hook)"
         message = (
-            f"`always_call` forward hook `{post.hook.name}` releases `{effect.key}` with `{code}`, which {what} "
-            "when its pre-hook never ran because an earlier pre-hook raised"
+            f"`always_call` forward hook `{post_hook.body.name}` releases `{effect.key}` with `{code}`{where}, "
+            f"which {what} when its pre-hook never ran because an earlier pre-hook raised"
         )
-        statement, statement_is_call = _statement_of(effect.node, parent_map)
-        edits, title = tolerant_release(
-            facts,
-            effect,
-            _container(acquire),
-            statement,
-            statement_is_call,
-            isinstance(post.hook.node, cst.Lambda),
-        )
-        return Finding(node=effect.node, message=message, fix_edits=edits, fix_message=title)
+        if effect.op == "release" or not effect.direct:
+            edits, _ = acquired_flag_guard(facts, pre_hook.body, post_hook.body, [acquire], [effect])
+            title = "Release only what this call's pre-hook acquired"
+        else:
+            statement = effect.statement
+            alone = statement is not None and len(statement.body) == 1
+            small = statement.body[0] if alone else None
+            is_call = alone and (small is effect.node or (isinstance(small, cst.Expr) and small.value is effect.node))
+            edits, title = tolerant_release(
+                facts, effect, _container(acquire), statement if alone else None, is_call,
+                isinstance(post_hook.body.node, cst.Lambda),
+            )
+        return Finding(node=effect.anchor, message=message, fix_edits=edits, fix_message=title)
 
     VALID = [
         # HL001's fix: always_call plus a clamped decrement.
@@ -200,6 +212,44 @@ def track(model, live):
 
     model.register_forward_pre_hook(push)
     model.register_forward_hook(pop, always_call=True)
+"""
+        ),
+        # HL001's guard for a method-call pair: release only what this call acquired.
+        Valid(
+            """
+class Profiler:
+    def _open(self, module, args):
+        self.clock.start()
+        module._open_acquired = True
+
+    def _close(self, module, args, output):
+        if getattr(module, "_open_acquired", False):
+            module._open_acquired = False
+            self.clock.stop()
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self._open)
+        model.register_forward_hook(self._close, always_call=True)
+"""
+        ),
+        # A helper lowers a per-name count only for names the pre-hook entered.
+        Valid(
+            """
+class Nesting:
+    def _down(self, name):
+        if name in self.open_names:
+            self.counts[name] -= 1
+
+    def _up(self, module, args):
+        self.open_names.add(type(module).__name__)
+        self.counts[type(module).__name__] += 1
+
+    def _exit(self, module, args, output):
+        self._down(type(module).__name__)
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self._up)
+        model.register_forward_hook(self._exit, always_call=True)
 """
         ),
     ]
@@ -344,40 +394,88 @@ def watch(layer, stack):
             line=3,
             message="`stack`",
         ),
+        # A method-call pair: stopping a clock that this call never started.
+        Invalid(
+            """
+class Profiler:
+    def _open(self, module, args):
+        self.clock.start()
+
+    def _close(self, module, args, output):
+        self.clock.stop()
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self._open)
+        model.register_forward_hook(self._close, always_call=True)
+""",
+            expected="""
+class Profiler:
+    def _open(self, module, args):
+        self.clock.start()
+        module._open_acquired = True
+
+    def _close(self, module, args, output):
+        if getattr(module, '_open_acquired', False):
+            module._open_acquired = False
+            self.clock.stop()
+
+    def attach(self, model):
+        model.register_forward_pre_hook(self._open)
+        model.register_forward_hook(self._close, always_call=True)
+""",
+            line=6,
+            message="undoes an acquire that never happened",
+        ),
+        # A counter lowered inside a helper method: the finding is on the hook's call.
+        Invalid(
+            """
+class Gate:
+    def _raise(self):
+        self.level += 1
+
+    def _lower(self):
+        self.level -= 1
+
+    def attach(self, model):
+        def up(module, args):
+            self._raise()
+
+        def down(module, args, output):
+            self._lower()
+
+        model.register_forward_pre_hook(up)
+        model.register_forward_hook(down, always_call=True)
+""",
+            expected="""
+class Gate:
+    def _raise(self):
+        self.level += 1
+
+    def _lower(self):
+        self.level -= 1
+
+    def attach(self, model):
+        def up(module, args):
+            self._raise()
+            module._up_acquired = True
+
+        def down(module, args, output):
+            if getattr(module, '_up_acquired', False):
+                module._up_acquired = False
+                self._lower()
+
+        model.register_forward_pre_hook(up)
+        model.register_forward_hook(down, always_call=True)
+""",
+            line=13,
+            message="in `self._lower`",
+        ),
     ]
-
-
-def _setdefault_adds(hook: HookBody) -> list[StateEffect]:
-    """``active.setdefault(k, []).append(x)``: an add to ``active[]`` (a stack per key),
-    which the effects pass does not see through the ``setdefault`` call."""
-    found = []
-    params = hook.params
-    module_param = params[0] if params else None
-    nodes = descendants(hook.node.body, into_functions=False)
-    for node in nodes:
-        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
-            continue
-        if node.func.attr.value not in _LIST_ADDS or not isinstance(node.func.value, cst.Call):
-            continue
-        inner = node.func.value.func
-        if not (isinstance(inner, cst.Attribute) and inner.attr.value == "setdefault"):
-            continue
-        dotted = dotted_name(inner.value)
-        if dotted is None or dotted.split(".")[0] in params and dotted.split(".")[0] != module_param:
-            continue
-        head, dot, rest = dotted.partition(".")
-        key = "<module>" + dot + rest if head == module_param else (resolve(dotted, hook.imports) or dotted)
-        found.append(StateEffect(key + "[]", "add", node))
-    return found
-
-
-def _base(key: str) -> str:
-    return key.removesuffix("[]")
 
 
 def _intolerant(effect: StateEffect) -> bool:
     """A release that assumes its acquire happened."""
-    if effect.op == "decrement":
+    if effect.op in ("decrement", "release"):
         return True
     node = effect.node
     if isinstance(node, cst.Del):
@@ -418,50 +516,22 @@ def _mentions(text: str, name: str) -> bool:
     return re.search(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", text) is not None
 
 
-def _guarded(facts, effect: StateEffect, hook: HookBody, post: Registration, parent_map) -> bool:
-    """Whether the release sits under a check, a ``try``, or after an early return."""
+def _checked_name(key: str) -> str:
+    """How code names acquired state in a check: ``self.parents`` for ``self.parents``,
+    ``_entered`` for ``<module>._entered`` (the module parameter's name varies)."""
+    base = split_key(key)[0]
+    return base.rpartition(".")[2] if base.startswith("<module>") else base
+
+
+def _guarded(facts, effect: StateEffect, post: Registration, flags: set[str]) -> bool:
+    """Whether the release runs only when there is something to release: under a check
+    of the released object, of the forward's output, or of state the pre-hook acquires
+    (a flag it raises, a set it adds to), after an early return on one of those, or
+    inside ``try``/``suppress``."""
+    if effect.handled:
+        return True
     target = _target_code(facts, effect)
     if target is None:
         return True
-    for ancestor in ancestors(effect.node, parent_map):
-        if isinstance(ancestor, (cst.If, cst.While, cst.IfExp)) and _mentions(facts.code(ancestor.test), target):
-            return True
-        if isinstance(ancestor, (cst.Try, cst.TryStar)) and ancestor.handlers:
-            return True
-        if isinstance(ancestor, cst.BooleanOperation) and _mentions(facts.code(ancestor.left), target):
-            return True
-        if isinstance(ancestor, cst.With) and any("suppress" in facts.code(i.item) for i in ancestor.items):
-            return True
-    if isinstance(hook.node, cst.FunctionDef):
-        output = [name for name, role in parameter_roles(post).items() if role == "output"]
-        watched = [target] + output
-        statement, _ = _statement_of(effect.node, parent_map)
-        body = hook.node.body.body if isinstance(hook.node.body, cst.IndentedBlock) else ()
-        for stmt in body:
-            if stmt is statement or any(a is stmt for a in ancestors(effect.node, parent_map)):
-                break
-            if isinstance(stmt, cst.If) and _returns(stmt) and any(_mentions(facts.code(stmt.test), w) for w in watched):
-                return True
-    return False
-
-
-def _returns(node: cst.If) -> bool:
-    body = node.body.body
-    last = body[-1] if body else None
-    if isinstance(last, cst.SimpleStatementLine):
-        return isinstance(last.body[-1], (cst.Return, cst.Raise))
-    return False
-
-
-def _statement_of(node: cst.CSTNode, parent_map) -> tuple[cst.CSTNode | None, bool]:
-    """The simple statement line holding ``node`` (None in a lambda), and whether the
-    line is exactly that node as an expression statement."""
-    for ancestor in ancestors(node, parent_map):
-        if isinstance(ancestor, cst.Lambda):
-            return None, False
-        if isinstance(ancestor, cst.SimpleStatementLine):
-            alone = len(ancestor.body) == 1
-            small = ancestor.body[0]
-            is_call = alone and (small is node or (isinstance(small, cst.Expr) and small.value is node))
-            return (ancestor if alone else None), is_call
-    return None, False
+    watched = [target, *flags] + [name for name, role in parameter_roles(post).items() if role == "output"]
+    return any(_mentions(facts.code(guard), name) for guard in effect.guards for name in watched)
