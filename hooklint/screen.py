@@ -40,7 +40,8 @@ import re
 from dataclasses import dataclass, field
 
 from hooklint.lexical import Lexed, lex
-from hooklint.sparse import WORD
+from hooklint.analysis.vocabulary import LIFECYCLE_PAIRS
+from hooklint.sparse import WORD, owner_calls
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _CALLABLE_OBJECT = frozenset({"__call__", "__init__"})
@@ -177,19 +178,15 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern, lexed: Le
         for u, code in zip(seeds, seed_codes)
         if _registers_a_parameter(u, _registration_arguments(code, tokens), lines.text, tokens)
     }
-    callers = []
-    if wrappers:
-        calls = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(wrappers)) + r")\b")
-        called = {lines.number_at(m.start()) for m in calls.finditer(lines.code_text)}
-        registrations = NamePattern(tokens.pattern + "|" + calls.pattern)
-        for unit in _innermost(units, called):
-            if unit not in seeds:
-                code = lines.code(unit.own_lines())
-                callers.append(unit)
-                words.update(WORD.findall(code))
-                hooks.update(_hook_names(code, registrations))
+    classes = {id(m): u for u in units if u.is_class for m in u.members}
+    callers = _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, words, hooks)
 
     kept = {id(u) for u in seeds + callers}
+    for unit in seeds:  # ``__exit__`` must undo what ``__enter__`` registered
+        owner = classes.get(id(unit))
+        partners = {b for a, b in LIFECYCLE_PAIRS if a == unit.name} | {a for a, b in LIFECYCLE_PAIRS if b == unit.name}
+        if owner is not None and partners:
+            kept.update(id(m) for m in owner.members if m.name in partners)
     kept.update(id(u) for u in units if u.name in hooks)
     for unit in units:  # an instance used as a hook: what it runs and what it sets up
         if unit.is_class and unit.name in hooks:
@@ -207,6 +204,45 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern, lexed: Le
                 if not (isinstance(statement, ast.ImportFrom) and any(a.name == "*" for a in statement.names)):
                     lines.drop(statement.lineno, statement.end_lineno or statement.lineno)
     return lines.result()
+
+
+def _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, words, hooks) -> list[_Unit]:
+    """The units that own what the seeds register: callers of a registration wrapper,
+    of a seed that returns or yields (its handles), or of a seed class's ``apply``; and,
+    for callers that hand the handles on in turn, their callers, to
+    :data:`hooklint.analysis.effects.MAX_DEPTH` levels.  What they mention is added to
+    ``words`` and ``hooks``."""
+    from hooklint.analysis.effects import MAX_DEPTH
+
+    patterns = [r"\b" + re.escape(w) + r"\b" for w in sorted(wrappers)]
+    callers: list[_Unit] = []
+    level = list(zip(seeds, seed_codes))
+    for _ in range(MAX_DEPTH):
+        fresh = []
+        for unit, code in level:  # who owns what this unit hands out
+            owner = classes.get(id(unit))
+            for pattern in (owner_calls(unit.name, code, False), owner and owner_calls(owner.name, "", True)):
+                if pattern and pattern not in patterns:
+                    patterns.append(pattern)
+                    fresh.append(pattern)
+        if not fresh and callers:
+            break
+        if not patterns:
+            break
+        calls = re.compile("|".join(patterns))
+        called = {lines.number_at(m.start()) for m in calls.finditer(lines.code_text)}
+        registrations = NamePattern(tokens.pattern + "|" + calls.pattern)
+        level = []
+        for unit in _innermost(units, called):
+            if unit not in seeds and unit not in callers:
+                code = lines.code(unit.own_lines())
+                callers.append(unit)
+                level.append((unit, code))
+                words.update(WORD.findall(code))
+                hooks.update(_hook_names(code, registrations))
+        if not level:
+            break
+    return callers
 
 
 def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], lines: _Lines) -> None:

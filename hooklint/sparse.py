@@ -35,6 +35,20 @@ ALWAYS_KEPT = ("remove", "hook", "__exit__")
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CALLED = re.compile(r"(?:(?<![\w.])|(?<=\bself\.)|(?<=\bcls\.))([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _SELF_ATTRIBUTE = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
+#: A definition that hands a value out (``return handles``, ``yield h``).
+_HANDS_OUT = re.compile(r"\b(?:return|yield)[ \t]*[^\s;#]")
+
+
+def owner_calls(name: str, code: str, is_class: bool) -> str | None:
+    """A regex for the calls that make a caller of ``name`` the owner of what its code
+    registers, or None: a function or method that returns or yields (its caller gets
+    the handles), or a class through ``Cls.apply(...)`` (an ``autograd.Function``,
+    whose ``forward`` runs on the caller's arguments).  Such callers are evidence."""
+    if is_class:
+        return re.escape(name) + r"\.apply\b"
+    if _HANDS_OUT.search(code):
+        return r"\b" + re.escape(name) + r"\b"
+    return None
 
 
 @dataclass
@@ -87,6 +101,13 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
         if not isinstance(statement, _DEFINITIONS):
             chunk = "".join(lines[statement.lineno - 1 : statement.end_lineno or statement.lineno])
             kept_words.update(WORD.findall(chunk))
+    # Callers that own what relevant code hands out (the handles a helper returns, an
+    # autograd.Function's forward run through ``Cls.apply``) stay.
+    owned = [owner_calls(d.name, d.text, d.is_class) for d in definitions if d.relevant]
+    owned = [p for p in owned if p]
+    if owned:
+        callers = re.compile("|".join(owned))
+        kept_words.update(d.name for d in candidates if callers.search(d.text))
     # What kept code calls stays too, to MAX_DEPTH calls deep: a hook's state changes may
     # sit in a helper of a helper (hooklint.analysis.effects follows them that far).
     from hooklint.analysis.effects import MAX_DEPTH

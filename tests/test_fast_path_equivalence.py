@@ -279,3 +279,82 @@ def test_generated_programs_are_the_same_on_the_fast_path(seed):
 def test_many_generated_programs_are_the_same_on_the_fast_path(block):
     for seed in range(block, block + 20):
         assert_same(generated(seed))
+
+
+# -- evidence the screen must keep: owners of handed-out handles, lifecycle partners -------
+DEFAULT = [r for r in EVERY if r.default_on and not r.preview]
+
+OWNER_SHAPES = {
+    # A helper returns the handles; its caller (two levels up) runs the model and removes
+    # them outside `finally`: HL004 is in the caller, which names no hook API itself.
+    "handles handed up two levels": (
+        """\
+        class Calibrator:
+            def _observe(self, block):
+                return [m.register_forward_hook(self.record) for m in block.children()]
+
+            def _observers(self, block):
+                found = self._observe(block)
+                found.extend(self.extra)
+                return found
+
+            def calibrate(self, block, batch):
+                observers = self._observers(block)
+                block(batch)
+                for o in observers:
+                    o.remove()
+        """,
+        {"HL004"},
+    ),
+    # `__enter__` registers, `__exit__` forgets: the partner method is the evidence.
+    "__exit__ leaves what __enter__ registered": (
+        """\
+        class Watch:
+            def __init__(self, model):
+                self.model = model
+                self.taps = {}
+
+            def __enter__(self):
+                for name, m in self.model.named_modules():
+                    self.taps[name] = m.register_forward_pre_hook(self.note)
+                return self
+
+            def __exit__(self, *exc):
+                self.taps.clear()
+        """,
+        {"HL004"},
+    ),
+    # An autograd.Function's forward hooks the parameters it is given on every call:
+    # the `Cls.apply(self.weight, ...)` caller says they live on the module.
+    "tensor hooks in Function.forward": (
+        """\
+        import torch
+
+
+        class Scale(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, weight, grads):
+                weight.register_hook(lambda g: grads.append(g))
+                return x * weight
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, None, None
+
+
+        class Layer(torch.nn.Module):
+            def forward(self, x):
+                return Scale.apply(x, self.weight, self.grads)
+        """,
+        {"HL003"},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OWNER_SHAPES))
+def test_the_screen_keeps_the_evidence_a_finding_needs(name):
+    source, codes = OWNER_SHAPES[name]
+    text = textwrap.dedent(source)
+    assert {v[0] for v in _violations(text, DEFAULT, RuleContext(), False)} == codes
+    assert_same(text, DEFAULT)
+    assert_same(text)
