@@ -327,3 +327,42 @@ def test_hl004_exit_that_leaves_what_enter_kept():
     assert found.start.line == 8 and "`__exit__` does not remove them" in found.message
     fixed = ENTER_EXIT.replace("self.model.train()", "for tap in self.taps.values():\n                tap.remove()")
     assert _lint(fixed, "HL004", whole=True) == []
+
+
+def test_a_removal_after_return_or_raise_is_no_removal():
+    from hooklint.analysis.reachability import dead_statements
+    import libcst as cst
+
+    module = cst.parse_module(
+        "def f(h, x):\n"
+        "    if x:\n"
+        "        return 1\n"
+        "        h.remove()\n"
+        "    h.remove()\n"
+        "    for y in x:\n"
+        "        continue\n"
+        "        h.remove()\n"
+        "    raise ValueError\n"
+        "    h.remove()\n"
+    )
+    function = module.body[0]
+    dead = dead_statements(function)
+    dead_code = sorted(module.code_for_node(s).strip() for s in _all_statements(function) if id(s) in dead)
+    # The removal after the `if` is live (the `return` is inside the `if`); the other three are dead.
+    assert dead_code == ["h.remove()"] * 3
+    assert id(function.body.body[1]) not in dead
+
+
+def _all_statements(node):
+    import libcst as cst
+
+    found = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, n):
+            if isinstance(n, cst.BaseStatement):
+                found.append(n)
+            return True
+
+    node.visit(Collect())
+    return found

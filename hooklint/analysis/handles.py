@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from hooklint.analysis.facts import CallSite, FunctionInfo, HandleUse, ModuleFacts, Registration, Site
+from hooklint.analysis.reachability import dead_statements
 from hooklint.analysis.scopes import local_names, target_names
 from hooklint.analysis.vocabulary import (
     COLLECTION_BUILTINS,
@@ -162,6 +163,7 @@ class HandleModel:
         self._removals: dict[int, list[Removal]] = {}
         self._callees: dict[int, FunctionInfo | None] = {}
         self._position = -1
+        self._dead: dict[int, set[int]] = {}
         #: raw keys of attributes some walked scope assigns (``self.handles = []``)
         self.assigned: set[str] = set()
         for scope_id in sorted(relevant, key=lambda s: s != MODULE_SCOPE):
@@ -386,7 +388,21 @@ class HandleModel:
             if isinstance(arg.value, cst.Name):
                 self._event(scope, arg.value, "passed", None)
 
+    def unreachable(self, site: Site) -> bool:
+        """Whether the statement at ``site`` can never run (it follows a ``return`` or
+        ``raise`` in its block, or sits inside a statement that does)."""
+        function = site.function or self.facts.module
+        dead = self._dead.get(id(function))
+        if dead is None:
+            dead = self._dead[id(function)] = dead_statements(function)
+        if not dead:
+            return False
+        inside = [f.node for f in site.frames if f.kind not in ("def", "class", "lambda", "comp")]
+        return any(id(node) in dead for node in (*inside, site.statement))
+
     def _removal(self, scope: _Scope, call: CallSite) -> None:
+        if self.unreachable(call.site):
+            return  # a removal that never runs removes nothing
         receiver = call.node.func.value  # type: ignore[attr-defined]
         raw = self.raw_key(receiver, scope.id)
         if raw is None:

@@ -360,6 +360,27 @@ def check_once(model, x, seen, handle):
             line=2,
             message="its handle (`handle`) is never removed",
         ),
+        # A removal after `return` never runs: it removes nothing.
+        Invalid(
+            """
+def first_outputs(model, x):
+    outputs = []
+    handle = model.register_forward_hook(lambda m, i, o: outputs.append(o))
+    model(x)
+    return outputs
+    handle.remove()
+""",
+            expected="""
+def first_outputs(model, x):
+    outputs = []
+    with model.register_forward_hook(lambda m, i, o: outputs.append(o)) as handle:
+        model(x)
+        return outputs
+        handle.remove()
+""",
+            line=3,
+            message="its handle (`handle`) is never removed",
+        ),
         # The AutoRound shape: discarded into the HooksMixin wrapper, consumed in another method.
         Invalid(
             """

@@ -383,6 +383,28 @@ def calibrate(layer, batches, observer):
         ),
     ]
     INVALID = [
+        # A removal just after a `finally` block is not covered by it.
+        Invalid(
+            """
+def profile(model, layer, x, log):
+    handle = layer.register_forward_pre_hook(log.note)
+    try:
+        out = model(x)
+    finally:
+        log.flush()
+    handle.remove()
+    return out
+""",
+            expected="""
+def profile(model, layer, x, log):
+    with layer.register_forward_pre_hook(log.note):
+        try:
+            out = model(x)
+        finally:
+            log.flush()
+    return out
+""",
+        ),
         # A @contextmanager whose handles are bound, then appended: removed after a bare yield.
         Invalid(
             """
