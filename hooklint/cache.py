@@ -123,8 +123,15 @@ def _violation_from(data) -> Violation | None:
         fix = _fix_from(fix)
         if fix is None:
             return None
+    related = data.get("related", [])
+    if not isinstance(related, list):
+        return None
+    related = [_location(r) for r in related]
+    if any(r is None for r in related):
+        return None
     return Violation(
-        data["code"], data["name"], data["message"], data["path"], start, end, fix, withheld, data["source_line"]
+        data["code"], data["name"], data["message"], data["path"], start, end, fix, withheld, data["source_line"],
+        tuple(related),
     )
 
 

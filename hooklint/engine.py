@@ -205,6 +205,7 @@ def _nodes_named(findings) -> set:
     stack = []
     for _, finding in findings:
         nodes.add(finding.node)
+        nodes.update(finding.related)
         stack.extend(finding.fix_edits or ())
     while stack:
         value = stack.pop()
@@ -477,6 +478,7 @@ def _violation(rule, finding: Finding, path: str, locator: _Locator) -> Violatio
         fix=fix,
         fix_withheld=finding.fix_withheld,
         source_line=locator.line(start.line),
+        related=tuple(locator.start(node) for node in finding.related),
     )
 
 

@@ -48,6 +48,8 @@ class Violation:
     #: Why a fix exists but is not offered (e.g. it needs a newer torch than the target).
     fix_withheld: str | None = None
     source_line: str = field(default="", compare=False)
+    #: Where else the same bug is (the first site is ``start``).
+    related: tuple[Location, ...] = ()
 
     @property
     def sort_key(self) -> tuple:
@@ -81,4 +83,5 @@ class Violation:
             fix=fix,
             fix_withheld=data.get("fix_withheld"),
             source_line=data.get("source_line", ""),
+            related=tuple(Location(**r) for r in data.get("related", ())),
         )

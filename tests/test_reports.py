@@ -29,7 +29,8 @@ def test_json_schema(tree):
     data = json.loads(result.stdout)
     assert [d["code"] for d in data] == ["HL001", "HL000"]  # ordered by path
     for item in data:
-        assert set(item) == {"code", "name", "message", "filename", "location", "end_location", "fix"}
+        assert set(item) == {"code", "name", "message", "filename", "location", "end_location", "fix", "related"}
+        assert item["related"] == []
         _location(item["location"])
         _location(item["end_location"])
         assert (item["end_location"]["row"], item["end_location"]["column"]) >= (item["location"]["row"], item["location"]["column"])
@@ -169,3 +170,32 @@ def test_full_format_with_tabs_and_unicode(tree):
     result = check("tabs.py", "--no-cache")
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "tabs.py:14:2: HL001" in result.stdout
+
+
+GROUPED = """\
+def probe(model, x, note):
+    hooks = []
+    hooks.append(model.encoder.register_forward_hook(note))
+    hooks.append(model.decoder.register_forward_hook(note))
+    model(x)
+    for h in hooks:
+        h.remove()
+"""
+
+
+@pytest.mark.parametrize("cache", ["--no-cache", None])
+def test_one_finding_per_bug_lists_the_other_sites_as_related(tmp_path, monkeypatch, cache):
+    # Two registrations of one hook into one store, removed outside `finally`: one HL004
+    # at the first, the second as a related location (in JSON, SARIF, and from the cache).
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "grouped.py", GROUPED)
+    args = ["grouped.py"] + ([cache] if cache else [])
+    for _ in range(2):  # the second run answers from the cache when it is on
+        data = json.loads(check(*args, "--format", "json").stdout)
+        assert [(d["code"], d["location"], d["related"]) for d in data] == [
+            ("HL004", {"row": 3, "column": 18}, [{"row": 4, "column": 18}])
+        ]
+    sarif = json.loads(check(*args, "--format", "sarif").stdout)
+    (result,) = sarif["runs"][0]["results"]
+    assert [r["physicalLocation"]["region"] for r in result["relatedLocations"]] == [{"startLine": 4, "startColumn": 18}]
+    assert result["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "grouped.py"

@@ -7,6 +7,7 @@ Schema (each item)::
       "filename": "pkg/mod.py",
       "location": {"row": 14, "column": 5},          # 1-based
       "end_location": {"row": 14, "column": 66},      # exclusive column
+      "related": [{"row": 20, "column": 9}],          # other sites of the same bug
       "fix": null | {
         "applicability": "safe" | "unsafe", "message": "...",
         "edits": [{"content": "...", "location": {...}, "end_location": {...}}]
@@ -44,6 +45,7 @@ def as_dict(v: Violation) -> dict:
         "location": _location(v.start),
         "end_location": _location(v.end),
         "fix": fix,
+        "related": [_location(r) for r in v.related],
     }
 
 

@@ -27,6 +27,26 @@ def _rule_descriptor(rule) -> dict:
     }
 
 
+def _related(v: Violation) -> dict:
+    """Other sites of the same bug (HL004's other registrations of one hook into one
+    store) as SARIF ``relatedLocations``."""
+    if not v.related:
+        return {}
+    return {
+        "relatedLocations": [
+            {
+                "id": number,
+                "message": {"text": "another site of the same problem"},
+                "physicalLocation": {
+                    "artifactLocation": {"uri": v.path, "uriBaseId": "%SRCROOT%"},
+                    "region": {"startLine": r.line, "startColumn": r.column},
+                },
+            }
+            for number, r in enumerate(v.related, start=1)
+        ]
+    }
+
+
 def render(violations: list[Violation], **_: object) -> str:
     from hooklint.rules import all_rules
 
@@ -38,6 +58,7 @@ def render(violations: list[Violation], **_: object) -> str:
             "ruleIndex": index[v.code],
             "level": "error",
             "message": {"text": v.message},
+            **_related(v),
             "locations": [
                 {
                     "physicalLocation": {

@@ -68,6 +68,9 @@ class Finding:
     fix_message: str = ""
     unsafe_fix: bool = False
     fix_withheld: str | None = None
+    #: Other nodes of the same bug (the other registrations of one hook into one store),
+    #: reported as related locations (SARIF ``relatedLocations``, JSON ``related``).
+    related: Sequence = ()
 
 
 class Rule:

@@ -100,15 +100,17 @@ class HookRemovalNotExceptionSafe(Rule):
                 finding, removal_statement = found
                 key = (id(removal_statement), _hook_key(facts, model, acquisition))
                 if key in groups:
-                    groups[key][1] += 1
+                    groups[key][1].append(acquisition.call)
                 else:
-                    groups[key] = [finding, 0]
+                    groups[key] = [finding, []]
         yield from self._exit_leaves_hooks(facts, model)
         for finding, others in groups.values():
             if others:
-                more = "registration" if others == 1 else "registrations"
+                more = "registration" if len(others) == 1 else "registrations"
                 finding = dataclasses.replace(
-                    finding, message=f"{finding.message} (and {others} more {more} of this hook in this function)"
+                    finding,
+                    message=f"{finding.message} (and {len(others)} more {more} of this hook in this function)",
+                    related=tuple(others),
                 )
             yield finding
 
