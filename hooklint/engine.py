@@ -445,7 +445,7 @@ def _cpython_parse(text: str):
     SyntaxError when the code does not parse (only used if libcst agrees: libcst may
     accept newer syntax than the running Python), else None."""
     try:
-        return ast.parse(text)
+        return python_ast(text)
     except (RecursionError, MemoryError):
         return ("deep", 1)
     except SyntaxError as exc:
@@ -522,11 +522,22 @@ def _overlaps(a: Fix, b: Fix) -> bool:
     return any(x.start <= y.end and y.start <= x.end for x in a.edits for y in b.edits)
 
 
+def python_ast(text: str, filename: str = "<unknown>") -> ast.Module:
+    """CPython's AST of the checked code.  Its warnings (an invalid escape sequence
+    such as ``"\\d"`` is a SyntaxWarning since 3.12) are about the user's code, not
+    about the run: they are silenced rather than printed on stderr."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return compile(text, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+
+
 def parses(text: str) -> bool:
     import libcst
 
     try:
-        ast.parse(text)
+        python_ast(text)
         parse_module(text)
     except (SyntaxError, ValueError, RecursionError, libcst.ParserSyntaxError):
         return False
@@ -670,7 +681,7 @@ def syntax_check(text: str, path: str, rules) -> list[Violation]:
     if not any(rule.code == "HL000" for rule in rules):
         return []
     try:
-        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        python_ast(text, path)
     except SyntaxError as exc:
         return [_cpython_syntax_error(exc, path, text)]
     except (RecursionError, MemoryError):

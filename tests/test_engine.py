@@ -365,3 +365,22 @@ def test_selective_positions_equal_libcsts_position_provider():
         mine = positions_of(module, nodes)
         assert all(mine[n] == everything[n] for n in nodes), path
 
+
+
+def test_warnings_about_the_checked_code_are_not_printed():
+    # "\d" in a plain string is a DeprecationWarning (a SyntaxWarning since 3.12) of
+    # CPython's compiler: it concerns the user's code, and hooklint's run prints nothing.
+    import warnings
+
+    from hooklint.engine import fix_text, lint_text, syntax_check
+    from hooklint.rules import all_rules
+    from hooklint.rules.base import RuleContext
+
+    text = 'PATTERN = "\\d+"\n\ndef probe(model, x, seen):\n    h = model.register_forward_hook(lambda m, i, o: seen.append(o))\n    model(x)\n    h.remove()\n'
+    rules = list(all_rules())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert lint_text(text, "m.py", rules, RuleContext())
+        assert syntax_check(text, "m.py", rules) == []
+        assert fix_text(text, "m.py", rules, RuleContext(), unsafe=True).text != text
+    assert [str(w.message) for w in caught] == []
