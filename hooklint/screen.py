@@ -48,7 +48,8 @@ _CALLABLE_OBJECT = frozenset({"__call__", "__init__"})
 #: A name not followed by a call's parenthesis: used as a value.
 _REFERENCE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
 #: A name called as a function or a method of ``self``/``cls``: ``helper(``, ``self._enter(``.
-_CALLED = re.compile(r"(?:(?<![\w.])|(?<=\bself\.)|(?<=\bcls\.))([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_BARE_CALLED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_SELF_CALLED = re.compile(r"\b(?:self|cls)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 #: ``name = value`` on one line (not ``==``).
 _ASSIGNMENT = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)([^\r\n]*)", re.MULTILINE)
 #: Module-level statements dropped unless they bind a name the kept code mentions
@@ -216,12 +217,13 @@ def _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, 
 
     patterns = [r"\b" + re.escape(w) + r"\b" for w in sorted(wrappers)]
     callers: list[_Unit] = []
-    level = list(zip(seeds, seed_codes))
+    level = [(unit, code, tokens.regex) for unit, code in zip(seeds, seed_codes)]
     for _ in range(MAX_DEPTH):
         fresh = []
-        for unit, code in level:  # who owns what this unit hands out
+        for unit, code, registers in level:  # who owns what this unit hands out
             owner = classes.get(id(unit))
-            for pattern in (owner_calls(unit.name, code, False), owner and owner_calls(owner.name, "", True)):
+            mine = owner_calls(unit.name, code, False, registers)
+            for pattern in (mine, owner and owner_calls(owner.name, "", True, registers)):
                 if pattern and pattern not in patterns:
                     patterns.append(pattern)
                     fresh.append(pattern)
@@ -237,7 +239,7 @@ def _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, 
             if unit not in seeds and unit not in callers:
                 code = lines.code(unit.own_lines())
                 callers.append(unit)
-                level.append((unit, code))
+                level.append((unit, code, calls))
                 words.update(WORD.findall(code))
                 hooks.update(_hook_names(code, registrations))
         if not level:
@@ -256,17 +258,37 @@ def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], line
             init = [m for m in unit.members if m.name == "__init__" and id(m) not in kept]
             kept.update(id(m) for m in init)
             reached = reached + init
-    by_name: dict[str, list[_Unit]] = {}
+    functions: dict[str, list[_Unit]] = {}  # what ``name(`` may call
+    class_of: dict[int, _Unit] = {}
+    class_named: dict[str, _Unit] = {}
     for unit in units:
         if unit.is_class:  # a class called: what its instances run when called
-            by_name.setdefault(unit.name, []).extend(m for m in unit.members if m.name in _CALLABLE_OBJECT)
-        else:
-            by_name.setdefault(unit.name, []).append(unit)
+            class_named[unit.name] = unit
+            functions.setdefault(unit.name, []).extend(m for m in unit.members if m.name in _CALLABLE_OBJECT)
+            class_of.update((id(m), unit) for m in unit.members)
+    for unit in units:
+        if not unit.is_class and id(unit) not in class_of:
+            functions.setdefault(unit.name, []).append(unit)
+
+    def methods(unit: _Unit, name: str) -> list[_Unit]:
+        """``self.name(`` in ``unit``: that method of its class or a same-file base."""
+        found, owner, seen = [], class_of.get(id(unit)), set()
+        while owner is not None and owner.name not in seen:
+            seen.add(owner.name)
+            found += [m for m in owner.members if m.name == name]
+            bases = [b.id for b in owner.node.bases if isinstance(b, ast.Name)]
+            owner = next((class_named[b] for b in bases if b in class_named), None)
+        return found
+
     for _ in range(MAX_DEPTH):
-        called = set()
+        found: list[_Unit] = []
         for unit in reached:
-            called.update(_CALLED.findall(lines.code(unit.own_lines())))
-        reached = [u for name in called for u in by_name.get(name, ()) if id(u) not in kept]
+            code = lines.code(unit.own_lines())
+            for name in _BARE_CALLED.findall(code):
+                found += functions.get(name, ())
+            for name in _SELF_CALLED.findall(code):
+                found += methods(unit, name)
+        reached = [u for u in dict.fromkeys(found) if id(u) not in kept]
         if not reached:
             return
         kept.update(id(u) for u in reached)

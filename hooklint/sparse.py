@@ -35,18 +35,44 @@ ALWAYS_KEPT = ("remove", "hook", "__exit__")
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CALLED = re.compile(r"(?:(?<![\w.])|(?<=\bself\.)|(?<=\bcls\.))([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _SELF_ATTRIBUTE = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
-#: A definition that hands a value out (``return handles``, ``yield h``).
-_HANDS_OUT = re.compile(r"\b(?:return|yield)[ \t]*[^\s;#]")
+_HANDS_OUT = re.compile(r"\b(?:return|yield)\b(.*)")
+#: Where a line puts a value: ``h = ...``, ``self.hs[k] = ...``, ``hs.append(...)``.
+_BOUND = re.compile(
+    r"^\s*((?:self\.)?[A-Za-z_][A-Za-z0-9_]*)\s*(?:\[[^\]]*\])?\s*[+]?=[^=]"
+    r"|\b((?:self\.)?[A-Za-z_][A-Za-z0-9_]*)\.(?:append|extend|add|insert|update|setdefault)\("
+)
 
 
-def owner_calls(name: str, code: str, is_class: bool) -> str | None:
+def hands_out(code: str, registers: re.Pattern) -> bool:
+    """Whether ``code`` returns or yields what a line matching ``registers`` produced:
+    the registration itself (``return m.register_forward_hook(f)``), or a name or store
+    such a line binds or fills (``hs.append(reg(...))`` … ``return hs``).  A function
+    that returns something else hands out no handle."""
+    bound: set[str] = set()
+    outs: list[str] = []
+    for line in split_lines(code):
+        out = _HANDS_OUT.search(line)
+        if out is not None:
+            outs.append(out.group(1))
+        if registers.search(line):
+            if out is not None:
+                return True
+            bound.update(n for pair in _BOUND.findall(line) for n in pair if n)
+    if not bound:
+        return False
+    named = re.compile(r"(?<![\w.])(?:" + "|".join(re.escape(n) for n in sorted(bound)) + r")\b")
+    return any(named.search(out) for out in outs)
+
+
+def owner_calls(name: str, code: str, is_class: bool, registers: re.Pattern) -> str | None:
     """A regex for the calls that make a caller of ``name`` the owner of what its code
-    registers, or None: a function or method that returns or yields (its caller gets
-    the handles), or a class through ``Cls.apply(...)`` (an ``autograd.Function``,
-    whose ``forward`` runs on the caller's arguments).  Such callers are evidence."""
+    registers, or None: a function or method that returns or yields the handles it
+    registers (:func:`hands_out`), or a class through ``Cls.apply(...)`` (an
+    ``autograd.Function``, whose ``forward`` runs on the caller's arguments).  Such
+    callers are evidence."""
     if is_class:
         return re.escape(name) + r"\.apply\b"
-    if _HANDS_OUT.search(code):
+    if hands_out(code, registers):
         return r"\b" + re.escape(name) + r"\b"
     return None
 
@@ -103,7 +129,7 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
             kept_words.update(WORD.findall(chunk))
     # Callers that own what relevant code hands out (the handles a helper returns, an
     # autograd.Function's forward run through ``Cls.apply``) stay.
-    owned = [owner_calls(d.name, d.text, d.is_class) for d in definitions if d.relevant]
+    owned = [owner_calls(d.name, d.text, d.is_class, tokens) for d in definitions if d.relevant]
     owned = [p for p in owned if p]
     if owned:
         callers = re.compile("|".join(owned))

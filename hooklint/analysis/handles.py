@@ -195,8 +195,11 @@ class HandleModel:
         method's ``self``/``cls``, or ``module``."""
         info = self._infos.get(scope_id)
         while info is not None:
-            if info.class_name and info.params and info.params[0] == name and name in ("self", "cls"):
+            params = info.params
+            if info.class_name and params and params[0] == name and name in ("self", "cls"):
                 return f"class:{self._root_class(info.class_name)}"
+            if name in params:  # a parameter is local (it cannot be declared global)
+                return f"def:{id(info.node)}"
             assigned, declared = self._bound(info)
             if name in declared:
                 return "module"
