@@ -55,9 +55,20 @@ class ReturnUnless:
     condition: str
 
     def resolve(self, at) -> list[Edit]:
+        return StatementBefore(self.node, f"if not {self.condition}:\n    return").resolve(at)
+
+
+@dataclass(frozen=True)
+class StatementBefore:
+    """Add the lines of ``text`` before a statement, at the statement's indentation."""
+
+    node: cst.CSTNode
+    text: str
+
+    def resolve(self, at) -> list[Edit]:
         indent = indentation_of(at, self.node)
         start = at.start(self.node)
-        return [Edit(start, start, f"if not {self.condition}:\n{indent}    return\n{indent}")]
+        return [Edit(start, start, "".join(f"{line}\n{indent}" for line in self.text.split("\n")))]
 
 
 @dataclass(frozen=True)
@@ -118,7 +129,7 @@ def acquired_flag_guard(facts: ModuleFacts, pre: HookBody, post: HookBody, acqui
     edits: list = []
     if isinstance(small, cst.Return):
         if small.value is None:
-            edits.append(_MarkBefore(acquire_line, mark))  # a bare return after acquiring
+            edits.append(StatementBefore(acquire_line, mark))  # a bare return after acquiring
         else:
             name = "result"
             taken = set(parameter_names(pre.node.params)) | local_names(pre.node)[0]
@@ -131,19 +142,6 @@ def acquired_flag_guard(facts: ModuleFacts, pre: HookBody, post: HookBody, acqui
         edits.append(StatementAfter(acquire_line, mark))
     edits.append(GuardStatement(release_line, f"getattr({post_module}, {flag!r}, False)", f"{post_module}.{flag} = False"))
     return edits, None
-
-
-@dataclass(frozen=True)
-class _MarkBefore:
-    """Add a line holding ``text`` before a statement, at its indentation."""
-
-    node: cst.CSTNode
-    text: str
-
-    def resolve(self, at) -> list[Edit]:
-        indent = indentation_of(at, self.node)
-        start = at.start(self.node)
-        return [Edit(start, start, f"{self.text}\n{indent}")]
 
 
 def tolerant_release(
