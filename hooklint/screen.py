@@ -222,15 +222,12 @@ def _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, 
         fresh = []
         for unit, code, registers in level:  # who owns what this unit hands out
             owner = classes.get(id(unit))
-            mine = owner_calls(unit.name, code, False, registers)
-            for pattern in (mine, owner and owner_calls(owner.name, "", True, registers)):
+            for pattern in (owner_calls(unit.name, code, False, registers), owner and owner_calls(owner.name, "", True, registers)):
                 if pattern and pattern not in patterns:
                     patterns.append(pattern)
                     fresh.append(pattern)
-        if not fresh and callers:
-            break
-        if not patterns:
-            break
+        if not patterns or (callers and not fresh):
+            break  # nothing to look for, or the same callers again
         calls = re.compile("|".join(patterns))
         called = {lines.number_at(m.start()) for m in calls.finditer(lines.code_text)}
         registrations = NamePattern(tokens.pattern + "|" + calls.pattern)
