@@ -129,9 +129,12 @@ def _violation_from(data) -> Violation | None:
     related = [_location(r) for r in related]
     if any(r is None for r in related):
         return None
+    cell = data.get("cell")
+    if not (cell is None or type(cell) is int and cell >= 1):
+        return None
     return Violation(
         data["code"], data["name"], data["message"], data["path"], start, end, fix, withheld, data["source_line"],
-        tuple(related),
+        tuple(related), cell,
     )
 
 

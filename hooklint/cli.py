@@ -257,7 +257,11 @@ def _diffs(results) -> str:
 
     chunks = []
     for result in results:
-        if result.fixed_text is not None:
+        if result.fixed_text is not None and result.path.endswith(".ipynb"):
+            from hooklint.notebook import diff
+
+            chunks.extend(diff(result.path, result.original, result.fixed_text))
+        elif result.fixed_text is not None:
             chunks.extend(
                 difflib.unified_diff(
                     split_lines(result.original, keepends=True),

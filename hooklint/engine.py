@@ -552,8 +552,12 @@ class FixOutcome:
     violations: list[Violation]
 
 
-def fix_text(text: str, path: str, rules, context: RuleContext, unsafe: bool) -> FixOutcome:
-    """Apply fixes until none is left; never return code that does not parse."""
+def fix_text(text: str, path: str, rules, context: RuleContext, unsafe: bool, notebook=None) -> FixOutcome:
+    """Apply fixes until none is left; never return code that does not parse (nor,
+    for a ``notebook``'s joined cells, code moved across cells: :mod:`hooklint.notebook`)."""
+    def keeps(candidate: str) -> bool:
+        return parses(candidate) and (notebook is None or notebook.keeps_cells(candidate))
+
     fixed = 0
     failures: list[str] = []
     broken: set[tuple[str, Location]] = set()
@@ -567,15 +571,15 @@ def fix_text(text: str, path: str, rules, context: RuleContext, unsafe: bool) ->
             if not any(_overlaps(violation.fix, other.fix) for other in chosen):
                 chosen.append(violation)
         candidate = apply_edits(text, [e for v in chosen for e in v.fix.edits])
-        if not parses(candidate):
+        if not keeps(candidate):
             first = chosen[0]
             chosen = [first]
             candidate = apply_edits(text, first.fix.edits)
-            if not parses(candidate):
+            if not keeps(candidate):
                 broken.add((first.code, first.start))
-                failures.append(
-                    f"{path}:{first.start.line}:{first.start.column}: {first.code} fix rolled back: it would leave code that does not parse"
-                )
+                where = f"{first.start.line}:{first.start.column}" if notebook is None else notebook.where(first.start)
+                why = "it would leave code that does not parse" if notebook is None or not parses(candidate) else "it would move code across notebook cells"
+                failures.append(f"{path}:{where}: {first.code} fix rolled back: {why}")
                 continue
         text = candidate
         fixed += len(chosen)
@@ -606,22 +610,40 @@ def _selected(codes: tuple[str, ...], ignored: frozenset) -> tuple:
 
 
 def check_source(source: SourceFile, shown: str, settings: Settings) -> FileResult:
+    """One decoded file's result; a notebook's positions are given in its cells."""
+    result = _check_source(source, shown, settings)
+    return in_cells(source, result)
+
+
+def in_cells(source: SourceFile, result: FileResult) -> FileResult:
+    notebook = source.notebook
+    if notebook is not None:
+        result.violations = sorted((notebook.map_violation(v) for v in result.violations), key=lambda v: v.sort_key)
+    return result
+
+
+def _check_source(source: SourceFile, shown: str, settings: Settings) -> FileResult:
     rules = _rules_for(settings, shown)
     result = FileResult(shown)
     tokens = prefilter_tokens(rules, settings.context.registration_wrappers)
     if not is_candidate(source.text, tokens):
         return result
     if settings.fix or settings.diff:
-        outcome = fix_text(source.text, shown, rules, settings.context, settings.unsafe_fixes)
+        notebook = source.notebook
+        outcome = fix_text(source.text, shown, rules, settings.context, settings.unsafe_fixes, notebook)
         result.violations = outcome.violations
         result.fixed = outcome.fixed
         result.fix_failures = outcome.failures
         if outcome.text != source.text:
-            result.original, result.fixed_text = source.text, outcome.text
+            if notebook is None:
+                result.original, result.fixed_text = source.text, outcome.text
+            else:  # the notebook's JSON, with the fixed cells written into it
+                result.original, result.fixed_text = notebook.text, notebook.render(outcome.text)
         return result
     from hooklint import cache
 
-    key = cache.key(source.raw, settings.fingerprint(rules)) if settings.cache_dir else None
+    kind = "" if source.notebook is None else "\0notebook"  # the same bytes read as Python give another result
+    key = cache.key(source.raw, settings.fingerprint(rules) + kind) if settings.cache_dir else None
     cached = cache.load(settings.cache_dir, key) if key else None
     if cached is not None:
         result.violations = [replace(v, path=shown) for v in cached]
@@ -645,7 +667,7 @@ def check_path(path: str, settings: Settings, explicit: bool = False) -> FileRes
         if explicit:
             compiled = compile_only(source.text, shown, settings)
             if compiled is not None:
-                return FileResult(shown, compiled)
+                return in_cells(source, FileResult(shown, compiled))
         return check_source(source, shown, settings)
     except TooDeeplyNested as exc:
         return FileResult(shown, error=str(exc))

@@ -1,7 +1,8 @@
 """From paths on the command line to Python sources: walking, excludes, ``.gitignore``,
 reading and decoding.
 
-Directories yield ``*.py`` and ``*.pyi`` files, skipping default excludes (VCS folders,
+Directories yield ``*.py``, ``*.pyi`` and ``*.ipynb`` files (notebooks: see
+:mod:`hooklint.notebook`), skipping default excludes (VCS folders,
 virtualenvs, build outputs, caches, ``site-packages``), configured excludes and what
 ``.gitignore`` files ignore.  A file named explicitly is always checked.
 """
@@ -15,7 +16,7 @@ import os
 import re
 import stat
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULT_EXCLUDES = (
@@ -25,6 +26,11 @@ DEFAULT_EXCLUDES = (
     ".ipynb_checkpoints", "__pypackages__",
 )
 PYTHON_SUFFIXES = (".py", ".pyi")
+#: What a directory walk yields: Python files and Jupyter notebooks, as ruff does.
+SOURCE_SUFFIXES = PYTHON_SUFFIXES + (".ipynb",)
+#: A notebook's file may be this many times ``max-file-size`` (its outputs, images
+#: included, are not code); its code cells together may be ``max-file-size``.
+NOTEBOOK_SIZE_FACTOR = 16
 #: Files larger than this are not read (``max-file-size``): libcst needs about 2 GB per
 #: MB of source, and a generated file that big is rarely hand-written hook code.
 DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024
@@ -43,6 +49,9 @@ class SourceFile:
     text: str
     encoding: str
     bom: bool
+    #: For a notebook, its :class:`hooklint.notebook.Notebook` (``text`` is then the
+    #: joined code of its code cells).
+    notebook: object = field(default=None, compare=False)
 
     def encode(self, text: str) -> bytes:
         data = text.encode(self.encoding)
@@ -53,7 +62,11 @@ def read_source(path: Path, max_size: int | None = None) -> SourceFile:
     """Read and decode a Python file as CPython would (PEP 263 cookie, BOM).
 
     Only regular files are read (a FIFO or a device would block or never end), and
-    none larger than ``max_size`` bytes."""
+    none larger than ``max_size`` bytes.  A notebook (``.ipynb``) is read as such."""
+    notebook = path.suffix == ".ipynb"
+    code_limit = max_size
+    if notebook and max_size is not None:
+        max_size *= NOTEBOOK_SIZE_FACTOR
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -80,6 +93,20 @@ def read_source(path: Path, max_size: int | None = None) -> SourceFile:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
     if max_size is not None and len(raw) > max_size:
         raise SourceError(_too_big(len(raw), max_size))
+    if notebook:
+        source = decode_file(path, raw)
+        if code_limit is not None and len(source.text) > code_limit:
+            raise SourceError(f"too large to check (its code cells hold {len(source.text)} characters, over `max-file-size` = {code_limit}); skipped")
+        return source
+    return decode_source(path, raw)
+
+
+def decode_file(path: Path, raw: bytes) -> SourceFile:
+    """:func:`decode_source`, or for a notebook its code cells (:mod:`hooklint.notebook`)."""
+    if path.suffix == ".ipynb":
+        from hooklint.notebook import read_notebook
+
+        return read_notebook(path, raw)
     return decode_source(path, raw)
 
 
@@ -257,7 +284,7 @@ def _walk(top: Path, exclude_globs: tuple[str, ...], root: Path, problems: list[
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 is_dir = False
-            if not is_dir and not name.endswith(PYTHON_SUFFIXES):
+            if not is_dir and not name.endswith(SOURCE_SUFFIXES):
                 continue
             path = entry.path
             if excludes.match(name) is not None:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from hooklint.cache import RunIndex, code_fingerprint
 from hooklint.config import Config
-from hooklint.engine import FileResult, Settings, TooDeeplyNested, check_paths, check_source, compile_only, write_fixed
-from hooklint.files import DEFAULT_MAX_FILE_SIZE, SourceError, decode_source, discover, display_path
+from hooklint.engine import FileResult, Settings, TooDeeplyNested, in_cells, check_paths, check_source, compile_only, write_fixed
+from hooklint.files import DEFAULT_MAX_FILE_SIZE, SourceError, decode_file, discover, display_path
 from hooklint.rules.base import RuleContext
 from hooklint.selection import UnknownSelector, resolve_rules
 from hooklint.violation import Violation
@@ -202,12 +202,12 @@ def _check_stdin(request: CheckRequest, settings: Settings) -> CheckOutcome:
         message = f"too large to check (over `max-file-size` = {limit} bytes); skipped"
         return CheckOutcome([], [f"{name}: {message}"], [], 0, internal_error=True)
     try:
-        source = decode_source(Path(name), raw)
+        source = decode_file(Path(name), raw)
     except SourceError as exc:
         return CheckOutcome([], [f"{name}: {exc}"], [], 0, internal_error=True)
     try:
         compiled = compile_only(source.text, name, settings)
-        result = FileResult(name, compiled) if compiled is not None else check_source(source, name, settings)
+        result = in_cells(source, FileResult(name, compiled)) if compiled is not None else check_source(source, name, settings)
     except RecursionError as exc:
         message = str(exc) if isinstance(exc, TooDeeplyNested) else "too deeply nested to analyse"
         fixed_stdout = source.raw if request.fix and not request.diff else None

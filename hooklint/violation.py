@@ -50,10 +50,18 @@ class Violation:
     source_line: str = field(default="", compare=False)
     #: Where else the same bug is (the first site is ``start``).
     related: tuple[Location, ...] = ()
+    #: For a notebook: the cell (1-based, among all its cells) that ``start`` and ``end`` are in.
+    cell: int | None = None
 
     @property
     def sort_key(self) -> tuple:
-        return (self.path, self.start.line, self.start.column, self.code)
+        return (self.path, self.cell or 0, self.start.line, self.start.column, self.code)
+
+    @property
+    def where(self) -> str:
+        """``line:col``, or ``cell N:line:col`` in a notebook (as ruff writes it)."""
+        position = f"{self.start.line}:{self.start.column}"
+        return position if self.cell is None else f"cell {self.cell}:{position}"
 
     def is_fixable(self, unsafe: bool) -> bool:
         return self.fix is not None and (self.fix.applicability == SAFE or unsafe)
@@ -84,4 +92,5 @@ class Violation:
             fix_withheld=data.get("fix_withheld"),
             source_line=data.get("source_line", ""),
             related=tuple(Location(**r) for r in data.get("related", ())),
+            cell=data.get("cell"),
         )

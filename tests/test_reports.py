@@ -29,8 +29,8 @@ def test_json_schema(tree):
     data = json.loads(result.stdout)
     assert [d["code"] for d in data] == ["HL001", "HL000"]  # ordered by path
     for item in data:
-        assert set(item) == {"code", "name", "message", "filename", "location", "end_location", "fix", "related"}
-        assert item["related"] == []
+        assert set(item) == {"code", "name", "message", "filename", "cell", "location", "end_location", "fix", "related"}
+        assert item["related"] == [] and item["cell"] is None  # a notebook's cell: tests/test_notebooks.py
         _location(item["location"])
         _location(item["end_location"])
         assert (item["end_location"]["row"], item["end_location"]["column"]) >= (item["location"]["row"], item["location"]["column"])

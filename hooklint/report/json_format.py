@@ -5,6 +5,7 @@ Schema (each item)::
     {
       "code": "HL001", "name": "post-hook-without-always-call", "message": "...",
       "filename": "pkg/mod.py",
+      "cell": null,                                   # a notebook's cell (1-based); rows are the cell's
       "location": {"row": 14, "column": 5},          # 1-based
       "end_location": {"row": 14, "column": 66},      # exclusive column
       "related": [{"row": 20, "column": 9}],          # other sites of the same bug
@@ -42,6 +43,7 @@ def as_dict(v: Violation) -> dict:
         "name": v.name,
         "message": v.message,
         "filename": v.path,
+        "cell": v.cell,
         "location": _location(v.start),
         "end_location": _location(v.end),
         "fix": fix,

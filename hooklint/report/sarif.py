@@ -1,7 +1,8 @@
 """``--format sarif``: SARIF 2.1.0 for GitHub code scanning.
 
 Rules carry their documentation as help text; regions are 1-based; artifact URIs are
-relative to ``%SRCROOT%`` (the working directory the check ran from).
+relative to ``%SRCROOT%`` (the working directory the check ran from).  In a notebook,
+regions are in the cell that the result's ``properties.cell`` names (1-based).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def render(violations: list[Violation], **_: object) -> str:
             "level": "error",
             "message": {"text": v.message},
             **_related(v),
+            **({"properties": {"cell": v.cell}} if v.cell is not None else {}),
             "locations": [
                 {
                     "physicalLocation": {

@@ -1,5 +1,6 @@
 """The human formats: ``full`` (ruff-like, with the source line and a caret) and
-``concise`` (``path:line:col: CODE [*] message``)."""
+``concise`` (``path:line:col: CODE [*] message``; in a notebook
+``path:cell N:line:col: ...``, the line counted in the cell)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def _marker(violation: Violation, unsafe: bool) -> str:
 
 
 def _head(v: Violation, unsafe: bool, style: Style) -> str:
-    where = style(f"{v.path}:{v.start.line}:{v.start.column}:", bold=True)
+    where = style(f"{v.path}:{v.where}:", bold=True)
     return f"{where} {style(v.code, fg='red', bold=True)}{_marker(v, unsafe)} {v.message}"
 
 
