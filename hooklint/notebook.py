@@ -11,7 +11,8 @@ separator) is rolled back (:meth:`Notebook.keeps_cells`).
 IPython syntax is masked so that the module parses, one line for one line, the
 columns of every other line kept: line magics (``%time f()``), shell escapes
 (``!pip list``, ``files = !ls``), help (``obj?``, ``?obj``), and their backslash
-continuations become ``pass`` (or ``name = None``) with a marker comment; a cell
+continuations become ``pass`` (or ``name = None``; a continuation line, a comment)
+with a marker comment; a cell
 whose first line is a cell magic with a non-Python body (``%%bash``) is left out.
 Masked lines are never rewritten: :meth:`Notebook.render` puts each back as it was
 (with the new indentation, should a fix have re-indented it).
@@ -41,7 +42,7 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _SEPARATOR = "# hooklint-cell: {}\n"
 _SEPARATOR_LINE = re.compile(r"# hooklint-cell: (\d+)\n\Z")
 _MASK = "  # hooklint-masked: {}"
-_MASKED_LINE = re.compile(r"(?P<indent>[ \t]*)(?:pass|[^\n]*? = None)  # hooklint-masked: (?P<n>\d+)(?P<end>\r\n|\r|\n|)\Z")
+_MASKED_LINE = re.compile(r"(?P<indent>[ \t]*)(?:(?:pass|[^\n]*? = None)  )?# hooklint-masked: (?P<n>\d+)(?P<end>\r\n|\r|\n|)\Z")
 #: ``name = !cmd``, ``a, b = %magic ...``: the assignment is kept, its value masked.
 _ASSIGNED_MAGIC = re.compile(r"(?P<target>[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=)[ \t]*[%!]")
 
@@ -91,8 +92,10 @@ class Notebook:
         return f"cell {cell}:{here.line}:{here.column}"
 
     def map_violation(self, violation: Violation) -> Violation:
-        """A violation found in :attr:`code`, with its positions in its cell (a fix
-        whose edits lie in other cells than the violation is not offered)."""
+        """A violation found in :attr:`code`, with its positions in its cell.  A fix
+        that also edits other cells (HL001: the hook in one cell, its registration in
+        another) is still applied by ``--fix`` (each edit stays in its cell), but its
+        edits are not listed: an edit's position names no cell."""
         if violation.cell is not None:
             return violation  # mapped already (the run index holds mapped results)
         cell, start = self.locate(violation.start)
@@ -105,11 +108,10 @@ class Notebook:
             for edit in fix.edits:
                 (a, edit_start), (b, edit_end) = self.locate(edit.start), self.locate(edit.end)
                 if a != cell or b != cell:
-                    fix = None
+                    edits = []
                     break
                 edits.append(Edit(edit_start, edit_end, edit.content))
-            else:
-                fix = Fix(fix.message, fix.applicability, tuple(edits))
+            fix = Fix(fix.message, fix.applicability, tuple(edits))
         related = tuple(self.locate(r)[1] for r in violation.related)
         lines = split_lines(self._cell(cell).text) if cell is not None else []
         source_line = lines[start.line - 1] if 1 <= start.line <= len(lines) else violation.source_line
@@ -368,8 +370,8 @@ def _mask(code: str, masks: list[str]) -> list[str]:
     for index, line in enumerate(lines):
         if continued or (state.at_statement_start() and _is_ipython(line, state)):
             body = line.rstrip("\r\n")
+            lines[index] = _masked(line, masks, comment=continued)
             continued = body.endswith("\\")
-            lines[index] = _masked(line, masks)
         elif "# hooklint-masked: " not in line:
             state.feed(line)
     return lines
@@ -387,13 +389,17 @@ def _is_ipython(line: str, state: "_LineState") -> bool:
     return code.endswith("?")
 
 
-def _masked(line: str, masks: list[str]) -> str:
+def _masked(line: str, masks: list[str], comment: bool = False) -> str:
+    """A masked line: ``pass`` (``name = None`` for an assigned magic), or for the
+    continuation of one, a comment; each with a marker to restore it by."""
     body = line.rstrip("\r\n")
     end = line[len(body) :]
     indent = body[: len(body) - len(body.lstrip(" \t"))]
     assigned = _ASSIGNED_MAGIC.match(body)
     masks.append(line)
     marker = _MASK.format(len(masks) - 1)
+    if comment:
+        return indent + marker.lstrip() + end
     if assigned is not None:
         return assigned.group("target").rstrip().rstrip("=").rstrip() + " = None" + marker + end
     return indent + "pass" + marker + end

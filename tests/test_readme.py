@@ -29,7 +29,7 @@ def test_main_job_finds_the_examples_bugs_and_passes_their_clean_counterparts():
     result = CliRunner().invoke(main, ["check", "--no-cache", "--format", "concise", str(ROOT / "examples")])
     assert result.exit_code == 1, result.output
     flagged = {Path(line.split(":")[0]).name for line in result.output.splitlines() if ": HL" in line}
-    examples = sorted(p.name for p in (ROOT / "examples").glob("hl*.py"))
+    examples = sorted(p.name for p in (ROOT / "examples").glob("hl*") if p.suffix in (".py", ".ipynb"))
     assert examples, "examples/ is empty"
     for name in examples:
         if name.endswith("_fixed.py") or "_clean" in name:
