@@ -333,3 +333,14 @@ def explain(rule: str) -> None:
     examples = found.INVALID[:1]
     for example in examples:
         click.echo("\n## Flagged (from the rule's tests)\n```python" + example.code.rstrip() + "\n```")
+
+
+@main.command()
+def server() -> None:
+    """Run the language server (LSP over stdio) for editors; needs `hooklint[lsp]`."""
+    from hooklint.server import PyglsMissing, serve
+
+    try:
+        serve()
+    except PyglsMissing as exc:
+        _fail(str(exc))

@@ -615,6 +615,14 @@ def check_source(source: SourceFile, shown: str, settings: Settings) -> FileResu
     return in_cells(source, result)
 
 
+def check_text(text: str, path: str, settings: Settings, notebook=None) -> FileResult:
+    """Check in-memory ``text`` as the file at ``path`` (an editor's buffer: the
+    language server), as a file found in a directory is checked; ``notebook``: the
+    :class:`hooklint.notebook.Notebook` whose joined cells ``text`` is."""
+    raw = text.encode("utf-8", "surrogatepass")
+    return check_source(SourceFile(Path(path), raw, text, "utf-8", False, notebook=notebook), path, settings)
+
+
 def in_cells(source: SourceFile, result: FileResult) -> FileResult:
     notebook = source.notebook
     if notebook is not None:

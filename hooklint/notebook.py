@@ -258,8 +258,6 @@ def parse(text: str) -> Notebook:
     if not _is_python(data.get("metadata")):
         return notebook  # an R or Julia notebook: nothing to lint
     spans = _source_spans(text)
-    pieces: list[str] = []
-    line = 1
     for number, cell in enumerate(cells, start=1):
         if cell["cell_type"] != "code" or number - 1 not in spans:
             continue
@@ -267,17 +265,28 @@ def parse(text: str) -> Notebook:
         source = cell.get("source", "")
         code = "".join(source) if isinstance(source, list) else source
         items = list(zip(source, item_spans)) if isinstance(source, list) else None
-        masked = _mask(code, notebook.masks)
-        entry = _Cell(number, source_span, items, code, masked)
-        if notebook.cells:
-            pieces.append(_SEPARATOR.format(notebook.cells[-1].number))
-            line += 1
-        entry.first_line = line
-        pieces.extend(masked)
-        line += len(masked)
-        notebook.cells.append(entry)
-    notebook.code = "".join(pieces)
+        _add_cell(notebook, _Cell(number, source_span, items, code, _mask(code, notebook.masks)))
     return notebook
+
+
+def from_cells(cells: list[tuple[int, str]]) -> Notebook:
+    """A notebook from its code cells' numbers and texts (an editor's notebook
+    document: the language server); it has no JSON to :meth:`~Notebook.render` into."""
+    notebook = Notebook("", [])
+    for number, code in cells:
+        _add_cell(notebook, _Cell(number, (0, 0), None, code, _mask(code, notebook.masks)))
+    return notebook
+
+
+def _add_cell(notebook: Notebook, cell: _Cell) -> None:
+    """Append a code cell to the joined code, after a separator line."""
+    cell.first_line = 1
+    if notebook.cells:
+        last = notebook.cells[-1]
+        notebook.code += _SEPARATOR.format(last.number)
+        cell.first_line = last.first_line + len(last.masked) + 1
+    notebook.code += "".join(cell.masked)
+    notebook.cells.append(cell)
 
 
 def _is_python(metadata) -> bool:
