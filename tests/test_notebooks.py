@@ -262,3 +262,72 @@ def test_the_bundled_notebook_example_and_its_clean_counterpart(tmp_path):
     # The fix gives the clean notebook's code cells; its prose and outputs differ on purpose.
     code = lambda path: ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]  # noqa: E731
     assert code(copy) == code(clean)
+
+
+def test_a_syntax_error_is_hl000_in_its_cell(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "nb.ipynb", json.dumps(notebook("import torch\n%time torch.ones(1)", "def broken(:\n    pass")))
+    result = check("--no-cache", "--format", "concise", "nb.ipynb")
+    assert result.exit_code == 1
+    assert result.stdout.startswith("nb.ipynb:cell 3:1:")
+    assert " HL000 " in result.stdout.splitlines()[0]
+
+
+_LINES = [
+    "x = 1", "%time f()", "!ls -la", "files = !ls", "a, b = %who_ls", "obj?", "??obj", "%config X = \\", "    'retina'",
+    "y = (2", "     % 3)", "s = '''", "%d lines", "'''", "if x:", "    !echo in a block", "    z = 'it''s'  # why?",
+    "print('é ∑ 🔥')", "", "    ", "\\", "t = \"a\\\"b\"",
+]
+
+
+def _sources():
+    from hypothesis import strategies as st
+
+    line = st.sampled_from(_LINES)
+    cell = st.lists(line, max_size=8).map("\n".join)
+    return st.lists(st.tuples(cell, st.booleans()), min_size=1, max_size=4)
+
+
+def _property_test():
+    from hypothesis import given, settings
+
+    @settings(max_examples=60, deadline=None)
+    @given(_sources(), st_style())
+    def run(cells, style):
+        data = notebook(*[source for source, _ in cells], markdown=False)
+        for entry, (source, as_string) in zip(data["cells"], cells):
+            if as_string:
+                entry["source"] = source
+        text = dumps(data, style)
+        parsed = parse(text)
+        # Masked lines come back as they were.
+        for cell in parsed.cells:
+            if cell.masked:
+                assert "".join(parsed._unmask(line) for line in cell.masked) in (cell.text, cell.text + "\n")
+        # A line added at the end of each cell with code lands there, and nowhere else
+        # (a cell without code gets none: it has no line to hold it).
+        changed = "".join(
+            "".join(cell.masked) + ("added = 1\n" if cell.masked else "") + (f"# hooklint-cell: {cell.number}\n" if cell is not parsed.cells[-1] else "")
+            for cell in parsed.cells
+        )
+        expected = json.loads(json.dumps(data))
+        for cell, entry in zip(parsed.cells, expected["cells"]):
+            if not cell.masked:
+                continue
+            old = cell.text
+            new = old + "added = 1\n" if old.endswith("\n") else old + "\nadded = 1"
+            entry["source"] = new if isinstance(entry["source"], str) else new.splitlines(keepends=True)
+        rendered = parsed.render(changed)
+        assert rendered == dumps(expected, style)
+
+    return run
+
+
+def st_style():
+    from hypothesis import strategies as st
+
+    return st.sampled_from(list(STYLES.values()))
+
+
+def test_masking_and_rendering_round_trip_on_generated_notebooks():
+    _property_test()()
