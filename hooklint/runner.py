@@ -14,8 +14,8 @@ from pathlib import Path
 
 from hooklint.cache import RunIndex, code_fingerprint
 from hooklint.config import Config
-from hooklint.engine import FileResult, Settings, TooDeeplyNested, in_cells, check_paths, check_source, compile_only, write_fixed
-from hooklint.files import DEFAULT_MAX_FILE_SIZE, SourceError, decode_file, discover, display_path
+from hooklint.engine import FileResult, Settings, TooDeeplyNested, check_paths, check_source, compile_only, in_cells, write_fixed
+from hooklint.files import DEFAULT_MAX_FILE_SIZE, NOTEBOOK_SIZE_FACTOR, SourceError, decode_file, discover, display_path
 from hooklint.rules.base import RuleContext
 from hooklint.selection import UnknownSelector, resolve_rules
 from hooklint.violation import Violation
@@ -192,6 +192,8 @@ def _results(request: CheckRequest, files: list[Path], explicit: list[bool]) -> 
 def _check_stdin(request: CheckRequest, settings: Settings) -> CheckOutcome:
     name = request.stdin_filename or "-"
     limit = settings.max_file_size
+    if limit is not None and name.endswith(".ipynb"):  # as for a notebook file (hooklint.files)
+        limit *= NOTEBOOK_SIZE_FACTOR
     try:
         stream = sys.stdin.buffer  # no sys.stdin at all when it is closed (`<&-`)
         raw = stream.read() if limit is None else stream.read(limit + 1)

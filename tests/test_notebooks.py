@@ -331,3 +331,16 @@ def st_style():
 
 def test_masking_and_rendering_round_trip_on_generated_notebooks():
     _property_test()()
+
+
+def test_max_file_size_counts_a_notebooks_code_not_its_outputs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    data = json.loads(json.dumps(BUGGY_NB))
+    data["cells"][1]["outputs"] = [{"output_type": "display_data", "data": {"image/png": "A" * 5_000}, "metadata": {}}]
+    write(tmp_path, "nb.ipynb", json.dumps(data))
+    code_size = len(parse(json.dumps(data)).code)
+    big_outputs = check("--no-cache", "--format", "concise", "--max-file-size", str(code_size + 10), "nb.ipynb")
+    assert big_outputs.exit_code == 1 and "HL002" in big_outputs.stdout  # 5 kB of image, half a kB of code: checked
+    too_much_code = check("--no-cache", "--max-file-size", str(code_size - 10), "nb.ipynb")
+    assert too_much_code.exit_code == 2
+    assert too_much_code.stderr.startswith("hooklint: nb.ipynb: too large to check (its code cells hold ")
