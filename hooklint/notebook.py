@@ -9,10 +9,11 @@ them), and a fix that would move code across a boundary (an indented or moved
 separator) is rolled back (:meth:`Notebook.keeps_cells`).
 
 IPython syntax is masked so that the module parses, one line for one line, the
-columns of every other line kept: line magics (``%time f()``), shell escapes
-(``!pip list``, ``files = !ls``), help (``obj?``, ``?obj``), and their backslash
-continuations become ``pass`` (or ``name = None``; a continuation line, a comment)
-with a marker comment; a cell
+columns of every other line kept: ``%time CODE`` and ``%timeit CODE`` keep their code
+(one complete line of it), in its columns, as ``pass; CODE``; other line magics
+(``%matplotlib inline``), shell escapes (``!pip list``, ``files = !ls``), help
+(``obj?``, ``?obj``), and their backslash continuations become ``pass`` (or
+``name = None``; a continuation line, a comment), each with a marker comment; a cell
 whose first line is a cell magic with a non-Python body (``%%bash``) is left out.
 Masked lines are never rewritten: :meth:`Notebook.render` puts each back as it was
 (with the new indentation, should a fix have re-indented it).
@@ -42,7 +43,9 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _SEPARATOR = "# hooklint-cell: {}\n"
 _SEPARATOR_LINE = re.compile(r"# hooklint-cell: (\d+)\n\Z")
 _MASK = "  # hooklint-masked: {}"
-_MASKED_LINE = re.compile(r"(?P<indent>[ \t]*)(?:(?:pass|[^\n]*? = None)  )?# hooklint-masked: (?P<n>\d+)(?P<end>\r\n|\r|\n|)\Z")
+_MASKED_LINE = re.compile(r"(?P<indent>[ \t]*)(?:[^\r\n]*?  )?# hooklint-masked: (?P<n>\d+)(?P<end>\r\n|\r|\n|)\Z")
+#: ``%time CODE`` / ``%timeit CODE`` (no options): the code is kept, as ``pass; CODE``.
+_TIMED = re.compile(r"(?P<indent>[ \t]*)(?P<magic>%timeit|%time)(?P<gap>[ \t]+)(?P<code>[^-\s][^\r\n]*)")
 #: ``name = !cmd``, ``a, b = %magic ...``: the assignment is kept, its value masked.
 _ASSIGNED_MAGIC = re.compile(r"(?P<target>[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=)[ \t]*[%!]")
 
@@ -409,9 +412,20 @@ def _masked(line: str, masks: list[str], comment: bool = False) -> str:
     marker = _MASK.format(len(masks) - 1)
     if comment:
         return indent + marker.lstrip() + end
+    timed = _TIMED.fullmatch(body)
+    if timed is not None and _complete(timed.group("code")):  # the columns of CODE are kept
+        head = "pass;".ljust(len(timed.group("magic")) + len(timed.group("gap")))
+        return timed.group("indent") + head + timed.group("code") + marker + end
     if assigned is not None:
         return assigned.group("target").rstrip().rstrip("=").rstrip() + " = None" + marker + end
     return indent + "pass" + marker + end
+
+
+def _complete(code: str) -> bool:
+    """Whether one line of code closes every bracket and string it opens."""
+    state = _LineState()
+    state.feed(code)
+    return state.at_statement_start()
 
 
 class _LineState:

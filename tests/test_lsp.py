@@ -17,6 +17,15 @@ from _hooklint_cli import BUGGY, BUGGY_COLUMN, BUGGY_LINE, FIXED, check, hooklin
 STALE_IMPORT = "from torch.nn.utils.parametrize import _cache\n"
 UNSAFE = "def watch(layer, record):\n    layer.register_backward_hook(record)\n"  # HL007: an unsafe fix
 TIMEOUT = 30
+NOTEBOOK_FUNCTION = """\
+def collect(model, batches):
+    found = []
+    def keep(module, inputs, output):
+        found.append(output)
+    model.register_forward_hook(keep)
+    for batch in batches:
+        %time model(batch)
+    return found"""
 
 
 def _apply(text: str, edits: list[types.TextEdit]) -> str:
@@ -135,6 +144,7 @@ async def _session(workspace: Path) -> dict:
             (types.NotebookCellKind.Markup, "# Activations"),
             (types.NotebookCellKind.Code, "%matplotlib inline\nstore = []\ndef capture(module, inputs, output):\n    store.append(output)"),
             (types.NotebookCellKind.Code, 'tag = "\U0001f525"; model.register_forward_hook(capture)\n!ls'),
+            (types.NotebookCellKind.Code, NOTEBOOK_FUNCTION),
         ]
         cell_uris = [f"vscode-notebook-cell:{workspace.as_posix()}/analysis.ipynb#cell{i}" for i in range(len(cells))]
         client.notebook_document_did_open(
@@ -152,10 +162,16 @@ async def _session(workspace: Path) -> dict:
             )
         )
         published = {}
-        while len(published) < 2:
+        while len(published) < 3:
             params = await asyncio.wait_for(editor.published.get(), TIMEOUT)
             published[params.uri] = params.diagnostics
         seen["notebook"] = (cell_uris, published)
+        [in_function] = published[cell_uris[3]]
+        seen["cell_actions"] = await editor.actions(cell_uris[3], in_function)
+
+        # A broken configuration: said once, and no diagnostics for its files.
+        broken_uri = from_fs_path(str(workspace / "broken" / "x.py"))
+        seen["broken"] = await editor.open(broken_uri, BUGGY)
 
         await asyncio.wait_for(client.shutdown_async(None), TIMEOUT)
         client.exit(None)
@@ -168,6 +184,7 @@ async def _session(workspace: Path) -> dict:
 def test_an_editor_session_end_to_end(tmp_path):
     write(tmp_path, "pyproject.toml", '[tool.hooklint]\nignore = ["HL013"]\n')
     write(tmp_path, "pkg/buggy.py", "# the editor's buffer differs from the file\n")
+    write(tmp_path, "broken/pyproject.toml", "[tool.hooklint]\nselect = 3\n")
     seen = asyncio.run(_session(tmp_path))
     assert seen["capabilities"].notebook_document_sync is not None
 
@@ -208,7 +225,17 @@ def test_an_editor_session_end_to_end(tmp_path):
     [finding] = published[cell_uris[2]]
     assert finding.code == "HL002"
     assert finding.range.start == types.Position(line=0, character=len('tag = "\U0001f525"; '.encode("utf-16-le")) // 2)
-    assert not [m for m in seen["messages"] if "error" in m.lower()], seen["messages"]
+    # A cell's quick fix edits that cell, in its own lines, and keeps the magic.
+    [cell_fix] = [a for a in seen["cell_actions"] if a.kind == types.CodeActionKind.QuickFix]
+    assert list(cell_fix.edit.changes) == [cell_uris[3]]
+    assert _apply(NOTEBOOK_FUNCTION, cell_fix.edit.changes[cell_uris[3]]) == NOTEBOOK_FUNCTION.replace(
+        "    model.register_forward_hook(keep)\n    for batch in batches:\n        %time model(batch)\n",
+        "    with model.register_forward_hook(keep):\n        for batch in batches:\n            %time model(batch)\n",
+    )
+
+    assert list(seen["broken"]) == []
+    errors = [m for m in seen["messages"] if "error" in m.lower() or "hooklint:" in m]
+    assert len(errors) == 1 and "broken" in errors[0] and "select" in errors[0], seen["messages"]
 
 
 def test_server_without_pygls_is_one_line_and_exit_2(monkeypatch):

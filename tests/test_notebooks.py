@@ -151,6 +151,15 @@ def test_ipython_syntax_is_masked_where_it_starts_a_statement():
     ast.parse(code)
 
 
+def test_timed_code_is_kept_in_its_columns():
+    code = parse(json.dumps(notebook("%time model(batch)\n%timeit -n 3 f()\n%time f(a,\nx = 1"))).code
+    lines = code.splitlines()
+    assert lines[0].startswith("pass; model(batch)  # hooklint-masked: ")
+    assert lines[0].index("model") == "%time model(batch)".index("model")
+    assert lines[1].startswith("pass  #") and lines[2].startswith("pass  #")  # options; an open bracket
+    assert lines[3] == "x = 1"
+
+
 def test_magics_are_never_rewritten_and_do_not_hide_findings(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write(tmp_path, "nb.ipynb", json.dumps(BUGGY_NB))
@@ -274,7 +283,7 @@ def test_a_syntax_error_is_hl000_in_its_cell(tmp_path, monkeypatch):
 
 
 _LINES = [
-    "x = 1", "%time f()", "!ls -la", "files = !ls", "a, b = %who_ls", "obj?", "??obj", "%config X = \\", "    'retina'",
+    "x = 1", "%time f()", "%timeit g(1)", "    %time h(", "!ls -la", "files = !ls", "a, b = %who_ls", "obj?", "??obj", "%config X = \\", "    'retina'",
     "y = (2", "     % 3)", "s = '''", "%d lines", "'''", "if x:", "    !echo in a block", "    z = 'it''s'  # why?",
     "print('é ∑ 🔥')", "", "    ", "\\", "t = \"a\\\"b\"",
 ]
