@@ -353,3 +353,15 @@ def test_max_file_size_counts_a_notebooks_code_not_its_outputs(tmp_path, monkeyp
     too_much_code = check("--no-cache", "--max-file-size", str(code_size - 10), "nb.ipynb")
     assert too_much_code.exit_code == 2
     assert too_much_code.stderr.startswith("hooklint: nb.ipynb: too large to check (its code cells hold ")
+
+
+def test_noqa_in_a_cell_and_notebooks_in_other_languages(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    suppressed = json.loads(json.dumps(BUGGY_NB))
+    suppressed["cells"][CELL - 1]["source"] = DEFINE.replace("(capture)\n", "(capture)  # noqa: HL002\n").splitlines(keepends=True)
+    write(tmp_path, "quiet.ipynb", json.dumps(suppressed))
+    assert check("--no-cache", "quiet.ipynb").exit_code == 0
+    julia = json.loads(json.dumps(BUGGY_NB))
+    julia["metadata"] = {"language_info": {"name": "julia"}}
+    write(tmp_path, "julia.ipynb", json.dumps(julia))
+    assert check("--no-cache", "julia.ipynb").exit_code == 0
