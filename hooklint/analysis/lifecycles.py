@@ -215,8 +215,12 @@ def _left_behind(facts, model: HandleModel, lifecycle: Lifecycle, registration: 
         return False
     if model.removals_of(flow.stores, window=flow.window):
         return False  # removed somewhere (HL004 judges whether that is exception-safe)
+    if _removed_by_name(facts, model.store_codes(flow.stores)):
+        return False
     installer = registration.site.function
-    local = all(s.startswith(f"def:{id(installer)}|") for s in flow.stores) if installer is not None else False
+    local = installer is not None and all(
+        s.startswith(f"def:{id(installer)}|") and s.partition("|")[2].isidentifier() for s in flow.stores
+    )
     if via and local:
         return True  # kept in a local of the installer: lost when it returns
     if lifecycle.kind == "enter" and any(s.startswith("class:") and s in model.assigned for s in flow.stores):
@@ -224,6 +228,25 @@ def _left_behind(facts, model: HandleModel, lifecycle: Lifecycle, registration: 
     if local and lifecycle.kind != "contextmanager":
         return True
     return ", ".join(sorted(model.store_codes(flow.stores)))
+
+
+def _removed_by_name(facts: ModuleFacts, codes: list[str]) -> bool:
+    """A store kept as an attribute (``state._pre_hook_handle``, ``self._handle``) that
+    the file removes through another path to the same attribute name: ``x.<attr>.remove()``
+    on another object, or ``getattr(self, "<attr>")`` in a function that removes."""
+    attrs = {code.split("[", 1)[0].rsplit(".", 1)[-1] for code in codes if "." in code.split("[", 1)[0]}
+    if not attrs:
+        return False
+    removing = []
+    for key, calls in facts.removals.items():
+        if key.split("[", 1)[0].rsplit(".", 1)[-1] in attrs:
+            return True
+        removing += [c.site.function for c in calls if c.site.function is not None]
+    for function in dict.fromkeys(removing):
+        code = facts.code(function)
+        if any(f'"{a}"' in code or f"'{a}'" in code for a in attrs):
+            return True
+    return False
 
 
 def _rooted_in_self(receiver: cst.BaseExpression | None) -> bool:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from hooklint.analysis.facts import HookBody, Registration
+from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
 
 #: ``with_kwargs`` of module forward (pre-)hooks appeared in torch 2.0, of the global
 #: forward hook in 2.6 (PR #137403).
@@ -68,7 +68,7 @@ def hook_arity(hook: HookBody) -> Arity | None:
     """The hook's arity as torch sees it; None when it cannot be told (a keyword-only
     parameter without default, a ``partial`` that binds a middle parameter by name)."""
     params = hook.node.params
-    if any(p.default is None for p in params.kwonly_params):
+    if any(p.default is None and p.name.value not in hook.bound_keywords for p in params.kwonly_params):
         return None  # every call fails, whatever the count: not a count mismatch
     decorators = hook.function.decorators if hook.function is not None else ()
     if any(not d.endswith(_SIGNATURE_KEEPING_DECORATORS) for d in decorators):
@@ -150,9 +150,9 @@ class Mismatch:
     receives: str | None = None  # what it receives
 
 
-def signature_mismatch(registration: Registration, hook: HookBody) -> Mismatch | None:
+def signature_mismatch(facts: ModuleFacts, registration: Registration, hook: HookBody) -> Mismatch | None:
     shape = call_shape(registration)
-    if shape is None:
+    if shape is None or _expected_to_raise(facts, registration):
         return None
     arity = hook_arity(hook)
     if arity is None:
@@ -172,3 +172,15 @@ def signature_mismatch(registration: Registration, hook: HookBody) -> Mismatch |
     if not shape.with_kwargs and third in _KWARGS_NAMES:
         return Mismatch(shape, arity, True, True, names[2], "output")
     return None
+
+
+def _expected_to_raise(facts: ModuleFacts, registration: Registration) -> bool:
+    """The registration sits in ``with self.assertRaises...:`` / ``with pytest.raises(...):``:
+    a test that expects it (or its first call) to fail."""
+    for frame in registration.site.frames:
+        if frame.kind == "with":
+            for item in frame.node.items:  # type: ignore[attr-defined]
+                code = facts.code(item.item)
+                if "assertRaises" in code or "raises(" in code:
+                    return True
+    return False

@@ -82,14 +82,12 @@ class HookOutlivesContext(Rule):
     @staticmethod
     def _finding(hook: OutlivingHook) -> Finding:
         lifecycle = hook.lifecycle
-        setup = lifecycle.setup.name if lifecycle.kind != "pair" else lifecycle.setup.name
-        setup = setup if len(setup) <= 28 else setup[:25] + "..."
         if hook.kept is None:
             reason = "its handle is discarded" if not hook.via else "its handle is not kept"
         else:
-            kept = hook.kept if len(hook.kept) <= 24 else hook.kept[:21] + "..."
-            reason = f"its handle (`{kept}`) is never removed"
-        message = f"hook outlives `{setup}`: {lifecycle.where_undone} does not remove it and {reason}"
+            reason = f"its handle (`{_clip(hook.kept)}`) is never removed"
+        undone = "the code after `yield`" if lifecycle.teardown is None else f"`{_clip(lifecycle.teardown.name)}`"
+        message = f"hook outlives `{_clip(lifecycle.setup.name)}`: {undone} does not remove it and {reason}"
         return Finding(node=hook.registration.call, message=message, related=tuple(c.node for c in hook.via))
 
     VALID = [
@@ -261,3 +259,7 @@ class Quantizer:
             message="its handle (`self._observer`) is never removed",
         ),
     ]
+
+
+def _clip(name: str, width: int = 22) -> str:
+    return name if len(name) <= width else name[: width - 3] + "..."

@@ -73,11 +73,10 @@ class HookFlagsDroppedOnReregister(Rule):
     def _finding(self, facts: ModuleFacts, context: RuleContext, copy: Reregistration) -> Finding:
         registration = copy.registration
         flags = " and ".join(f"`{keyword}`" for keyword, _, _ in copy.dropped)
-        source = copy.source if len(copy.source) <= 24 else copy.source[:21] + "..."
+        source = copy.source if len(copy.source) <= 20 else copy.source[:17] + "..."
         message = (
-            f"hooks from `{source}.{copy.dict_name}` are re-registered without their {flags} "
-            f"flag{'s' if len(copy.dropped) > 1 else ''} "
-            "(torch keeps them by handle id)"
+            f"hooks from `{source}.{copy.dict_name}` are registered again without {flags} "
+            f"flag{'s' if len(copy.dropped) > 1 else ''}"
         )
         edits: list = []
         key = copy.key
@@ -169,7 +168,7 @@ def to_sparse(dense, mapping):
     return sparse
 """,
             line=4,
-            message="without their `with_kwargs` flag ",
+            message="without `with_kwargs` flag",
         ),
         # Items already give the id; only always_call is dropped (with_kwargs is passed).
         Invalid(
@@ -192,7 +191,7 @@ class Wrapper(nn.Module):
             del inner._forward_hooks[key]
 """,
             line=6,
-            message="without their `always_call` flag ",
+            message="without `always_call` flag",
         ),
         # A comprehension through a local list; no handle id to read, so no fix.
         Invalid(
@@ -202,7 +201,7 @@ def clone_with_hooks(model, copy):
     return [copy.register_forward_hook(fn) for fn in saved]
 """,
             line=3,
-            message="re-registered without their `with_kwargs` and `always_call` flags",
+            message="registered again without `with_kwargs` and `always_call` flags",
         ),
         # A subscript by key; the fix is withheld on a target without always_call (torch 2.0).
         Invalid(

@@ -88,19 +88,19 @@ class HookSignatureMismatch(Rule):
             hook = hook_callable(facts, registration)
             if hook is None:
                 continue
-            mismatch = signature_mismatch(registration, hook.body)
+            mismatch = signature_mismatch(facts, registration, hook.body)
             if mismatch is not None:
                 yield self._finding(facts, context, registration, hook.body.name, mismatch)
 
     def _finding(self, facts, context, registration: Registration, name: str, mismatch: Mismatch) -> Finding:
         shape = mismatch.shape
-        shown = name if len(name) <= 24 else name[:21] + "..."
+        shown = name if len(name) <= 20 else name[:17] + "..."
         flag = "with_kwargs=True" if shape.with_kwargs else "without with_kwargs"
         passed = ", ".join(shape.passed)
         if mismatch.silent:
             message = (
                 f"{flag}, torch calls `{shown}` as ({passed}): "
-                f"its `{mismatch.misbound}` parameter receives the {mismatch.receives}"
+                f"`{mismatch.misbound}` gets the {mismatch.receives}"
             )
         else:
             message = (
@@ -272,7 +272,7 @@ def install(model):
     return [m.register_forward_hook(rescale) for m in model.blocks]
 """,
             line=5,
-            message="its `output` parameter receives the kwargs",
+            message="`output` gets the kwargs",
         ),
         # A global pre-hook never gets kwargs: no with_kwargs exists to add, so no fix.
         Invalid(
