@@ -38,6 +38,9 @@ class HookSignatureMismatch(Rule):
     A parameter with a default is optional and `*args` accepts any number; a
     decorator other than `torch.no_grad`-like ones makes the signature unknown.
 
+    Preview: no finding yet on the development set or torch's sources
+    (docs/rules-HL016-HL018.md).
+
     ## Why is this bad?
     A count mismatch raises `TypeError` on the first forward, which may be a rare
     path (an evaluation mode, a calibration run) that tests never take. The silent
