@@ -344,3 +344,39 @@ def test_torch_calls_forward_hooks_with_the_arity_hl018_expects():
             layer(x)  # a global pre-hook always gets (module, args)
     finally:
         handle.remove()
+
+
+def test_hl016_follows_a_removal_through_getattr_of_the_attribute_name():
+    code = """
+    class Capture:
+        def _start_capture(self, model):
+            self._stop_capture()
+            self._capture_handle = model.register_forward_pre_hook(_note, with_kwargs=True)
+
+        def _stop_capture(self):
+            handle = getattr(self, "_capture_handle", None)
+            if handle is not None:
+                handle.remove()
+    """
+    assert _codes(code, [HL016]) == []
+
+
+def test_hl016_follows_a_removal_through_the_same_attribute_of_another_object():
+    code = """
+    class Tracker:
+        def __enter__(self):
+            self._instrument()
+            return self
+
+        def _instrument(self):
+            for module in self.root.modules():
+                state = module.get_state()
+                state.pre_handle = module.register_forward_pre_hook(_pre)
+
+        def __exit__(self, *exc):
+            for module in self.root.modules():
+                module.get_state().pre_handle.remove()
+    """
+    assert _codes(code, [HL016]) == []
+    lost = code.replace("state.pre_handle = module", "pre_handle = module")
+    assert _codes(lost, [HL016]) == [("HL016", 9)]
