@@ -11,7 +11,9 @@ Nothing here imports torch; names are matched syntactically.  Sections:
   later, the words a removal helper's name carries;
 * lifecycles: methods that run once per call, installer names, and the
   setup/teardown method pairs of a class;
-* acquire/release pairs: what a forward pre-hook does that its forward hook must undo.
+* acquire/release pairs: what a forward pre-hook does that its forward hook must undo;
+* torch's hook dicts and the flag dicts beside them, and the setup/teardown verbs
+  that pair a class's methods (HL016, HL017).
 """
 
 from __future__ import annotations
@@ -233,7 +235,7 @@ LIFECYCLE_VERBS = (
     ("enter", "exit"),
 )
 #: Whole-name pairs that the verbs do not spell.
-LIFECYCLE_NAMES = (("setUp", "tearDown"), ("__init__", "close"), ("__enter__", "__exit__"), ("__aenter__", "__aexit__"))
+LIFECYCLE_NAMES = (("setUp", "tearDown"), ("__init__", "close"), *LIFECYCLE_PAIRS)
 
 
 def lifecycle_teardowns(name: str) -> tuple[str, ...]:
