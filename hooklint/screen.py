@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass, field
 
 from hooklint.lexical import Lexed, lex
-from hooklint.analysis.vocabulary import LIFECYCLE_PAIRS
+from hooklint.analysis.vocabulary import lifecycle_partners, lifecycle_teardowns
 from hooklint.sparse import WORD, owner_calls
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -182,10 +182,11 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern, lexed: Le
     classes = {id(m): u for u in units if u.is_class for m in u.members}
     callers = _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, words, hooks)
 
-    kept = {id(u) for u in seeds + callers}
-    for unit in seeds:  # ``__exit__`` must undo what ``__enter__`` registered
+    setups = _lifecycle_setups(units, seeds, classes, lines)  # what installs the seeds' hooks
+    kept = {id(u) for u in seeds + callers + setups}
+    for unit in seeds + setups:  # a teardown (``__exit__``...) must undo what its setup registered
         owner = classes.get(id(unit))
-        partners = {b for a, b in LIFECYCLE_PAIRS if a == unit.name} | {a for a, b in LIFECYCLE_PAIRS if b == unit.name}
+        partners = set(lifecycle_partners(unit.name))
         if owner is not None and partners:
             kept.update(id(m) for m in owner.members if m.name in partners)
     kept.update(id(u) for u in units if u.name in hooks)
@@ -242,6 +243,46 @@ def _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, 
         if not level:
             break
     return callers
+
+
+def _lifecycle_setups(units, seeds, classes, lines: _Lines) -> list[_Unit]:
+    """``@contextmanager`` functions and setup methods with a teardown in their class
+    that call a seed (an installer of hooks), directly or through other functions, to
+    :data:`hooklint.analysis.effects.MAX_DEPTH` levels: HL016's evidence."""
+    from hooklint.analysis.effects import MAX_DEPTH
+
+    def is_setup(unit: _Unit) -> bool:
+        if any(_decorator_name(d).endswith("contextmanager") for d in unit.node.decorator_list):
+            return True
+        owner = classes.get(id(unit))
+        teardowns = lifecycle_teardowns(unit.name) if owner is not None else ()
+        return any(m.name in teardowns for m in owner.members) if teardowns else False
+
+    setups = [u for u in units if not u.is_class and u not in seeds and is_setup(u)]
+    names = {u.name for u in seeds if not u.is_class}
+    found: list[_Unit] = []
+    seen = {id(u) for u in seeds}
+    for _ in range(MAX_DEPTH):
+        if not setups or not names:
+            break
+        mentions = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
+        names = set()
+        for unit in units:
+            if unit.is_class or id(unit) in seen or not mentions.search(lines.code(unit.own_lines())):
+                continue
+            seen.add(id(unit))
+            names.add(unit.name)
+            if unit in setups:
+                found.append(unit)
+    return found
+
+
+def _decorator_name(node: ast.expr) -> str:
+    while isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], lines: _Lines) -> None:

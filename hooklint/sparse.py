@@ -88,13 +88,15 @@ class _Definition:
     relevant: bool
     is_class: bool
     bases: tuple[str, ...] = ()  # the names a class's bases mention
+    owner: str | None = None  # the class of a method
+    decorators: tuple[str, ...] = ()  # the last names of its decorators
 
 
 def _relevant(text: str, tokens: re.Pattern) -> bool:
     return tokens.search(text) is not None or any(word in text for word in ALWAYS_KEPT)
 
 
-def _definitions(statements, lines: list[str], tokens: re.Pattern, is_method: bool):
+def _definitions(statements, lines: list[str], tokens: re.Pattern, is_method: bool, owner: str | None = None):
     for statement in statements:
         if not isinstance(statement, _DEFINITIONS):
             continue
@@ -105,9 +107,10 @@ def _definitions(statements, lines: list[str], tokens: re.Pattern, is_method: bo
         indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
         is_class = isinstance(statement, ast.ClassDef)
         bases = tuple(n.id for b in statement.bases for n in ast.walk(b) if isinstance(n, ast.Name)) if is_class else ()
-        yield _Definition(statement.name, first, last, indent, text, is_method, relevant, is_class, bases)
+        decorators = tuple(_last_name(d) for d in statement.decorator_list)
+        yield _Definition(statement.name, first, last, indent, text, is_method, relevant, is_class, bases, owner, decorators)
         if relevant and isinstance(statement, ast.ClassDef):
-            yield from _definitions(statement.body, lines, tokens, is_method=True)
+            yield from _definitions(statement.body, lines, tokens, is_method=True, owner=statement.name)
 
 
 def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
@@ -155,6 +158,7 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
         for d in candidates
         if d.name not in kept_words and not (d.is_method and shared_state.intersection(_SELF_ATTRIBUTE.findall(d.text)))
     ]
+    candidates = _without_lifecycles(definitions, candidates)
     # What a kept class derives from, and the classes a method kept for its state
     # names (``self.head = Layer()`` in ``__init__``), say what its attributes are.
     dropped = {id(d) for d in candidates}
@@ -183,3 +187,44 @@ def _blank(lines: list[str], first: int, last: int, method_indent: str | None) -
         lines[index] = line[len(line.rstrip("\r\n")) :]
     if method_indent is not None:
         lines[first - 1] = method_indent + "pass" + lines[first - 1]
+
+
+def _last_name(node: ast.expr) -> str:
+    while isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _without_lifecycles(definitions: list[_Definition], candidates: list[_Definition]) -> list[_Definition]:
+    """Keep (take out of ``candidates``) what says whether hooks outlive a lifecycle
+    (HL016): a ``@contextmanager`` function or a setup method with its teardown in the
+    class that mentions kept code (an installer it calls), and the teardown paired with
+    a kept method."""
+    from hooklint.analysis.vocabulary import lifecycle_partners, lifecycle_teardowns
+
+    dropped = {id(d) for d in candidates}
+    kept = [d for d in definitions if id(d) not in dropped and not d.is_class]
+    methods: dict[str | None, set[str]] = {}
+    for d in definitions:
+        if d.is_method:
+            methods.setdefault(d.owner, set()).add(d.name)
+    names = {d.name for d in kept}
+    mentions = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\b") if names else None
+    keep: set[int] = set()
+    for d in candidates:
+        if d.is_class or mentions is None:
+            continue
+        setup = "contextmanager" in d.decorators or (
+            d.is_method and not methods.get(d.owner, set()).isdisjoint(lifecycle_teardowns(d.name))
+        )
+        if setup and mentions.search(d.text):
+            keep.add(id(d))
+    for d in candidates:
+        if d.is_method and id(d) not in keep:
+            if any(k.owner == d.owner and d.name in lifecycle_partners(k.name) for k in kept if k.is_method):
+                keep.add(id(d))
+            elif any(id(k) in keep and k.owner == d.owner and d.name in lifecycle_partners(k.name) for k in candidates):
+                keep.add(id(d))
+    return [d for d in candidates if id(d) not in keep]

@@ -175,8 +175,9 @@ def test_nothing_in_code_leaves_nothing():
 
 
 def test_a_finding_only_the_screen_sees_is_not_reported():
-    """The screen drops ``detach`` (nothing there names a hook), so on the screen the
-    capture hook looks never removed; the confirming lint sees the removal."""
+    """The screen drops ``release`` (nothing there names a hook, and it is no lifecycle
+    partner of ``attach``), so on the screen the capture hook looks never removed; the
+    confirming lint sees the removal."""
     source = textwrap.dedent(
         """
         class Tracer:
@@ -186,7 +187,7 @@ def test_a_finding_only_the_screen_sees_is_not_reported():
             def attach(self, model):
                 self._handle = model.register_forward_hook(self._capture)
 
-            def detach(self):
+            def release(self):
                 self._handle.remove()
         """
     )

@@ -11,7 +11,9 @@ Nothing here imports torch; names are matched syntactically.  Sections:
   later, the words a removal helper's name carries;
 * lifecycles: methods that run once per call, installer names, and the
   setup/teardown method pairs of a class;
-* acquire/release pairs: what a forward pre-hook does that its forward hook must undo.
+* acquire/release pairs: what a forward pre-hook does that its forward hook must undo;
+* torch's hook dicts and the flag dicts beside them, and the setup/teardown verbs
+  that pair a class's methods (HL016, HL017).
 """
 
 from __future__ import annotations
@@ -183,3 +185,77 @@ del _acquire, _release
 
 #: Assigned values that lower a flag (the release of ``flag = True``).
 FALSY_CONSTANTS = frozenset({"False", "None"})
+
+
+# -- hook dicts and the flags kept beside them (HL016, HL017) -------------------------------
+#: torch's dicts of a module's hooks, keyed by handle id, and the side dicts that keep the
+#: flags a registration was given (also keyed by handle id): dict -> (the registration
+#: that fills it, ((keyword, side dict, since), ...)).  ``prepend`` is not kept: it only
+#: decides where in the dict the hook goes.
+HOOK_FLAG_DICTS = {
+    "_forward_hooks": (
+        "register_forward_hook",
+        (("with_kwargs", "_forward_hooks_with_kwargs", (2, 0)), ("always_call", "_forward_hooks_always_called", (2, 1))),
+    ),
+    "_forward_pre_hooks": (
+        "register_forward_pre_hook",
+        (("with_kwargs", "_forward_pre_hooks_with_kwargs", (2, 0)),),
+    ),
+}
+#: Every hook dict of a module: clearing one (``m._forward_hooks.clear()``) removes hooks
+#: without their handles.
+MODULE_HOOK_DICTS = frozenset(
+    {
+        "_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
+        "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+        "_load_state_dict_post_hooks",
+    }
+)
+#: Words in a called name that say it takes hooks off (``remove_hooks(model)``,
+#: ``self._unhook()``), when handles are not followed.
+UNHOOK_WORDS = ("remove", "unregister", "unhook", "uninstall", "clear_hooks", "reset_hooks", "detach_hooks")
+
+# -- lifecycles with a teardown (HL016) ------------------------------------------------------
+#: Verbs of a setup method and of the teardown that undoes it, matched as a whole
+#: underscore-separated word of the name: ``on_train_start``/``on_train_end``,
+#: ``register_hooks``/``remove_hooks``, ``_attach``/``_detach``.
+LIFECYCLE_VERBS = (
+    ("start", "end"),
+    ("start", "stop"),
+    ("begin", "end"),
+    ("setup", "teardown"),
+    ("attach", "detach"),
+    ("register", "remove"),
+    ("register", "unregister"),
+    ("add", "remove"),
+    ("install", "uninstall"),
+    ("install", "remove"),
+    ("enable", "disable"),
+    ("hook", "unhook"),
+    ("enter", "exit"),
+)
+#: Whole-name pairs that the verbs do not spell.
+LIFECYCLE_NAMES = (("setUp", "tearDown"), ("__init__", "close"), *LIFECYCLE_PAIRS)
+
+
+def lifecycle_teardowns(name: str) -> tuple[str, ...]:
+    """The names of the methods that undo what a method called ``name`` sets up."""
+    found = [b for a, b in LIFECYCLE_NAMES if a == name]
+    words = name.split("_")
+    for setup, teardown in LIFECYCLE_VERBS:
+        for index, word in enumerate(words):
+            if word == setup:
+                found.append("_".join(words[:index] + [teardown] + words[index + 1 :]))
+    return tuple(dict.fromkeys(found))
+
+
+def lifecycle_partners(name: str) -> tuple[str, ...]:
+    """The methods paired with ``name`` either way (setup to teardown, teardown to setup)."""
+    found = list(lifecycle_teardowns(name))
+    found += [a for a, b in LIFECYCLE_NAMES if b == name]
+    words = name.split("_")
+    for setup, teardown in LIFECYCLE_VERBS:
+        for index, word in enumerate(words):
+            if word == teardown:
+                found.append("_".join(words[:index] + [setup] + words[index + 1 :]))
+    return tuple(dict.fromkeys(found))

@@ -1,0 +1,291 @@
+"""Setup code with a teardown, and the hooks the setup installs that the teardown
+leaves behind (HL016's questions).
+
+A *lifecycle* is code that sets something up and has a place that undoes it:
+
+* a ``@contextmanager`` function: the code before its first ``yield`` sets up, the
+  code after it (``finally`` included) tears down;
+* ``__enter__`` and ``__exit__`` of one class;
+* a setup method and its teardown in the same class, by name
+  (:func:`hooklint.analysis.vocabulary.lifecycle_teardowns`: ``on_train_start`` /
+  ``on_train_end``, ``setup`` / ``teardown``, ``attach`` / ``detach``,
+  ``register_hooks`` / ``remove_hooks``, ``__init__`` / ``close``...).
+
+The hooks a setup installs are its own registrations (before the ``yield``), and
+those of *installers* it calls: same-file functions or methods, called directly or
+handed to ``model.apply(fn)``, that register hooks and keep no handle the caller
+gets (followed three calls deep).  Such a hook *outlives* the lifecycle when its
+handle is discarded or kept where nothing in the file removes it, and the teardown
+does not take hooks off in bulk (``m._forward_hooks.clear()``, a call whose name
+says it removes hooks).
+
+What other rules report is left to them, so that one bug is one finding: capture
+hooks never removed (HL002), process-wide hooks never removed (HL009), handles that
+``__enter__`` keeps on ``self`` and ``__exit__`` does not remove (HL004), and
+removals that exist but are not exception-safe (HL004).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from hooklint.analysis.captures import captures, hook_of
+from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Registration
+from hooklint.analysis.handles import HELPER_DEPTH, HandleModel, handle_model
+from hooklint.analysis.vocabulary import (
+    CONTEXTMANAGERS,
+    MODULE_HOOK_DICTS,
+    UNHOOK_WORDS,
+    lifecycle_teardowns,
+)
+from hooklint.analysis.walk import descendants
+
+_ENTERS = frozenset({"__enter__", "__aenter__"})
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    """``setup`` and where it is undone: ``teardown`` (a method), or, for a
+    ``@contextmanager`` (``kind`` ``contextmanager``), the code after the yield at
+    walk position ``yield_at`` of ``setup``'s body.  ``kind`` is ``contextmanager``,
+    ``enter`` or ``pair``."""
+
+    kind: str
+    setup: FunctionInfo
+    teardown: FunctionInfo | None = None
+    yield_at: int = -1
+
+    @property
+    def where_undone(self) -> str:
+        if self.teardown is None:
+            return "the code after `yield`"
+        return f"`{self.teardown.name}`"
+
+
+@dataclass(frozen=True)
+class OutlivingHook:
+    """A hook installed by ``lifecycle`` that its teardown leaves registered:
+    ``registration`` (in the setup, or in an installer it calls through ``via``);
+    ``kept`` names where the handle is kept (None: discarded or lost in a local)."""
+
+    lifecycle: Lifecycle
+    registration: Registration
+    via: tuple[CallSite, ...] = ()
+    kept: str | None = None
+
+
+def lifecycles(facts: ModuleFacts) -> list[Lifecycle]:
+    found = []
+    for info in facts.functions:
+        if any(d in CONTEXTMANAGERS for d in info.decorators):
+            at = _first_yield(info)
+            if at >= 0:
+                found.append(Lifecycle("contextmanager", info, yield_at=at))
+            continue
+        if info.class_name is None or info.parent is not None:
+            continue
+        for name in lifecycle_teardowns(info.name):
+            teardown = facts.method(info.class_name, name)
+            if teardown is not None and teardown is not info:
+                found.append(Lifecycle("enter" if info.name in _ENTERS else "pair", info, teardown))
+                break
+    return found
+
+
+def outliving_hooks(facts: ModuleFacts) -> list[OutlivingHook]:
+    """The hooks each lifecycle leaves registered, one per registration."""
+    model = handle_model(facts)
+    found: list[OutlivingHook] = []
+    seen: set[int] = set()
+    for lifecycle in lifecycles(facts):
+        cleared = None  # computed once per lifecycle, when a candidate needs it
+        for registration, via in _installed(facts, model, lifecycle):
+            if id(registration.call) in seen:
+                continue
+            kept = _left_behind(facts, model, lifecycle, registration, via)
+            if kept is False:
+                continue
+            if cleared is None:
+                cleared = _teardown_unhooks(facts, model, lifecycle)
+            if cleared:
+                break
+            seen.add(id(registration.call))
+            found.append(OutlivingHook(lifecycle, registration, via, kept if isinstance(kept, str) else None))
+    return found
+
+
+# -- what a setup installs -----------------------------------------------------------------
+def _first_yield(info: FunctionInfo) -> int:
+    for position, node in enumerate(descendants(info.node.body, into_functions=False)):
+        if isinstance(node, cst.Yield):
+            return position
+    return -1
+
+
+def _setup_positions(lifecycle: Lifecycle) -> dict[int, int] | None:
+    """Walk positions of the setup's calls (None: every call of the setup counts)."""
+    if lifecycle.kind != "contextmanager":
+        return None
+    return {
+        id(node): position
+        for position, node in enumerate(descendants(lifecycle.setup.node.body, into_functions=False))
+        if isinstance(node, cst.Call)
+    }
+
+
+def _before_teardown(lifecycle: Lifecycle, positions: dict[int, int] | None, call: cst.Call) -> bool:
+    if positions is None:
+        return True
+    return positions.get(id(call), 1 << 60) < lifecycle.yield_at
+
+
+def _installed(facts: ModuleFacts, model: HandleModel, lifecycle: Lifecycle):
+    """``(registration, via)`` for the setup's own registrations and those of the
+    installers it calls."""
+    positions = _setup_positions(lifecycle)
+    setup = lifecycle.setup
+    for registration in facts.registrations:
+        if model.scope_id(registration.site) == id(setup.node) and _before_teardown(lifecycle, positions, registration.call):
+            yield registration, ()
+    calls = [c for c in facts.calls if model.scope_id(c.site) == id(setup.node) and _before_teardown(lifecycle, positions, c.node)]
+    yield from _through_installers(facts, model, calls, (), {id(setup.node)}, 0)
+
+
+def _through_installers(facts, model: HandleModel, calls, via, visited: set[int], depth: int):
+    if depth >= HELPER_DEPTH:
+        return
+    for call in calls:
+        for installer in _called_functions(facts, model, call):
+            if id(installer.node) in visited or model.returns_handles(installer):
+                continue
+            visited.add(id(installer.node))
+            chain = (*via, call)
+            for registration in facts.registrations:
+                if model.scope_id(registration.site) == id(installer.node):
+                    yield registration, chain
+            inner = [c for c in facts.calls if model.scope_id(c.site) == id(installer.node)]
+            yield from _through_installers(facts, model, inner, chain, visited, depth + 1)
+
+
+def _called_functions(facts: ModuleFacts, model: HandleModel, call: CallSite) -> list[FunctionInfo]:
+    """The same-file functions a call runs: its callee, and a function handed to
+    ``X.apply(fn)``."""
+    found = []
+    callee = model.callee(call)
+    if callee is not None:
+        found.append(callee)
+    if call.attr == "apply" and len(call.node.args) == 1:
+        value = call.node.args[0].value
+        if isinstance(value, cst.Name):
+            function = facts.module_function(value.value)
+            if function is not None:
+                found.append(function)
+        elif isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
+            info = call.site.class_def
+            if info is not None:
+                method = facts.method(info.name.value, value.attr.value)
+                if method is not None:
+                    found.append(method)
+    return found
+
+
+# -- whether a hook is left behind -----------------------------------------------------------
+def _left_behind(facts, model: HandleModel, lifecycle: Lifecycle, registration: Registration, via) -> str | bool:
+    """False when the hook does not outlive the lifecycle (or another rule reports it);
+    otherwise where its handle is kept (a store's code), or True (discarded, lost)."""
+    if registration.api.owner != "module" or registration.wrapper is not None:
+        return False  # process-wide hooks: HL009; tensor and optimizer hooks: not judged
+    if lifecycle.setup.name == "__init__" and _rooted_in_self(registration.receiver):
+        return False  # an object hooking itself or its parts when built: they go together
+    hook = hook_of(facts, registration)
+    if hook is not None and captures(hook, registration):
+        return False  # a capture hook never removed: HL002
+    if model.dies_with_scope(registration):
+        return False
+    flow = model.acquisition_of(registration).flow
+    if flow.scoped:
+        return False
+    if flow.escapes is not None:
+        return False  # handed to the caller (or on): theirs to remove
+    if flow.discarded:
+        return True
+    if not flow.stores:
+        return False
+    if model.removals_of(flow.stores, window=flow.window):
+        return False  # removed somewhere (HL004 judges whether that is exception-safe)
+    if _removed_by_name(facts, model.store_codes(flow.stores)):
+        return False
+    installer = registration.site.function
+    local = installer is not None and all(
+        s.startswith(f"def:{id(installer)}|") and s.partition("|")[2].isidentifier() for s in flow.stores
+    )
+    if via and local:
+        return True  # kept in a local of the installer: lost when it returns
+    if lifecycle.kind == "enter" and any(s.startswith("class:") and s in model.assigned for s in flow.stores):
+        return False  # HL004: `__enter__` keeps these hooks on self and `__exit__` does not remove them
+    if local and lifecycle.kind != "contextmanager":
+        return True
+    return ", ".join(sorted(model.store_codes(flow.stores)))
+
+
+def _removed_by_name(facts: ModuleFacts, codes: list[str]) -> bool:
+    """A store kept as an attribute (``state._pre_hook_handle``, ``self._handle``) that
+    the file removes through another path to the same attribute name: ``x.<attr>.remove()``
+    on another object, or ``getattr(self, "<attr>")`` in a function that removes."""
+    attrs = {code.split("[", 1)[0].rsplit(".", 1)[-1] for code in codes if "." in code.split("[", 1)[0]}
+    if not attrs:
+        return False
+    removing = []
+    for key, calls in facts.removals.items():
+        if key.split("[", 1)[0].rsplit(".", 1)[-1] in attrs:
+            return True
+        removing += [c.site.function for c in calls if c.site.function is not None]
+    for function in dict.fromkeys(removing):
+        code = facts.code(function)
+        if any(f'"{a}"' in code or f"'{a}'" in code for a in attrs):
+            return True
+    return False
+
+
+def _rooted_in_self(receiver: cst.BaseExpression | None) -> bool:
+    while isinstance(receiver, (cst.Attribute, cst.Subscript, cst.Call)):
+        receiver = receiver.value if not isinstance(receiver, cst.Call) else receiver.func
+    return isinstance(receiver, cst.Name) and receiver.value == "self"
+
+
+def _teardown_unhooks(facts: ModuleFacts, model: HandleModel, lifecycle: Lifecycle) -> bool:
+    """Whether the teardown takes hooks off without their handles: it touches a module's
+    hook dict (``m._forward_hooks.clear()``), or calls something whose name says it
+    removes hooks, itself or through same-file helpers."""
+    if lifecycle.teardown is not None:
+        nodes = list(descendants(lifecycle.teardown.node.body, into_functions=False))
+        scope = id(lifecycle.teardown.node)
+        calls = [c for c in facts.calls if model.scope_id(c.site) == scope]
+    else:
+        nodes = list(descendants(lifecycle.setup.node.body, into_functions=False))[lifecycle.yield_at + 1 :]
+        inside = {id(n) for n in nodes if isinstance(n, cst.Call)}
+        calls = [c for c in facts.calls if id(c.node) in inside]
+    return _unhooks(facts, model, nodes, calls, {id((lifecycle.teardown or lifecycle.setup).node)}, 0)
+
+
+def _unhooks(facts, model: HandleModel, nodes, calls, visited: set[int], depth: int) -> bool:
+    if any(isinstance(n, cst.Attribute) and n.attr.value in MODULE_HOOK_DICTS for n in nodes):
+        return True
+    for call in calls:
+        name = (call.callee or call.attr or "").rsplit(".", 1)[-1].lower()
+        if call.attr != "remove" and any(word in name for word in UNHOOK_WORDS):
+            return True
+    if depth >= HELPER_DEPTH:
+        return False
+    for call in calls:
+        for function in _called_functions(facts, model, call):
+            if id(function.node) in visited:
+                continue
+            visited.add(id(function.node))
+            inner_nodes = list(descendants(function.node.body, into_functions=False))
+            inner_calls = [c for c in facts.calls if model.scope_id(c.site) == id(function.node)]
+            if _unhooks(facts, model, inner_nodes, inner_calls, visited, depth + 1):
+                return True
+    return False
