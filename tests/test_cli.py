@@ -147,7 +147,7 @@ def test_output_file(tree):
 
 
 def test_output_file_full_format_has_no_colour(tree, monkeypatch):
-    monkeypatch.setattr("hooklint.cli._use_colour", lambda: True)
+    monkeypatch.setenv("FORCE_COLOR", "1")  # colour forced: still none in a report file
     check("--no-cache", "--output-file", "report.txt")
     text = (tree / "report.txt").read_text()
     assert "HL001" in text and "\x1b[" not in text
