@@ -387,9 +387,11 @@ def _fail(message: str) -> None:
 @main.command("rules")
 @click.option("--format", "output_format", type=click.Choice(("text", "json", "markdown")), default="text", show_default=True)
 def rules_command(output_format: str) -> None:
-    """List every rule: code, name, default, fix availability and safety."""
+    """List every rule: code, name, default, fix availability and safety (JSON: with
+    each rule's full documentation and its URL)."""
     import json
 
+    from hooklint.report.urls import rule_url
     from hooklint.rules import all_rules
 
     rows = [
@@ -404,6 +406,9 @@ def rules_command(output_format: str) -> None:
         for r in all_rules()
     ]
     if output_format == "json":
+        for row, rule in zip(rows, all_rules()):
+            row["url"] = rule_url(rule.code)
+            row["explanation"] = rule.documentation()
         click.echo(json.dumps(rows, indent=2))
         return
     if output_format == "markdown":
@@ -427,6 +432,18 @@ def rules_markdown(rows: list[dict]) -> str:
 @click.argument("rule")
 def explain(rule: str) -> None:
     """Show a rule's documentation (by code, e.g. HL001, or by name)."""
+    _explain(rule)
+
+
+@main.command("rule")
+@click.argument("rule")
+def rule_command(rule: str) -> None:
+    """Show a rule's documentation (as `explain`, the name ruff uses)."""
+    _explain(rule)
+
+
+def _explain(rule: str) -> None:
+    from hooklint.report.urls import rule_url
     from hooklint.rules import find_rule
 
     found = find_rule(rule)
@@ -435,7 +452,7 @@ def explain(rule: str) -> None:
     header = f"{found.code} {found.name}"
     tier = "preview" if found.preview else ("on by default" if found.default_on else "off by default")
     fix = f"fix: {found.fix_applicability}" if found.fix_applicability else "no fix"
-    click.echo(f"# {header}\n\n({tier}; {fix})\n\n{found.documentation()}")
+    click.echo(f"# {header}\n\n({tier}; {fix}; {rule_url(found.code)})\n\n{found.documentation()}")
     examples = found.INVALID[:1]
     for example in examples:
         click.echo("\n## Flagged (from the rule's tests)\n```python" + example.code.rstrip() + "\n```")
