@@ -346,7 +346,25 @@ def _report(outcome, output_format, statistics, unsafe, colour: bool) -> str:
             counts[(v.code, v.name)] = counts.get((v.code, v.name), 0) + 1
         return "".join(f"{n:>5}  {code}  {name}\n" for (code, name), n in sorted(counts.items()))
     style = click.style if colour else (lambda text, **_: text)
-    return REPORTERS[output_format](outcome.remaining, unsafe=unsafe, style=style)
+    sources = _sources(outcome.remaining) if output_format == "full" else None
+    return REPORTERS[output_format](outcome.remaining, unsafe=unsafe, style=style, sources=sources, root=Path.cwd())
+
+
+def _sources(violations) -> dict[str, list[str]]:
+    """The lines of each file with findings, for the full format's context (read again,
+    as the engine decoded them; a file that cannot be read gets no context)."""
+    from hooklint.files import SourceError, read_source
+    from hooklint.lexical import split_lines
+
+    sources: dict[str, list[str]] = {}
+    for path in dict.fromkeys(v.path for v in violations):
+        if path == "-" or path.endswith(".ipynb"):
+            continue
+        try:
+            sources[path] = split_lines(read_source(Path(path)).text)
+        except (SourceError, OSError, ValueError):
+            continue
+    return sources
 
 
 def _use_colour(choice: str, human: bool) -> bool:
