@@ -462,7 +462,7 @@ def _violation(rule, finding: Finding, path: str, locator: _Locator) -> Violatio
 
         edits = tuple(sorted(set(resolve_edits(finding.fix_edits, locator)), key=lambda e: (e.start, e.end)))
         fix = Fix(finding.fix_message, UNSAFE if finding.unsafe_fix or rule.fix_applicability == UNSAFE else SAFE, edits)
-    message = finding.message
+    message = " ".join(finding.message.split())  # one line: names copied from source may hold line breaks
     if finding.fix_withheld:
         message += f" (fix withheld: {finding.fix_withheld})"
     start = locator.start(finding.node)
