@@ -368,16 +368,15 @@ def _sources(violations) -> dict[str, list[str]]:
 
 
 def _use_colour(choice: str, human: bool) -> bool:
-    """``--color``: ``always`` and ``never`` as given; ``auto``: for a human format on a
-    terminal, unless ``NO_COLOR`` is set, and always when ``FORCE_COLOR`` is
-    (https://no-color.org, https://force-color.org; FORCE_COLOR wins, as in ruff)."""
+    """``--color``: ``always`` and ``never`` as given; ``auto``: for a human format,
+    never when ``NO_COLOR`` is set, always when ``FORCE_COLOR`` is, else on a terminal
+    (https://no-color.org, https://force-color.org; NO_COLOR wins over FORCE_COLOR, as
+    in ruff 0.17)."""
     if choice != "auto":
         return choice == "always" and human
-    if not human:
+    if not human or os.environ.get("NO_COLOR"):
         return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
 
 
 def _diffs(results) -> str:

@@ -607,16 +607,17 @@ def _selected(codes: tuple[str, ...], ignored: frozenset) -> tuple:
     return tuple(table[c] for c in codes if not any(c.startswith(i) for i in ignored) or c == "HL000")
 
 
-def _noqa_candidate(text: str, rules) -> bool:
-    """Whether HL100 (unused-noqa) is selected and ``text`` has a ``# noqa: HL...``."""
-    return any(rule.code == noqa.UNUSED_NOQA for rule in rules) and noqa.mentions_hooklint_code(text)
+def _noqa_candidate(text: str, settings: Settings) -> bool:
+    """Whether HL100 (unused-noqa) is selected and ``text`` has a ``# noqa: HL...`` (no
+    rule is loaded for this: a file without hook tokens stays cheap)."""
+    return noqa.UNUSED_NOQA in settings.rule_codes and noqa.mentions_hooklint_code(text)
 
 
 def check_source(source: SourceFile, shown: str, settings: Settings) -> FileResult:
     rules = _rules_for(settings, shown)
     result = FileResult(shown)
     tokens = prefilter_tokens(rules, settings.context.registration_wrappers)
-    if not is_candidate(source.text, tokens) and not _noqa_candidate(source.text, rules):
+    if not is_candidate(source.text, tokens) and not _noqa_candidate(source.text, settings):
         return result
     if settings.fix or settings.diff:
         outcome = fix_text(source.text, shown, rules, settings.context, settings.unsafe_fixes)
@@ -679,7 +680,7 @@ def compile_only(text: str, shown: str, settings: Settings) -> list[Violation] |
     """For a file named on the command line: None when it holds a selected rule's token
     (the full check follows), else HL000 if CPython does not compile it."""
     rules = _rules_for(settings, shown)
-    if is_candidate(text, prefilter_tokens(rules, settings.context.registration_wrappers)) or _noqa_candidate(text, rules):
+    if is_candidate(text, prefilter_tokens(rules, settings.context.registration_wrappers)) or _noqa_candidate(text, settings):
         return None
     return syntax_check(text, shown, rules)
 

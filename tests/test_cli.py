@@ -329,7 +329,7 @@ def test_cli_module_does_not_import_libcst_for_help():
         (["--color", "always"], {"NO_COLOR": "1"}, True),
         (["--color", "never"], {"FORCE_COLOR": "1"}, False),
         ([], {"FORCE_COLOR": "1"}, True),
-        ([], {"FORCE_COLOR": "1", "NO_COLOR": "1"}, True),
+        ([], {"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),  # NO_COLOR wins, as in ruff 0.17
         ([], {"FORCE_COLOR": ""}, False),
         ([], {}, False),
     ],

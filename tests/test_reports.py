@@ -188,7 +188,7 @@ def test_github_workflow_commands(tree):
     assert len(lines) == 2
     first, second = lines
     assert first.startswith(f"::error title=hooklint (HL001),file=pkg/buggy.py,line={BUGGY_LINE},col={BUGGY_COLUMN},endLine={BUGGY_LINE},endColumn=")
-    assert "::HL001 forward hook" in first
+    assert "::HL001 post-hook undoes" in first
     assert second.startswith("::error title=hooklint (HL000),file=pkg/syntax.py,line=3,")
     for line in lines:
         properties, message = line[len("::error "):].split("::", 1)
@@ -236,10 +236,14 @@ def test_full_format_shows_two_lines_of_context_and_drops_blank_edges(tree):
         "   |\n"
         "help: "
     ), result.stdout
-    source = "\n\nx = 1\n" + BUGGY.replace("import torch.nn.utils.parametrize as P\n", "import torch.nn.utils.parametrize as P\ny = 2\n\n\n")
-    write(tree, "ctx.py", source.replace("def install(module):", "def install(module):").rstrip("\n") + "\n\n\n")
-    text = check("ctx.py", "--no-cache").stdout
-    assert "|\n" in text and text.count("^") >= 10
+    write(tree, "edges.py", "import os\nfrom torch.nn.modules.module import register_module_forward_hook\n\n\nregister_module_forward_hook(print)\n\n\n")
+    text = check("edges.py", "--no-cache").stdout
+    assert text.split("\n", 1)[1].startswith(
+        "  |\n"
+        "5 | register_module_forward_hook(print)\n"
+        "  | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        "  |\n"
+    ), text
 
 
 def test_full_format_from_stdin_shows_the_line(tree):

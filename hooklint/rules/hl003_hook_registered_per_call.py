@@ -105,7 +105,7 @@ class HookRegisteredPerCall(Rule):
         for finding, others in groups.values():
             if others:
                 more = "registration" if others == 1 else "registrations"
-                finding = dataclasses.replace(finding, message=f"{finding.message} (+{others} {more} like it)")
+                finding = dataclasses.replace(finding, message=f"{finding.message} ({others} more {more} like it here)")
             yield finding
 
     def _check(

@@ -136,7 +136,7 @@ class HookRemovalNotExceptionSafe(Rule):
                 yield Finding(
                     node=acquisition.node,
                     message=(
-                        f"`__enter__` keeps hooks in `{target}` that `__exit__` does not remove"
+                        f"`__enter__` keeps hooks in `{target}` but `__exit__` does not remove them"
                     ),
                 )
                 break
