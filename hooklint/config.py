@@ -1,15 +1,25 @@
-"""``[tool.hooklint]`` in ``pyproject.toml``: discovery, validation, target-torch inference.
+"""Configuration: discovery, inheritance, validation, target-torch inference.
 
-The nearest ``pyproject.toml`` with a ``[tool.hooklint]`` table, walking up from the
-first path, is used (``--config FILE`` overrides).  Every key is validated: an unknown
-key, a value of the wrong type or an unknown rule code is a :class:`ConfigError`
-naming the key and the file.  When ``target-torch`` is not set, the minimum torch is
-inferred from the same file's ``project.dependencies`` (``torch>=2.4`` → 2.4), as ruff
-infers the Python version from ``requires-python``.
+Each file is checked with the settings of its closest configuration file, as ruff
+does: walking up from the file's directory, the first directory that holds a
+``hooklint.toml`` or ``.hooklint.toml`` (a flat table, which takes precedence in the
+same directory, as ``ruff.toml`` does) or a ``pyproject.toml`` with a
+``[tool.hooklint]`` table (``--config FILE`` uses one file for every path).
+``extend = "../base.toml"`` inherits another file's settings: this file's keys
+replace the inherited ones, except that ``extend-select`` and ``extend-exclude`` add
+to them (an own ``select`` drops the inherited ``extend-select``); paths in the
+settings stay relative to the extending file's directory.
+
+Every key is validated: an unknown key, a value of the wrong type or an unknown rule
+code is a :class:`ConfigError` naming the key and the file.  When ``target-torch`` is
+not set, the minimum torch is inferred from the ``project.dependencies`` of the same
+``pyproject.toml`` (for a ``hooklint.toml``: of a ``pyproject.toml`` beside it)
+(``torch>=2.4`` → 2.4), as ruff infers the Python version from ``requires-python``.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -53,25 +63,93 @@ class Config:
 
 _CODE_LISTS = ("select", "extend-select", "ignore")
 _STRING_LISTS = ("exclude", "extend-exclude", "registration-wrappers")
-KNOWN_KEYS = frozenset(_CODE_LISTS + _STRING_LISTS + ("per-file-ignores", "target-torch", "preview", "max-file-size"))
+KNOWN_KEYS = frozenset(_CODE_LISTS + _STRING_LISTS + ("per-file-ignores", "target-torch", "preview", "max-file-size", "extend"))
+#: Standalone configuration files (flat tables), before ``pyproject.toml`` in one directory.
+STANDALONE_NAMES = (".hooklint.toml", "hooklint.toml")
+#: Inherited settings that the extending file's own value adds to rather than replaces.
+_ACCUMULATED = ("extend-select", "extend-exclude")
+
+
+def config_in(directory: Path) -> Path | None:
+    """The configuration file ``directory`` holds: a ``hooklint.toml`` (or
+    ``.hooklint.toml``), else a ``pyproject.toml`` with a ``[tool.hooklint]`` table."""
+    for name in STANDALONE_NAMES:
+        candidate = directory / name
+        if _exists(candidate, Path.is_file):
+            return candidate
+    candidate = directory / "pyproject.toml"
+    if _exists(candidate, Path.is_file):
+        try:
+            if "hooklint" in _table(_read_toml(candidate), "tool", candidate):
+                return candidate
+        except ConfigError:
+            return candidate  # report the broken file rather than skip it
+    return None
 
 
 def find_pyproject(start: Path) -> Path | None:
-    """The nearest ``pyproject.toml`` with ``[tool.hooklint]`` at or above ``start``;
+    """The closest configuration file at or above ``start`` (see :func:`config_in`);
     failing that, the nearest ``pyproject.toml`` (for target-torch inference)."""
     start = start.resolve()
     directory = start if _exists(start, Path.is_dir) else start.parent
     nearest = None
     for candidate_dir in (directory, *directory.parents):
+        found = config_in(candidate_dir)
+        if found is not None:
+            return found
         candidate = candidate_dir / "pyproject.toml"
-        if _exists(candidate, Path.is_file):
-            nearest = nearest or candidate
-            try:
-                if "hooklint" in _table(_read_toml(candidate), "tool", candidate):
-                    return candidate
-            except ConfigError:
-                return candidate  # report the broken file rather than skip it
+        if nearest is None and _exists(candidate, Path.is_file):
+            nearest = candidate
     return nearest
+
+
+find_config = find_pyproject
+
+
+class ConfigResolver:
+    """Each path's settings: those of its closest configuration file (each file is
+    read once; ``adjust`` applies the command line's overrides to each)."""
+
+    def __init__(self, adjust=None) -> None:
+        self._adjust = adjust
+        self._by_directory: dict[str, tuple[Path | None, Path | None]] = {}
+        self._by_file: dict[Path | None, Config] = {}
+
+    def __call__(self, path: Path) -> Config:
+        """The settings for ``path`` (a file or a directory)."""
+        directory = Path(os.path.abspath(path))
+        if not _exists(directory, Path.is_dir):
+            directory = directory.parent
+        return self.load(self._find(directory))
+
+    def load(self, source: Path | None) -> Config:
+        config = self._by_file.get(source)
+        if config is None:
+            config = load_config(source)
+            if self._adjust is not None:
+                self._adjust(config)
+            self._by_file[source] = config
+        return config
+
+    def _find(self, directory: Path) -> Path | None:
+        """As :func:`find_pyproject`, remembering each directory's answer."""
+        found, nearest = self._walk(directory)
+        return found or nearest
+
+    def _walk(self, directory: Path) -> tuple[Path | None, Path | None]:
+        """(the closest configuration file, the nearest ``pyproject.toml``) at or above ``directory``."""
+        key = str(directory)
+        if key not in self._by_directory:
+            own = directory / "pyproject.toml"
+            own = own if _exists(own, Path.is_file) else None
+            found = config_in(directory)
+            if found is not None:
+                answer = (found, own)
+            else:
+                above = self._walk(directory.parent) if directory.parent != directory else (None, None)
+                answer = (above[0], own or above[1])
+            self._by_directory[key] = answer
+        return self._by_directory[key]
 
 
 def _exists(path: Path, test) -> bool:
@@ -115,24 +193,70 @@ def _short(value) -> str:
 
 
 def load_config(path: Path | None) -> Config:
-    """Read and validate the settings in ``path`` (no file: the defaults)."""
+    """Read and validate the settings in ``path`` and the files it extends (no file:
+    the defaults)."""
     if path is None:
         return Config()
-    data = _read_toml(path)
-    table = _table(_table(data, "tool", path), "hooklint", path, "tool.hooklint")
-    project = _table(data, "project", path)
     config = Config(source=path, root=path.parent.resolve())
-    for key, value in table.items():
-        _apply(config, key, value, path)
+    for key, (value, where) in _settings(path, ()).items():
+        _apply(config, key, value, where)
     if config.target_torch is None:
-        config.target_torch = infer_target_torch(project.get("dependencies", []))
+        config.target_torch = infer_target_torch(_dependencies(path))
     return config
 
 
-def _apply(config: Config, key: str, value, path: Path) -> None:
-    where = f"{path}: [tool.hooklint] {key}"
-    if key not in KNOWN_KEYS:
-        raise ConfigError(f"{path}: unknown key `{key}` in [tool.hooklint]")
+def _own_table(path: Path) -> tuple[dict, str]:
+    """The settings table of one file, and how messages name it."""
+    data = _read_toml(path)
+    if path.name in STANDALONE_NAMES or (path.name != "pyproject.toml" and "tool" not in data):
+        return data, ""
+    return _table(_table(data, "tool", path), "hooklint", path, "tool.hooklint"), "[tool.hooklint] "
+
+
+def _dependencies(path: Path) -> list:
+    """``project.dependencies`` of ``path``, or of the ``pyproject.toml`` beside a
+    standalone file."""
+    if path.name != "pyproject.toml":
+        beside = path.parent / "pyproject.toml"
+        if not _exists(beside, Path.is_file):
+            return []
+        path = beside
+    return _table(_read_toml(path), "project", path).get("dependencies", [])
+
+
+def _settings(path: Path, chain: tuple[Path, ...]) -> dict:
+    """``{key: (value, where)}`` for ``path``, with what it extends merged in."""
+    table, section = _own_table(path)
+    resolved = path.resolve()
+    if resolved in chain:
+        raise ConfigError(f"{path}: `extend` makes a cycle: " + " -> ".join(str(p) for p in (*chain, resolved)))
+    merged: dict = {}
+    if "extend" in table:
+        base = table["extend"]
+        if not isinstance(base, str) or not base.strip():
+            raise ConfigError(f"{path}: {section}extend: expected the path of a configuration file, got {_short(base)}")
+        base_path = Path(os.path.expandvars(os.path.expanduser(base)))
+        if not base_path.is_absolute():
+            base_path = path.parent / base_path
+        if not _exists(base_path, Path.is_file):
+            raise ConfigError(f"{path}: {section}extend: no such configuration file: {base_path}")
+        merged = _settings(base_path, (*chain, resolved))
+        if "select" in table:
+            merged.pop("extend-select", None)
+    for key, value in table.items():
+        if key == "extend":
+            continue
+        where = f"{path}: {section}{key}"
+        if key not in KNOWN_KEYS:
+            raise ConfigError(f"{path}: unknown key `{key}`" + (f" in {section.strip()}" if section else ""))
+        if key in _ACCUMULATED and key in merged:
+            inherited = _string_list(merged[key][0], merged[key][1])
+            value = inherited + _string_list(value, where)
+        merged[key] = (value, where)
+    return merged
+
+
+def _apply(config: Config, key: str, value, where: str) -> None:
     attribute = key.replace("-", "_")
     if key in _CODE_LISTS or key in _STRING_LISTS:
         setattr(config, attribute, _string_list(value, where))
@@ -202,3 +326,25 @@ def infer_target_torch(dependencies) -> tuple[int, int] | None:
         for _, major, minor in _LOWER_BOUND.findall(match.group("spec")):
             bounds.append((int(major), int(minor)))
     return max(bounds) if bounds else None
+
+
+def is_excluded(path: Path, excludes: list[str], root: Path) -> bool:
+    """Whether ``path`` (absolute) or a directory above it, up to ``root``, matches the
+    default excludes or one of ``excludes``, by name or by its path relative to
+    ``root`` (as the directory walk applies them)."""
+    import fnmatch
+
+    from hooklint.files import DEFAULT_EXCLUDES
+
+    patterns = (*DEFAULT_EXCLUDES, *excludes)
+    absolute = os.path.abspath(path)
+    prefix = os.path.join(os.path.abspath(root), "")
+    relative = absolute[len(prefix):] if absolute.startswith(prefix) else absolute
+    parts = [p for p in relative.replace(os.sep, "/").split("/") if p]
+    for depth in range(1, len(parts) + 1):
+        name, below = parts[depth - 1], "/".join(parts[:depth])
+        if not absolute.startswith(prefix):
+            below = "/" + below
+        if any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(below, p) for p in patterns):
+            return True
+    return False

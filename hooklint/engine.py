@@ -26,7 +26,7 @@ from typing import Sequence
 
 from hooklint.files import DEFAULT_MAX_FILE_SIZE, SourceError, SourceFile, display_path, read_source
 from hooklint.lexical import first_line, line_starts, newline_of, split_lines
-from hooklint.noqa import Suppressions
+from hooklint import noqa
 from hooklint.rules.base import DYNAMIC_REGISTRATION_TOKEN, REGISTRATION_TOKEN, Finding, RuleContext
 from hooklint.violation import SAFE, UNSAFE, Edit, Fix, Location, Violation
 
@@ -70,6 +70,8 @@ class FileResult:
     original: str | None = None
     fixed_text: str | None = None
     fix_failures: list[str] = field(default_factory=list)
+    #: The code of each fix applied (``--show-fixes``).
+    fixed_codes: list[str] = field(default_factory=list)
 
 
 # -- linting a text --------------------------------------------------------------------
@@ -226,7 +228,8 @@ def lint_text(text: str, path: str, rules, context: RuleContext, *, skip_irrelev
     keeps; ``skip_irrelevant=False`` parses the whole file instead (what
     ``benchmarks/sparse_parse.py`` compares with)."""
     with _collector_paused():
-        return _lint_text(text, path, rules, context, skip_irrelevant)
+        found = _lint_text(text, path, rules, context, skip_irrelevant)
+    return noqa.apply(text, path, found, tuple(r.code for r in rules))
 
 
 @contextmanager
@@ -300,17 +303,12 @@ def _without_blank_lines(code: str, lexed) -> tuple[str, list[int]]:
 def _report(outcome, path: str, text: str, line_numbers: list[int] | None = None) -> list[Violation]:
     """Findings as violations, with positions in ``text`` (the parsed code kept the
     columns of every line it kept; ``line_numbers`` maps its lines to ``text``'s when
-    it dropped some), ``# noqa`` applied."""
+    it dropped some); :func:`lint_text` applies ``# noqa``."""
     module, findings = outcome
     if not findings:
         return []
     locator = _Locator(module, text, _nodes_named(findings), line_numbers)
-    suppressions = Suppressions.parse(text)
-    violations = []
-    for rule, finding in findings:
-        violation = _violation(rule, finding, path, locator)
-        if not suppressions.suppresses(violation.code, violation.start.line, violation.end.line):
-            violations.append(violation)
+    violations = [_violation(rule, finding, path, locator) for rule, finding in findings]
     return sorted(set(violations), key=lambda v: v.sort_key)
 
 
@@ -464,7 +462,7 @@ def _violation(rule, finding: Finding, path: str, locator: _Locator) -> Violatio
 
         edits = tuple(sorted(set(resolve_edits(finding.fix_edits, locator)), key=lambda e: (e.start, e.end)))
         fix = Fix(finding.fix_message, UNSAFE if finding.unsafe_fix or rule.fix_applicability == UNSAFE else SAFE, edits)
-    message = finding.message
+    message = " ".join(finding.message.split())  # one line: names copied from source may hold line breaks
     if finding.fix_withheld:
         message += f" (fix withheld: {finding.fix_withheld})"
     start = locator.start(finding.node)
@@ -550,6 +548,8 @@ class FixOutcome:
     fixed: int
     failures: list[str]
     violations: list[Violation]
+    #: The code of each fix applied (``--show-fixes``).
+    codes: list[str] = field(default_factory=list)
 
 
 def fix_text(text: str, path: str, rules, context: RuleContext, unsafe: bool, notebook=None) -> FixOutcome:
@@ -559,6 +559,7 @@ def fix_text(text: str, path: str, rules, context: RuleContext, unsafe: bool, no
         return parses(candidate) and (notebook is None or notebook.keeps_cells(candidate))
 
     fixed = 0
+    codes: list[str] = []
     failures: list[str] = []
     broken: set[tuple[str, Location]] = set()
     violations = lint_text(text, path, rules, context)
@@ -583,8 +584,9 @@ def fix_text(text: str, path: str, rules, context: RuleContext, unsafe: bool, no
                 continue
         text = candidate
         fixed += len(chosen)
+        codes.extend(v.code for v in chosen)
         violations = lint_text(text, path, rules, context)
-    return FixOutcome(text, fixed, failures, violations)
+    return FixOutcome(text, fixed, failures, violations, codes)
 
 
 # -- one file ------------------------------------------------------------------------------
@@ -607,6 +609,12 @@ def _selected(codes: tuple[str, ...], ignored: frozenset) -> tuple:
 
     table = rules_by_code()
     return tuple(table[c] for c in codes if not any(c.startswith(i) for i in ignored) or c == "HL000")
+
+
+def _noqa_candidate(text: str, settings: Settings) -> bool:
+    """Whether HL100 (unused-noqa) is selected and ``text`` has a ``# noqa: HL...`` (no
+    rule is loaded for this: a file without hook tokens stays cheap)."""
+    return noqa.UNUSED_NOQA in settings.rule_codes and noqa.mentions_hooklint_code(text)
 
 
 def check_source(source: SourceFile, shown: str, settings: Settings) -> FileResult:
@@ -634,13 +642,14 @@ def _check_source(source: SourceFile, shown: str, settings: Settings) -> FileRes
     rules = _rules_for(settings, shown)
     result = FileResult(shown)
     tokens = prefilter_tokens(rules, settings.context.registration_wrappers)
-    if not is_candidate(source.text, tokens):
+    if not is_candidate(source.text, tokens) and not _noqa_candidate(source.text, settings):
         return result
     if settings.fix or settings.diff:
         notebook = source.notebook
         outcome = fix_text(source.text, shown, rules, settings.context, settings.unsafe_fixes, notebook)
         result.violations = outcome.violations
         result.fixed = outcome.fixed
+        result.fixed_codes = outcome.codes
         result.fix_failures = outcome.failures
         if outcome.text != source.text:
             if notebook is None:
@@ -701,7 +710,7 @@ def compile_only(text: str, shown: str, settings: Settings) -> list[Violation] |
     """For a file named on the command line: None when it holds a selected rule's token
     (the full check follows), else HL000 if CPython does not compile it."""
     rules = _rules_for(settings, shown)
-    if is_candidate(text, prefilter_tokens(rules, settings.context.registration_wrappers)):
+    if is_candidate(text, prefilter_tokens(rules, settings.context.registration_wrappers)) or _noqa_candidate(text, settings):
         return None
     return syntax_check(text, shown, rules)
 

@@ -11,11 +11,13 @@ import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 from hooklint.cache import RunIndex, code_fingerprint
 from hooklint.config import Config
 from hooklint.engine import FileResult, Settings, TooDeeplyNested, check_paths, check_source, compile_only, in_cells, write_fixed
 from hooklint.files import DEFAULT_MAX_FILE_SIZE, NOTEBOOK_SIZE_FACTOR, SourceError, decode_file, discover, display_path
+from hooklint.config import is_excluded
 from hooklint.rules.base import RuleContext
 from hooklint.selection import UnknownSelector, resolve_rules
 from hooklint.violation import Violation
@@ -36,6 +38,11 @@ class CheckRequest:
     jobs: int = 1
     #: Bytes; None: ``max-file-size`` from the configuration (default 4 MiB).
     max_file_size: int | None = None
+    #: Each path's settings (the closest configuration file's, :class:`hooklint.config.ConfigResolver`);
+    #: None: ``config`` for every path.
+    configs: Callable[[Path], Config] | None = None
+    #: Apply the excludes to files named on the command line too (``--force-exclude``).
+    force_exclude: bool = False
 
 
 @dataclass
@@ -133,13 +140,10 @@ def run_key(request: CheckRequest) -> str:
 def run_check(request: CheckRequest) -> CheckOutcome:
     if [str(p) for p in request.paths] == ["-"]:
         return _check_stdin(request, build_settings(request))
-    config = request.config
-    excludes = list(config.exclude) if config.exclude else []
-    excludes += config.extend_exclude
-    files, missing = discover(request.paths, excludes, config.root)
+    files, missing = _discover(request)
     problems = [f"{path}: {problem}" for path, problem in missing]
     named = {os.path.abspath(p) for p in request.paths}
-    results = _results(request, files, [str(f) in named for f in files])
+    results = _grouped_results(request, files, [str(f) in named for f in files])
     fixed = 0
     unwritten = False
     for path, result in zip(files, results):
@@ -155,6 +159,50 @@ def run_check(request: CheckRequest) -> CheckOutcome:
         fixed += result.fixed
     remaining = sorted((v for r in results for v in r.violations), key=lambda v: v.sort_key)
     return CheckOutcome(results, problems, remaining, fixed, internal_error=bool(missing) or unwritten or any(r.error for r in results))
+
+
+def _excludes(config: Config) -> list[str]:
+    return (list(config.exclude) if config.exclude else []) + list(config.extend_exclude)
+
+
+def _discover(request: CheckRequest) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The files to check: each path walked with its own settings' excludes; with
+    per-path settings, a file found below a directory with other settings is held to
+    those too, and with ``force_exclude`` a file named on the command line is too."""
+    if request.configs is None and not request.force_exclude:
+        return discover(request.paths, _excludes(request.config), request.config.root)
+    configs = request.configs or (lambda _: request.config)
+    found: set[Path] = set()
+    missing: list[tuple[Path, str]] = []
+    for path in request.paths:
+        config = configs(path)
+        files, problems = discover([path], _excludes(config), config.root)
+        missing += problems
+        named = os.path.abspath(path)
+        for file in files:
+            own = configs(file)
+            explicit = str(file) == named
+            if (own is not config or (explicit and request.force_exclude)) and is_excluded(file, _excludes(own), own.root):
+                continue
+            found.add(file)
+    return sorted(found), missing
+
+
+def _grouped_results(request: CheckRequest, files: list[Path], explicit: list[bool]) -> list[FileResult]:
+    """Each file's result, checked with its own settings (files that share settings
+    are checked together)."""
+    if request.configs is None:
+        return _results(request, files, explicit)
+    groups: dict[int, tuple[Config, list[int]]] = {}
+    for position, path in enumerate(files):
+        config = request.configs(path)
+        groups.setdefault(id(config), (config, []))[1].append(position)
+    results: list[FileResult | None] = [None] * len(files)
+    for config, positions in groups.values():
+        sub = replace(request, config=config, configs=None)
+        for position, result in zip(positions, _results(sub, [files[i] for i in positions], [explicit[i] for i in positions])):
+            results[position] = result
+    return results  # type: ignore[return-value]
 
 
 def _results(request: CheckRequest, files: list[Path], explicit: list[bool]) -> list[FileResult]:

@@ -147,7 +147,7 @@ def test_output_file(tree):
 
 
 def test_output_file_full_format_has_no_colour(tree, monkeypatch):
-    monkeypatch.setattr("hooklint.cli._use_colour", lambda: True)
+    monkeypatch.setenv("FORCE_COLOR", "1")  # colour forced: still none in a report file
     check("--no-cache", "--output-file", "report.txt")
     text = (tree / "report.txt").read_text()
     assert "HL001" in text and "\x1b[" not in text
@@ -319,3 +319,102 @@ def test_cli_module_does_not_import_libcst_for_help():
     code = "import sys, hooklint.cli; print('libcst' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT)
     assert out.stdout.strip() == "False"
+
+
+# -- colour choices and the fix flags (issue 15, item 4) ---------------------------------------
+@pytest.mark.parametrize(
+    ("args", "env", "coloured"),
+    [
+        (["--color", "always"], {}, True),
+        (["--color", "always"], {"NO_COLOR": "1"}, True),
+        (["--color", "never"], {"FORCE_COLOR": "1"}, False),
+        ([], {"FORCE_COLOR": "1"}, True),
+        ([], {"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),  # NO_COLOR wins, as in ruff 0.17
+        ([], {"FORCE_COLOR": ""}, False),
+        ([], {}, False),
+    ],
+)
+def test_color_option_and_force_color_when_piped(tree, args, env, coloured):
+    process = run_subprocess(["check", "--no-cache", "pkg", *args], tree, env=env)
+    assert b"HL001" in process.stdout
+    assert (b"\x1b[" in process.stdout) is coloured
+
+
+def test_color_never_on_a_tty(tree):
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    process = subprocess.Popen([sys.executable, "-m", "hooklint", "check", "--no-cache", "--color", "never", "pkg"],
+                               cwd=tree, env=env, stdout=slave, stderr=subprocess.PIPE)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    process.wait(timeout=120)
+    os.close(master)
+    text = b"".join(chunks).decode()
+    assert "HL001" in text and "\x1b[" not in text
+
+
+def test_color_never_colours_machine_formats(tree):
+    process = run_subprocess(["check", "--no-cache", "pkg", "--format", "json", "--color", "always"], tree)
+    assert b"\x1b[" not in process.stdout
+    json.loads(process.stdout)
+
+
+def test_fix_only_fixes_and_does_not_report_what_remains(tree):
+    write(tree, "pkg/left.py", "from torch.nn.modules.module import register_module_forward_hook\ndef f(fn):\n    register_module_forward_hook(fn)\n")
+    result = check("pkg", "--no-cache", "--fix-only")
+    assert result.exit_code == 0, result.output
+    assert (tree / "pkg/buggy.py").read_text() == FIXED
+    assert "HL009" not in result.output and "HL001" not in result.output
+    assert result.output.strip() == "Fixed 1 error."
+    again = check("pkg", "--no-cache", "--fix-only")
+    assert again.exit_code == 0 and again.output.strip() == ""
+
+
+def test_exit_non_zero_on_fix(tree):
+    result = check("pkg", "--no-cache", "--fix", "--exit-non-zero-on-fix")
+    assert result.exit_code == 1 and (tree / "pkg/buggy.py").read_text() == FIXED
+    assert "Found 1 error (1 fixed, 0 remaining)." in result.output
+    assert check("pkg", "--no-cache", "--fix", "--exit-non-zero-on-fix").exit_code == 0  # nothing left to fix
+    write(tree, "pkg/buggy.py", BUGGY)
+    assert check("pkg", "--no-cache", "--fix-only", "--exit-non-zero-on-fix").exit_code == 1
+
+
+def test_show_fixes_lists_what_was_fixed_per_file_and_rule(tree):
+    write(tree, "pkg/other.py", BUGGY)
+    result = check("pkg", "--no-cache", "--fix", "--show-fixes")
+    assert result.exit_code == 0
+    assert "Fixed 2 errors:\n- pkg/buggy.py:\n    1 \u00d7 HL001 (post-hook-without-always-call)\n- pkg/other.py:\n    1 \u00d7 HL001 (post-hook-without-always-call)\n" in result.output
+    assert "Fixed" not in check("pkg", "--no-cache", "--fix", "--show-fixes").output.replace("All checks passed!", "")
+
+
+def test_extend_ignore_adds_to_the_configured_ignores(tree):
+    write(tree, "pyproject.toml", '[tool.hooklint]\nignore = ["HL009"]\n')
+    write(tree, "pkg/glob.py", "from torch.nn.modules.module import register_module_forward_hook\ndef f(fn):\n    register_module_forward_hook(fn)\n")
+    assert check("pkg", "--no-cache").exit_code == 1
+    assert check("pkg", "--no-cache", "--extend-ignore", "HL001").exit_code == 0
+
+
+def test_rule_is_an_alias_of_explain(tree):
+    assert hooklint("rule", "HL001").stdout == hooklint("explain", "HL001").stdout
+    assert "## Why is this bad?" in hooklint("rule", "post-hook-without-always-call").stdout
+    assert hooklint("rule", "HL999").exit_code == 2
+
+
+def test_rules_json_has_each_rules_documentation_and_url(tree):
+    from hooklint.rules import all_rules
+
+    rows = json.loads(hooklint("rules", "--format", "json").stdout)
+    assert [r["code"] for r in rows] == [r.code for r in all_rules()]
+    docs = (PROJECT_ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    for row, rule in zip(rows, all_rules()):
+        assert row["explanation"] == rule.documentation()
+        assert row["url"].endswith(f"/docs/rules.md#{rule.code.lower()}") and row["url"].startswith("https://")
+        assert f"\n## {rule.code}\n" in docs, f"docs/rules.md lacks a `## {rule.code}` section (the url's anchor)"

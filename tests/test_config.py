@@ -225,3 +225,117 @@ def test_unsearchable_parent_directory_is_passed_over(tmp_path, monkeypatch):
 
     monkeypatch.setattr(Path, "is_file", is_file)
     assert find_pyproject(inner) == outer / "pyproject.toml"
+
+
+# -- hierarchical configuration (issue 15, item 4) -------------------------------------------
+def _codes_by_file(result) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for line in result.stdout.splitlines():
+        if ": HL" in line:
+            path, rest = line.split(":", 1)[0], line.split(": ", 1)[1]
+            found.setdefault(path, set()).add(rest.split()[0])
+    return found
+
+
+def test_each_file_uses_its_closest_configuration(tree):
+    pyproject(tree, '[tool.hooklint]\nignore = ["HL001"]\n')
+    write(tree, "inner/pkg/buggy.py", BUGGY)
+    pyproject(tree, '[tool.hooklint]\nselect = ["HL001"]\n', "inner/pyproject.toml")
+    result = check("src", "inner", "--no-cache", "--format", "concise")
+    assert _codes_by_file(result) == {"inner/pkg/buggy.py": {"HL001"}}
+    # the order of the paths does not matter: the first one no longer decides for all
+    assert _codes_by_file(check("inner", "src", "--no-cache", "--format", "concise")) == {"inner/pkg/buggy.py": {"HL001"}}
+    # a directory walk meets the nested project too
+    assert _codes_by_file(check(".", "--no-cache", "--format", "concise")) == {"inner/pkg/buggy.py": {"HL001"}}
+
+
+def test_missing_path_then_a_configured_directory():
+    # `hooklint check missing/ examples/` once used the first path's (the working
+    # directory's) settings for examples/ too: 17 findings; examples/pyproject.toml
+    # turns preview on, and each of its preview rules' examples is flagged: 24.
+    import os
+
+    from _hooklint_cli import PROJECT_ROOT
+
+    cwd = os.getcwd()
+    os.chdir(PROJECT_ROOT)
+    try:
+        both = check("missing/", "examples/", "--no-cache", "--format", "concise", "--quiet")
+        alone = check("examples/", "--no-cache", "--format", "concise", "--quiet")
+    finally:
+        os.chdir(cwd)
+    assert both.exit_code == 2 and "missing" in both.stderr
+    assert both.stdout == alone.stdout
+    assert any(" HL006 " in line or " HL014 " in line for line in both.stdout.splitlines())  # preview rules ran
+
+
+def test_hooklint_toml_is_a_flat_table_and_wins_over_pyproject_in_the_same_directory(tree):
+    pyproject(tree, '[tool.hooklint]\nselect = ["HL001"]\n')
+    assert check("src", "--no-cache").exit_code == 1
+    pyproject(tree, 'ignore = ["HL001"]\n', "hooklint.toml")
+    assert check("src", "--no-cache").exit_code == 0
+    pyproject(tree, 'selct = ["HL001"]\n', "hooklint.toml")
+    result = check("src", "--no-cache")
+    assert result.exit_code == 2 and "hooklint.toml" in result.stderr and "selct" in result.stderr
+
+
+def test_hooklint_toml_infers_target_torch_from_the_pyproject_beside_it(tree):
+    pyproject(tree, '[project]\nname = "x"\ndependencies = ["torch>=2.0"]\n')
+    pyproject(tree, 'preview = false\n', "hooklint.toml")
+    result = check("src", "--no-cache", "--format", "concise")
+    assert "target is 2.0" in result.stdout
+
+
+def test_extend_inherits_and_the_extending_file_wins(tree):
+    pyproject(tree, 'ignore = ["HL001"]\nextend-exclude = ["generated"]\n', "base/hooklint.toml")
+    pyproject(tree, '[tool.hooklint]\nextend = "base/hooklint.toml"\n')
+    write(tree, "generated/buggy.py", BUGGY)
+    assert check(".", "--no-cache").exit_code == 0  # HL001 ignored, as inherited
+    pyproject(tree, '[tool.hooklint]\nextend = "base/hooklint.toml"\nignore = []\n')
+    result = check(".", "--no-cache", "--format", "concise")
+    assert _codes_by_file(result) == {"src/pkg/buggy.py": {"HL001"}}  # own ignore replaces; exclude still inherited
+    pyproject(tree, '[tool.hooklint]\nextend = "base/hooklint.toml"\nignore = []\nextend-exclude = ["src"]\n')
+    assert check(".", "--no-cache").exit_code == 0  # extend-exclude adds to the inherited one
+
+
+@pytest.mark.parametrize(
+    ("files", "needle"),
+    [
+        ({"pyproject.toml": '[tool.hooklint]\nextend = "nope.toml"\n'}, "no such configuration file"),
+        ({"pyproject.toml": "[tool.hooklint]\nextend = 3\n"}, "extend"),
+        ({"pyproject.toml": '[tool.hooklint]\nextend = "a.toml"\n', "a.toml": 'extend = "pyproject.toml"\n'}, "cycle"),
+        ({"pyproject.toml": '[tool.hooklint]\nextend = "a.toml"\n', "a.toml": 'select = ["HL999"]\n'}, "HL999"),
+    ],
+)
+def test_bad_extend_is_one_line_exit_2(tree, files, needle):
+    for name, body in files.items():
+        pyproject(tree, body, name)
+    result = check("src", "--no-cache")
+    assert result.exit_code == 2, result.output
+    no_traceback(result)
+    [line] = result.stderr.strip().splitlines()
+    assert needle in line
+
+
+def test_config_option_applies_to_every_path(tree):
+    write(tree, "inner/pkg/buggy.py", BUGGY)
+    pyproject(tree, '[tool.hooklint]\nignore = ["HL001"]\n', "inner/pyproject.toml")
+    pyproject(tree, '[tool.hooklint]\nselect = ["HL001"]\n', "ci.toml")
+    assert set(_codes_by_file(check(".", "--no-cache", "--format", "concise", "--config", "ci.toml"))) == {"inner/pkg/buggy.py", "src/pkg/buggy.py"}
+
+
+def test_nested_project_excludes_apply_to_its_files(tree):
+    write(tree, "inner/vendored/buggy.py", BUGGY)
+    pyproject(tree, '[tool.hooklint]\nextend-exclude = ["vendored"]\n', "inner/pyproject.toml")
+    result = check(".", "--no-cache", "--format", "concise")
+    assert "inner/vendored" not in result.stdout and "src/pkg/buggy.py" in result.stdout
+
+
+def test_force_exclude_holds_named_files_to_the_excludes(tree):
+    pyproject(tree, '[tool.hooklint]\nextend-exclude = ["src"]\n')
+    assert check("src/pkg/buggy.py", "--no-cache").exit_code == 1  # named: checked
+    result = check("src/pkg/buggy.py", "--no-cache", "--force-exclude")
+    assert result.exit_code == 0 and "All checks passed" in result.output
+    write(tree, "build/buggy.py", BUGGY)  # a default exclude
+    assert check("build/buggy.py", "--no-cache", "--force-exclude").exit_code == 0
+    assert check("build/buggy.py", "--no-cache").exit_code == 1

@@ -50,7 +50,7 @@ def test_hl001_fix_output_is_clamped_for_hl005_and_the_pair_fixes_to_clean():
     # The clamped counter is fine for HL005; the stack pop HL001 leaves alone is not.
     findings = lint_text(after_hl001, "t.py", [HL005], CONTEXT)
     assert [v.code for v in findings] == ["HL005"]
-    assert "STACK.pop()" in findings[0].message
+    assert "`STACK`" in findings[0].message and findings[0].source_line.strip() == "STACK.pop()"
     both = fix_text(_code(PAIR), "t.py", [HL001, HL005], CONTEXT, unsafe=False)
     assert both.violations == []
     assert "if STACK:\n        STACK.pop()" in both.text

@@ -142,3 +142,139 @@ def test_no_other_line_splitter_in_the_linter():
         for number, line in enumerate(text.split("\n"), start=1):
             if ".splitlines(" in line and "docs" not in line and "message" not in line and "read_text" not in line:
                 raise AssertionError(f"{path.name}:{number}: {line.strip()}")
+
+
+# -- --add-noqa (issue 15, item 4) -------------------------------------------------------------
+def _add(tree, source: str | bytes, *extra: str):
+    path = write(tree, "m.py", source)
+    result = check("m.py", "--no-cache", "--add-noqa", *extra)
+    return path, result
+
+
+def test_add_noqa_then_a_clean_run_and_a_second_add_changes_nothing(tree):
+    path, result = _add(tree, BUGGY)
+    assert result.exit_code == 0, result.output
+    assert "Added 1 noqa directive." in result.stderr
+    assert path.read_text() == BUGGY.replace(CALL, CALL + "  # noqa: HL001")
+    assert check("m.py", "--no-cache").exit_code == 0
+    again = check("m.py", "--no-cache", "--add-noqa")
+    assert "Added 0 noqa directives." in again.stderr and path.read_text() == BUGGY.replace(CALL, CALL + "  # noqa: HL001")
+
+
+def test_add_noqa_merges_with_an_existing_directive_and_keeps_the_comment(tree):
+    path, _ = _add(tree, BUGGY.replace(CALL, CALL + "  # why: E501 is fine  # noqa: E501"))
+    assert CALL + "  # why: E501 is fine  # noqa: E501, HL001\n" in path.read_text()
+    assert check("m.py", "--no-cache").exit_code == 0
+
+
+def test_add_noqa_keeps_crlf_and_the_rest_of_the_file_byte_for_byte(tree):
+    source = BUGGY.replace("\n", "\r\n").encode()
+    path, result = _add(tree, source)
+    assert result.exit_code == 0
+    assert path.read_bytes() == source.replace(CALL.encode() + b"\r\n", CALL.encode() + b"  # noqa: HL001\r\n")
+
+
+def test_add_noqa_puts_the_directive_after_a_string_that_spans_the_first_line(tree):
+    source = (
+        "from torch.nn.modules.module import register_module_forward_hook\n"
+        "def install(fn):\n"
+        '    register_module_forward_hook(fn, """\n'
+        '    # noqa: not a comment\n'
+        '    """)\n'
+    )
+    path, result = _add(tree, source)
+    assert result.exit_code == 0, result.output
+    text = path.read_text()
+    assert '    """)  # noqa: HL009\n' in text and 'register_module_forward_hook(fn, """\n' in text
+    assert check("m.py", "--no-cache").exit_code == 0
+
+
+def test_add_noqa_never_writes_after_a_line_continuation(tree):
+    source = (
+        "from torch.nn.modules.module import register_module_forward_hook\n"
+        "def install(fn):\n"
+        "    register_module_forward_hook(fn, \\\n"
+        "        prepend=False)\n"
+    )
+    path, result = _add(tree, source)
+    assert "    register_module_forward_hook(fn, \\\n        prepend=False)  # noqa: HL009\n" in path.read_text()
+    from hooklint.engine import parses
+
+    assert parses(path.read_text()) and check("m.py", "--no-cache").exit_code == 0
+
+
+def test_add_noqa_refuses_stdin_and_fix(tree):
+    assert check("-", "--add-noqa", input=BUGGY).exit_code == 2
+    result = check("m.py", "--add-noqa", "--fix")
+    assert result.exit_code == 2 and "--add-noqa" in result.stderr
+
+
+def test_add_noqa_does_not_write_a_read_only_file(tree):
+    import os
+
+    path = write(tree, "m.py", BUGGY)
+    os.chmod(path, 0o444)
+    result = check("m.py", "--no-cache", "--add-noqa")
+    assert result.exit_code == 2 and "read-only" in result.stderr
+    assert path.read_text() == BUGGY
+
+
+def test_add_noqa_text_function_directly():
+    from hooklint.noqa import add_noqa
+    from hooklint.violation import Location, Violation
+
+    def at(line, code="HL001", end=None):
+        return Violation(code, "n", "m", "m.py", Location(line, 1), Location(end or line, 2))
+
+    text = "a = 1\nb = 2   \nc = 3  # noqa: HL002\nd = 4  # noqa\n"
+    new, changed, problems = add_noqa(text, [at(1), at(1, "HL003"), at(2), at(3), at(4), at(1, "HL000")])
+    assert new == "a = 1  # noqa: HL001, HL003\nb = 2  # noqa: HL001\nc = 3  # noqa: HL002, HL001\nd = 4  # noqa\n"
+    assert changed == 3 and problems == []
+    assert add_noqa(new, [at(1), at(2), at(3)])[0] == new  # idempotent
+    inside = 'x = """\nstill a string\n"""\n'
+    _, changed, problems = add_noqa(inside, [at(2)])
+    assert changed == 0 and problems and problems[0][0] == 2
+
+
+# -- HL100 unused-noqa --------------------------------------------------------------------------
+def _hl100(tree, source: str, *extra: str):
+    write(tree, "m.py", source)
+    return check("m.py", "--no-cache", "--extend-select", "HL100", "--format", "concise", *extra)
+
+
+def test_hl100_is_off_by_default(tree):
+    write(tree, "m.py", "x = 1  # noqa: HL999\n")
+    assert check("m.py", "--no-cache").exit_code == 0
+
+
+def test_hl100_reports_unknown_unused_and_not_enabled_codes_and_leaves_used_ones(tree):
+    source = BUGGY.replace(CALL, CALL + "  # noqa: HL001, HL002, HL999, E501").replace(
+        "def install(module):", "def install(module):  # noqa: HL001"
+    )
+    result = _hl100(tree, source)
+    lines = [line for line in result.stdout.splitlines() if "HL100" in line]
+    assert len(lines) == 2, result.stdout
+    assert "m.py:12:" in lines[0] and "unused: HL001" in lines[0]
+    assert "m.py:14:" in lines[1] and "unknown: HL999" in lines[1] and "unused: HL002" in lines[1] and "HL001" not in lines[1].split("(")[1]
+    fixed = _hl100(tree, source, "--fix")
+    text = (tree / "m.py").read_text()
+    assert CALL + "  # noqa: HL001, E501\n" in text and "def install(module):\n" in text, text
+    assert fixed.exit_code == 0 and _hl100(tree, text).exit_code == 0
+
+
+def test_hl100_runs_on_files_without_any_hook_token(tree):
+    result = _hl100(tree, "x = 1  # noqa: HL001\n")
+    assert result.exit_code == 1 and "HL100" in result.stdout and "unused: HL001" in result.stdout
+    write(tree, "pkg/plain.py", "x = 1  # noqa: HL003\n")
+    walked = check("pkg", "--no-cache", "--extend-select", "HL100", "--format", "concise")
+    assert "pkg/plain.py:1:8: HL100" in walked.stdout
+
+
+def test_hl100_ignores_noqa_text_inside_strings_and_bare_noqa(tree):
+    assert _hl100(tree, 'x = "# noqa: HL001"\ny = 2  # noqa\n').exit_code == 0
+
+
+def test_hl100_a_file_level_suppression_is_not_counted_as_use(tree):
+    source = "# hooklint: noqa: HL001\n" + BUGGY.replace(CALL, CALL + "  # noqa: HL001")
+    result = _hl100(tree, source)
+    assert "unused: HL001" in result.stdout

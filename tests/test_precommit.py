@@ -52,10 +52,31 @@ def test_hooks_manifest():
 
     hooks = {h["id"]: h for h in yaml.safe_load((PROJECT_ROOT / ".pre-commit-hooks.yaml").read_text())}
     assert set(hooks) == {"hooklint", "hooklint-fix"}
-    assert hooks["hooklint"]["entry"] == "hooklint check"
-    assert hooks["hooklint-fix"]["entry"] == "hooklint check --fix"
+    assert hooks["hooklint"]["entry"] == "hooklint check --force-exclude"
+    assert hooks["hooklint-fix"]["entry"] == "hooklint check --fix --force-exclude"
     for hook in hooks.values():
-        assert hook["language"] == "python" and hook["types"] == ["python"]
+        assert hook["language"] == "python" and hook["types_or"] == ["python", "pyi", "jupyter"] and "types" not in hook
+        assert hook["require_serial"] is True  # one run at a time: the run index in .hooklint_cache is rewritten whole
+
+
+def test_hook_entries_run_as_written(tmp_path, monkeypatch):
+    # Each hook's entry, with the files pre-commit would pass, behaves as the hook promises.
+    import shlex
+    import yaml
+
+    from _hooklint_cli import hooklint, write
+
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "pyproject.toml", '[tool.hooklint]\nextend-exclude = ["vendored"]\n')
+    write(tmp_path, "model.py", BUGGY)
+    write(tmp_path, "stub.pyi", BUGGY)
+    write(tmp_path, "vendored/copy.py", BUGGY)
+    hooks = {h["id"]: h for h in yaml.safe_load((PROJECT_ROOT / ".pre-commit-hooks.yaml").read_text())}
+    args = shlex.split(hooks["hooklint"]["entry"])[1:]
+    result = hooklint(*args, "--no-cache", "--format", "concise", "model.py", "stub.pyi", "vendored/copy.py")
+    assert result.exit_code == 1
+    flagged = {line.split(":")[0] for line in result.stdout.splitlines() if ": HL" in line}
+    assert flagged == {"model.py", "stub.pyi"}  # the excluded file is skipped although named
 
 
 def test_try_repo_fails_then_fixes_then_passes(tmp_path):

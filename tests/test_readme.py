@@ -36,3 +36,24 @@ def test_main_job_finds_the_examples_bugs_and_passes_their_clean_counterparts():
             assert name not in flagged, f"clean example {name} is flagged"
         else:
             assert name in flagged, f"buggy example {name} is not flagged"
+
+
+def test_quick_start_commands_work_on_a_copy_of_the_examples(tmp_path, monkeypatch):
+    # The quick start's `hooklint ...` lines, run in order on a repository of buggy
+    # files: the first run finds, --fix fixes what is safe, --add-noqa baselines the
+    # rest, and the run after it is clean.
+    import shutil
+
+    block = re.search(r"## Quick start.*?```bash\n(.*?)```", README, re.S)
+    assert block is not None, "README lacks the quick start's commands"
+    commands = [line.split("#", 1)[0].split() for line in block.group(1).splitlines() if line.startswith("hooklint ")]
+    assert [c[:2] for c in commands] == [["hooklint", "check"]] * 4 + [["hooklint", "explain"]]
+    for example in (ROOT / "examples").glob("hl*.py"):
+        shutil.copy(example, tmp_path / example.name)
+    monkeypatch.chdir(tmp_path)
+    codes = []
+    for command in commands:
+        result = CliRunner().invoke(main, [*command[1:], *(["--no-cache"] if command[1] == "check" else [])])
+        assert "Traceback" not in result.output
+        codes.append(result.exit_code)
+    assert codes == [1, 1, 0, 0, 0], codes

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
-from _hooklint_cli import BUGGY, BUGGY_COLUMN, BUGGY_LINE, check, write
+from _hooklint_cli import BUGGY, BUGGY_COLUMN, BUGGY_LINE, FIXED, check, write
 
 SYNTAX = "import torch\n\ndef broken(:\n    module.register_forward_hook(f)\n"
 
@@ -29,8 +31,9 @@ def test_json_schema(tree):
     data = json.loads(result.stdout)
     assert [d["code"] for d in data] == ["HL001", "HL000"]  # ordered by path
     for item in data:
-        assert set(item) == {"code", "name", "message", "filename", "cell", "location", "end_location", "fix", "related"}
+        assert set(item) == {"code", "name", "message", "filename", "cell", "location", "end_location", "fix", "related", "url"}
         assert item["related"] == [] and item["cell"] is None  # a notebook's cell: tests/test_notebooks.py
+        assert item["url"].startswith("https://") and item["url"].endswith(f"/docs/rules.md#{item['code'].lower()}")
         _location(item["location"])
         _location(item["end_location"])
         assert (item["end_location"]["row"], item["end_location"]["column"]) >= (item["location"]["row"], item["location"]["column"])
@@ -102,30 +105,77 @@ def test_sarif_shape_for_github_code_scanning(tree):
     assert results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "pkg/buggy.py"
 
 
-def test_sarif_validates_against_a_minimal_schema(tree):
-    # The official SARIF schema is not available offline; this checks the subset of it
-    # GitHub's upload relies on, with jsonschema when it is installed.
-    jsonschema = pytest.importorskip("jsonschema")
-    location = {"type": "object", "required": ["physicalLocation"], "properties": {"physicalLocation": {
-        "type": "object", "required": ["artifactLocation", "region"], "properties": {
-            "artifactLocation": {"type": "object", "required": ["uri"], "properties": {"uri": {"type": "string", "format": "uri-reference"}}},
-            "region": {"type": "object", "required": ["startLine"], "properties": {
-                k: {"type": "integer", "minimum": 1} for k in ("startLine", "startColumn", "endLine", "endColumn")}}}}}}
-    schema = {
-        "type": "object", "required": ["version", "runs"],
-        "properties": {
-            "version": {"const": "2.1.0"},
-            "runs": {"type": "array", "minItems": 1, "items": {"type": "object", "required": ["tool", "results"], "properties": {
-                "tool": {"type": "object", "required": ["driver"], "properties": {"driver": {"type": "object", "required": ["name", "rules"], "properties": {
-                    "rules": {"type": "array", "items": {"type": "object", "required": ["id", "shortDescription", "help"]}}}}}},
-                "results": {"type": "array", "items": {"type": "object", "required": ["ruleId", "message", "locations"], "properties": {
-                    "message": {"type": "object", "required": ["text"]},
-                    "level": {"enum": ["none", "note", "warning", "error"]},
-                    "locations": {"type": "array", "items": location}}}},
-            }}},
-        },
-    }
-    jsonschema.validate(_sarif(tree), schema)
+SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
+
+
+def _validate_sarif(log) -> None:
+    """Against the official SARIF 2.1.0 schema (OASIS, errata 01; see tests/data/SOURCES.md)."""
+    import jsonschema  # in the test extra: this must run, never skip
+
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.Draft4Validator.check_schema(schema)
+    checker = jsonschema.FormatChecker()
+    jsonschema.Draft4Validator(schema, format_checker=checker).validate(log)
+
+
+def test_sarif_validates_against_the_official_schema(tree):
+    write(tree, "grouped.py", GROUPED)
+    write(tree, "a#1 b.py", BUGGY)
+    log = json.loads(check(".", "--no-cache", "--format", "sarif", "--preview", "--unsafe-fixes").stdout)
+    assert len(log["runs"][0]["results"]) >= 4
+    _validate_sarif(log)
+    # a log the schema rejects is rejected: the validation is not vacuous
+    import jsonschema
+
+    broken = json.loads(json.dumps(log))
+    broken["runs"][0]["results"][0]["level"] = "fatal"
+    with pytest.raises(jsonschema.ValidationError):
+        _validate_sarif(broken)
+
+
+def test_sarif_levels_follow_the_tier_and_rules_link_their_docs(tree):
+    from hooklint.rules import rules_by_code
+
+    write(tree, "preview.py", "def run(block, x):\n    return block.forward(x)\n")
+    log = json.loads(check(".", "--no-cache", "--format", "sarif", "--preview").stdout)
+    (run,) = log["runs"]
+    assert run["columnKind"] == "unicodeCodePoints"
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tree.resolve().as_uri() + "/"
+    rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
+    for code, descriptor in rules.items():
+        assert descriptor["helpUri"].endswith(f"docs/rules.md#{code.lower()}")
+        assert descriptor["defaultConfiguration"]["level"] == ("note" if rules_by_code()[code].preview else "error")
+    levels = {r["ruleId"]: r["level"] for r in run["results"]}
+    assert levels["HL001"] == "error" and levels["HL014"] == "note"
+
+
+def test_sarif_uris_are_percent_encoded_and_absolute_outside_the_root(tree, tmp_path_factory):
+    write(tree, "a#1 b%.py", BUGGY)
+    outside = write(tmp_path_factory.mktemp("elsewhere"), "x y.py", BUGGY)
+    log = json.loads(check("a#1 b%.py", str(outside), "--no-cache", "--format", "sarif").stdout)
+    locations = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r["locations"][0]["physicalLocation"]["artifactLocation"] for r in log["runs"][0]["results"]}
+    assert locations["a%231%20b%25.py"]["uriBaseId"] == "%SRCROOT%"
+    absolute = outside.resolve().as_uri()
+    assert absolute in locations and "uriBaseId" not in locations[absolute] and "%20" in absolute
+    _validate_sarif(log)
+
+
+def test_sarif_fixes_reproduce_the_fix_and_fingerprints_survive_a_shift(tree):
+    from hooklint.engine import apply_edits
+    from hooklint.violation import Edit, Location
+
+    (result,) = json.loads(check("pkg/buggy.py", "--no-cache", "--format", "sarif").stdout)["runs"][0]["results"]
+    (fix,) = result["fixes"]
+    (change,) = fix["artifactChanges"]
+    assert change["artifactLocation"]["uri"] == "pkg/buggy.py"
+    edits = [Edit(Location(r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]),
+                  Location(r["deletedRegion"]["endLine"], r["deletedRegion"]["endColumn"]), r["insertedContent"]["text"])
+             for r in change["replacements"]]
+    assert apply_edits(BUGGY, edits) == FIXED
+    write(tree, "pkg/buggy.py", "# a new first line\n\n" + BUGGY)
+    (moved,) = json.loads(check("pkg/buggy.py", "--no-cache", "--format", "sarif").stdout)["runs"][0]["results"]
+    assert moved["locations"][0]["physicalLocation"]["region"]["startLine"] == BUGGY_LINE + 2
+    assert moved["partialFingerprints"] == result["partialFingerprints"]
 
 
 def test_sarif_with_no_results_still_lists_rules(tree):
@@ -138,7 +188,7 @@ def test_github_workflow_commands(tree):
     assert len(lines) == 2
     first, second = lines
     assert first.startswith(f"::error title=hooklint (HL001),file=pkg/buggy.py,line={BUGGY_LINE},col={BUGGY_COLUMN},endLine={BUGGY_LINE},endColumn=")
-    assert "::HL001 forward hook" in first
+    assert "::HL001 post-hook undoes" in first
     assert second.startswith("::error title=hooklint (HL000),file=pkg/syntax.py,line=3,")
     for line in lines:
         properties, message = line[len("::error "):].split("::", 1)
@@ -151,7 +201,7 @@ def test_github_escapes_properties_and_data(tree):
     assert "file=we%2Cird%3Aname.py," in line
 
 
-@pytest.mark.parametrize("fmt", ["full", "concise", "json", "sarif", "github"])
+@pytest.mark.parametrize("fmt", ["full", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit"])
 def test_syntax_error_is_visible_in_every_format(tree, fmt):
     result = check("pkg/syntax.py", "--no-cache", "--format", fmt)
     assert result.exit_code == 1
@@ -161,8 +211,44 @@ def test_syntax_error_is_visible_in_every_format(tree, fmt):
 def test_full_format_for_multiline_violation(tree):
     write(tree, "multi.py", BUGGY.replace("register_forward_hook(_disable)", "register_forward_hook(\n        _disable,\n    )"))
     result = check("multi.py", "--no-cache")
-    assert "14 |     module.register_forward_hook(" in result.stdout
-    assert "^^^" in result.stdout
+    # the whole span, with two lines of context either side (as ruff 0.17 draws it)
+    assert result.stdout.split("\n", 1)[1].startswith(
+        "   |\n"
+        "12 |   def install(module):\n"
+        "13 |       module.register_forward_pre_hook(_enable)\n"
+        "14 | /     module.register_forward_hook(\n"
+        "15 | |         _disable,\n"
+        "16 | |     )\n"
+        "   | |_____^\n"
+        "   |\n"
+        "help: "
+    ), result.stdout
+
+
+def test_full_format_shows_two_lines_of_context_and_drops_blank_edges(tree):
+    result = check("pkg/buggy.py", "--no-cache")
+    assert result.stdout.split("\n", 1)[1].startswith(
+        "   |\n"
+        "12 | def install(module):\n"
+        "13 |     module.register_forward_pre_hook(_enable)\n"
+        "14 |     module.register_forward_hook(_disable)\n"
+        "   |     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        "   |\n"
+        "help: "
+    ), result.stdout
+    write(tree, "edges.py", "import os\nfrom torch.nn.modules.module import register_module_forward_hook\n\n\nregister_module_forward_hook(print)\n\n\n")
+    text = check("edges.py", "--no-cache").stdout
+    assert text.split("\n", 1)[1].startswith(
+        "  |\n"
+        "5 | register_module_forward_hook(print)\n"
+        "  | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        "  |\n"
+    ), text
+
+
+def test_full_format_from_stdin_shows_the_line(tree):
+    result = check("-", "--no-cache", "--stdin-filename", "nowhere.py", input=BUGGY)
+    assert "14 |     module.register_forward_hook(_disable)" in result.stdout
 
 
 def test_full_format_with_tabs_and_unicode(tree):
@@ -199,3 +285,67 @@ def test_one_finding_per_bug_lists_the_other_sites_as_related(tmp_path, monkeypa
     (result,) = sarif["runs"][0]["results"]
     assert [r["physicalLocation"]["region"] for r in result["relatedLocations"]] == [{"startLine": 4, "startColumn": 18}]
     assert result["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "grouped.py"
+
+
+# -- json-lines, junit, gitlab: parsed as their consumers parse them ---------------------------
+def test_json_lines_is_the_json_list_one_object_per_line(tree):
+    as_list = json.loads(check("pkg", "--no-cache", "--format", "json").stdout)
+    lines = check("pkg", "--no-cache", "--format", "json-lines").stdout.split("\n")
+    assert lines[-1] == "" and [json.loads(line) for line in lines[:-1]] == as_list
+    write(tree, "clean.py", "x = 1\n")
+    assert check("clean.py", "--no-cache", "--format", "json-lines").stdout == ""
+
+
+def test_junit_parses_with_one_failing_case_per_violation(tree):
+    write(tree, "pkg/two.py", BUGGY.replace("def install", "def install_twice(module):\n    module.register_forward_pre_hook(_enable)\n    module.register_forward_hook(_disable)\n\n\ndef install"))
+    result = check("pkg", "--no-cache", "--format", "junit")
+    assert result.exit_code == 1 and "Found" not in result.stdout
+    root = ET.fromstring(result.stdout.encode())
+    assert root.tag == "testsuites" and root.get("failures") == root.get("tests") == "4"
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert set(suites) == {"pkg/buggy.py", "pkg/syntax.py", "pkg/two.py"}
+    cases = suites["pkg/two.py"].findall("testcase")
+    assert [c.get("name") for c in cases] == ["hooklint.HL001", "hooklint.HL001"] and suites["pkg/two.py"].get("tests") == "2"
+    (case,) = suites["pkg/buggy.py"].findall("testcase")
+    assert (case.get("classname"), case.get("line"), case.get("column")) == ("pkg/buggy.py", str(BUGGY_LINE), str(BUGGY_COLUMN))
+    failure = case.find("failure")
+    assert failure.get("type") == "HL001" and failure.get("message") and f"line {BUGGY_LINE}, col {BUGGY_COLUMN}" in failure.text
+
+
+def test_junit_clean_run_is_one_passing_case(tree):
+    root = ET.fromstring(check("pkg/clean.py", "--no-cache", "--format", "junit").stdout.encode())
+    assert root.get("failures") == "0"
+    (case,) = root.iter("testcase")
+    assert case.find("failure") is None
+
+
+def test_junit_escapes_what_xml_cannot_hold(tree):
+    from hooklint.report import junit
+    from hooklint.violation import Location, Violation
+
+    v = Violation("HL001", "n", 'a <b> & "c" \x0c \x1b', "p&<>.py", Location(1, 1), Location(1, 2))
+    root = ET.fromstring(junit.render([v]).encode())
+    failure = next(root.iter("failure"))
+    assert failure.get("message") == 'a <b> & "c" \ufffd \ufffd' and next(root.iter("testsuite")).get("name") == "p&<>.py"
+
+
+def test_gitlab_code_quality_fields(tree):
+    write(tree, "pkg/copy.py", BUGGY)
+    write(tree, "pkg/twice.py", BUGGY + "\n\ndef install_again(module):\n    module.register_forward_pre_hook(_enable)\n    module.register_forward_hook(_disable)\n")
+    result = check("pkg", "--no-cache", "--format", "gitlab", "--preview")
+    issues = json.loads(result.stdout)
+    assert isinstance(issues, list) and len(issues) == 5
+    for issue in issues:  # what GitLab's Code Quality widget requires of each issue
+        assert isinstance(issue["description"], str) and issue["description"]
+        assert isinstance(issue["check_name"], str) and issue["check_name"].startswith("HL")
+        assert issue["severity"] in {"info", "minor", "major", "critical", "blocker"}
+        assert isinstance(issue["fingerprint"], str) and issue["fingerprint"]
+        location = issue["location"]
+        assert not location["path"].startswith("/") and "\\" not in location["path"]
+        begin = location["positions"]["begin"]
+        assert isinstance(begin["line"], int) and begin["line"] >= 1 and begin["column"] >= 1
+    fingerprints = [i["fingerprint"] for i in issues]
+    assert len(set(fingerprints)) == len(fingerprints)  # GitLab drops duplicates: each finding its own
+    by_path = {i["location"]["path"]: i for i in issues if i["check_name"] == "HL001"}
+    assert by_path["pkg/buggy.py"]["location"]["positions"]["begin"] == {"line": BUGGY_LINE, "column": BUGGY_COLUMN}
+    assert by_path["pkg/buggy.py"]["severity"] == "major"

@@ -50,8 +50,7 @@ BITSANDBYTES = Seed(
     row=153,  # module.register_forward_hook(_disable_parametrization_cache)
     column=5,
     message=(
-        "forward hook `_disable_parametrization_cache` undoes what pre-hook `_enable_parametrization_cache` "
-        "does to `torch.nn.utils.parametrize._cache_enabled`, but without `always_call=True`"
+        "post-hook undoes `torch.nn.utils.parametrize._cache_enabled` but lacks `always_call=True`"
     ),
     fix_flags=("--fix",),  # a safe fix
 )
@@ -65,7 +64,7 @@ LLMCOMPRESSOR = Seed(
     column=17,
     message=(
         "capture hook `input_capture_hook` appends to `self._all_module_input` on every forward; "
-        "its handle is discarded, so it keeps capturing until all hooks are removed"
+        "its handle is discarded"
     ),
     fix_flags=("--fix", "--unsafe-fixes"),  # moves the removal into another method: unsafe
 )

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from hooklint.report import github, json_format, sarif, text
+from hooklint.report import github, gitlab, json_format, junit, sarif, text
 
 REPORTERS = {
     "full": text.full,
     "concise": text.concise,
     "json": json_format.render,
+    "json-lines": json_format.render_lines,
     "sarif": sarif.render,
     "github": github.render,
+    "gitlab": gitlab.render,
+    "junit": junit.render,
 }

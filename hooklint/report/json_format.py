@@ -9,6 +9,7 @@ Schema (each item)::
       "location": {"row": 14, "column": 5},          # 1-based
       "end_location": {"row": 14, "column": 66},      # exclusive column
       "related": [{"row": 20, "column": 9}],          # other sites of the same bug
+      "url": "https://.../docs/rules.md#hl001",        # the rule's documentation
       "fix": null | {
         "applicability": "safe" | "unsafe", "message": "...",
         "edits": [{"content": "...", "location": {...}, "end_location": {...}}]
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import json
 
+from hooklint.report.urls import rule_url
 from hooklint.violation import Location, Violation
 
 
@@ -48,8 +50,14 @@ def as_dict(v: Violation) -> dict:
         "end_location": _location(v.end),
         "fix": fix,
         "related": [_location(r) for r in v.related],
+        "url": rule_url(v.code),
     }
 
 
 def render(violations: list[Violation], **_: object) -> str:
     return json.dumps([as_dict(v) for v in violations], indent=2) + "\n"
+
+
+def render_lines(violations: list[Violation], **_: object) -> str:
+    """``--format json-lines``: one violation object (as in ``json``) per line."""
+    return "".join(json.dumps(as_dict(v), ensure_ascii=False) + "\n" for v in violations)

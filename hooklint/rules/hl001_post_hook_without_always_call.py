@@ -119,9 +119,7 @@ class PostHookWithoutAlwaysCall(Rule):
     def _finding(self, facts, context, pre: HookCallable, post: Registration, post_hook: HookCallable, pairs) -> Finding:
         keys = ", ".join(sorted({_shown(acquire, release) for acquire, release in pairs}))
         message = (
-            f"forward hook `{post_hook.body.name}` undoes what pre-hook `{pre.body.name}` does to {keys}, "
-            "but without `always_call=True` it does not run when forward raises "
-            "(non-reentrant checkpointing raises on purpose), so the change is never undone"
+            f"post-hook undoes {keys} but lacks `always_call=True`"
         )
         edits = add_always_call(post)
         guarded = []

@@ -145,13 +145,13 @@ class CaptureHookNotRemoved(Rule):
         bulk = bulk_removal(facts, class_def.name.value if class_def is not None else None)
         if kind == "discarded":
             if registration.wrapper or bulk:
-                tail = "its handle is discarded, so it keeps capturing until all hooks are removed"
+                tail = "its handle is discarded"
             else:
                 where = f"`{receiver}`" if receiver else "the process"
-                tail = f"its handle is discarded, so it can never be removed and keeps capturing as long as {where} lives"
+                tail = "its handle is discarded, so it is never removed"
         else:
             names = ", ".join(f"`{t}`" for t in kept)
-            tail = f"its handle ({names}) is never removed, so it keeps capturing as long as the hooked object lives"
+            tail = f"its handle ({names}) is never removed"
         message = f"capture hook `{hook.name}` {capture.verb} `{capture.store}` on every {event}; {tail}"
 
         edits = with_block(facts, registration, found, kind, kept)
@@ -169,10 +169,6 @@ class CaptureHookNotRemoved(Rule):
                     f"Keep each handle keyed like `{candidate.store}` and remove it before that entry is read",
                     unsafe_fix=True,
                 )
-        message += (
-            "; keep the handle and remove it once the capture has been consumed "
-            "(`with <registration>:` around the code that needs it, or `handle.remove()` in a `finally`)"
-        )
         return Finding(registration.call, message)
 
     VALID = [
@@ -431,7 +427,7 @@ class AutoRoundLike(HooksMixin):
             line=12,
             message=(
                 "capture hook `input_capture_hook` appends to `self._all_module_input` on every forward; "
-                "its handle is discarded, so it keeps capturing until all hooks are removed"
+                "its handle is discarded"
             ),
         ),
         # Register, run, read in one function: scoped with `with`.

@@ -235,8 +235,7 @@ class HookRegisteredPerCall(Rule):
         ):
             return None  # a local that is never removed: HL002's "never removed"
         message = (
-            f"the handle is assigned to `{target}` on every iteration of this loop, so all but the last "
-            "handle are lost and those hooks can never be removed; collect the handles in a list"
+            f"`{target}` is reassigned on every loop iteration: all but the last handle are lost"
         )
         return Finding(node=registration.call, message=message)
 
@@ -245,14 +244,8 @@ class HookRegisteredPerCall(Rule):
     ) -> Finding:
         what = "a hook" if registration.api.owner != "tensor" else "a tensor hook"
         message = (
-            f"`{registration.api.name}` registers {what} {reason} and the handle is not removed there, "
-            "so hooks pile up on the same object"
+            f"`{registration.api.name}` registers {what} {reason} without removing it: hooks pile up"
         )
-        if registration.api.owner == "tensor":
-            message += (
-                " (on a parameter, every step's gradient runs through all of them)"
-            )
-        message += "; hoist the registration, or keep the handle and remove it"
         edits = self._fix(facts, registration) if fix else []
         return Finding(
             node=registration.call,

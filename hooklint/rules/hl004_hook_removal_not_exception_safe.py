@@ -109,7 +109,7 @@ class HookRemovalNotExceptionSafe(Rule):
                 more = "registration" if len(others) == 1 else "registrations"
                 finding = dataclasses.replace(
                     finding,
-                    message=f"{finding.message} (and {len(others)} more {more} of this hook in this function)",
+                    message=f"{finding.message} (and {len(others)} more {more} here)",
                     related=tuple(others),
                 )
             yield finding
@@ -136,8 +136,7 @@ class HookRemovalNotExceptionSafe(Rule):
                 yield Finding(
                     node=acquisition.node,
                     message=(
-                        f"`__enter__` keeps these hooks in `{target}` but `__exit__` does not remove them: when the "
-                        "body of the `with` raises, they stay registered; remove them in `__exit__`"
+                        f"`__enter__` keeps hooks in `{target}` but `__exit__` does not remove them"
                     ),
                 )
                 break
@@ -204,13 +203,11 @@ class HookRemovalNotExceptionSafe(Rule):
         )
         if in_cm:
             message = (
-                f"`{target}` is removed after `yield` outside `finally`: when the body of the caller's `with` raises, "
-                "the removal is skipped and the hook stays registered"
+                f"`{target}` is removed after `yield` outside `finally`: skipped when the `with` body raises"
             )
         else:
             message = (
-                f"`{target}` is removed outside `finally`/`with`: if the code between the registration and the removal "
-                "raises, the hook stays registered for the rest of the process"
+                f"`{target}` is removed outside `finally`/`with`: skipped if the code before it raises"
             )
         edits, fix_message = self._fix(
             facts, acquisition, target, single, at_r, at_m, between, in_cm
@@ -529,7 +526,7 @@ def trace_shapes(model, example):
             tap.remove()
 """,
             line=4,
-            message="(and 1 more registration of this hook in this function)",
+            message="(and 1 more registration here)",
         ),
         # An attribution method: hook, run, unhook.
         Invalid(

@@ -109,15 +109,14 @@ class UnclampedAlwaysCallRelease(Rule):
                  acquire: StateEffect, pre_hook: HookCallable) -> Finding:
         code = facts.code(effect.node).strip()
         if effect.op == "decrement":
-            what = "goes below zero (a negative counter is truthy: the gate stays on)"
+            what = "goes below zero"
         elif effect.op == "release":
-            what = "undoes an acquire that never happened (a method-call pair released twice or unopened)"
+            what = "undoes an acquire that never happened"
         else:
-            what = "raises (torch turns it into a warning and the rest of the cleanup is skipped)"
-        where = "" if effect.direct else f" (in `{facts.code(effect.via[-1].func).strip()}`, called from the hook)"
+            what = "raises"
+        where = "" if effect.direct else f" (in `{facts.code(effect.via[-1].func).strip()}`)"
         message = (
-            f"`always_call` forward hook `{post_hook.body.name}` releases `{effect.key}` with `{code}`{where}, "
-            f"which {what} when its pre-hook never ran because an earlier pre-hook raised"
+            f"always_call hook releases `{effect.key}`{where}, which {what} if its pre-hook never ran"
         )
         if effect.op == "release" or not effect.direct:
             edits, _ = acquired_flag_guard(facts, pre_hook.body, post_hook.body, [acquire], [effect])

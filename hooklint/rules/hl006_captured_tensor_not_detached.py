@@ -90,9 +90,7 @@ class CapturedTensorNotDetached(Rule):
                 yield Finding(
                     node=store.node,
                     message=(
-                        f"hook `{registration.hook.name}` stores `{stored}` without `.detach()`: "
-                        "the stored tensor keeps the autograd graph and its saved activations alive "
-                        "(add `# noqa: HL006` if the graph is needed)"
+                        f"hook `{registration.hook.name}` stores `{stored}` without `.detach()`, keeping its autograd graph alive"
                     ),
                     fix_edits=add_detach(store.value) if store.fixable else (),
                     fix_message="Store a detached tensor (`.detach()`)",

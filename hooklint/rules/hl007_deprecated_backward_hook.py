@@ -87,8 +87,7 @@ class DeprecatedBackwardHook(Rule):
     def _finding(self, facts, context, registration: Registration, replacement: str) -> Finding:
         old = registration.api.name
         message = (
-            f"`{old}` reports the gradients of the module's last autograd node, not of its inputs; "
-            f"use `{replacement}`"
+            f"`{old}` reports the last autograd node's gradients; use `{replacement}`"
         )
         edits = use_full_backward_hook(registration, replacement)
         withheld = None

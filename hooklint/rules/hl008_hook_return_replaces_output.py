@@ -88,8 +88,7 @@ class HookReturnReplacesOutput(Rule):
                 yield Finding(
                     node=body,
                     message=(
-                        f"the lambda hook returns the value of `{facts.code(body)}`, which replaces the module's "
-                        f"{what}; make it return None"
+                        f"lambda hook returns `{facts.code(body)}`, which replaces the module's {what}"
                     ),
                     fix_edits=return_none_from_lambda(facts, body),
                     fix_message="Make the lambda return None",
@@ -102,8 +101,7 @@ class HookReturnReplacesOutput(Rule):
                 yield Finding(
                     node=rebinding,
                     message=(
-                        f"hook `{hook.name}` rebinds `{target}` but returns nothing, so the new value is dropped: "
-                        f"a forward hook changes the {what} only by returning the new value"
+                        f"hook `{hook.name}` rebinds `{target}` but returns nothing: the new {what} is dropped"
                     ),
                     fix_edits=return_rebound(hook.node, names),  # type: ignore[arg-type]
                     fix_message=f"Return `{', '.join(names)}`",

@@ -92,14 +92,13 @@ class GlobalHookNotRemoved(Rule):
             if _removed_in_finally(facts, registration):
                 return None
             message = (
-                f"`{api}` runs at import time: the hook is installed for every module in the process "
-                "as soon as this file is imported, and stays"
+                f"`{api}` runs at import time: importing this file installs the hook process-wide, for good"
             )
             return Finding(node=registration.call, message=message)
         if role in ("returned", "yielded", "argument", "other"):
             return None  # the caller owns the handle
         if role == "discarded":
-            reason = "its handle is discarded, so it can never be removed"
+            reason = "its handle is discarded"
         else:
             model = handle_model(facts)
             flow = model.acquisition_of(registration).flow
@@ -113,8 +112,7 @@ class GlobalHookNotRemoved(Rule):
                 return None
             reason = "its handle is never removed"
         message = (
-            f"process-wide hook `{api}` fires for every module of every model in the process, and {reason}; "
-            "remove it when done (`with`, or `.remove()` in `finally`)"
+            f"process-wide hook `{api}` is never removed: {reason}"
         )
         edits = self._fix(facts, registration)
         return Finding(

@@ -96,10 +96,8 @@ class HookRegisteredAfterCompile(Rule):
                 yield Finding(
                     node=registration.call,
                     message=(
-                        f"`{registration.api.name}` on `{target}` after the compiled `{compilation.compiled}` "
-                        f"has already run: torch.compile does not re-check hooks of compiled submodules, "
-                        "so this hook is silently never called; register it before the first compiled call "
-                        "(or call `torch._dynamo.reset()` after)"
+                        f"`{registration.api.name}` on `{target}` after compiled `{compilation.compiled}` ran: "
+                        "silently never called"
                     ),
                 )
 

@@ -90,13 +90,12 @@ class SavedTensorsHooksNotExited(Rule):
         if any(e.node.func.value is creation.node for e in enters):  # type: ignore[attr-defined]
             return Finding(
                 node=creation.node,
-                message=f"`{api}(...).__enter__()` can never be exited (the object is not kept): "
-                "its pack/unpack hooks stay active for the thread; use `with`",
+                message=f"`{api}(...).__enter__()` can never be exited: its hooks stay active for the thread",
             )
         if role == "discarded":
             return Finding(
                 node=creation.node,
-                message=f"`{api}(...)` is created and dropped: its hooks are never installed; use it in a `with` statement",
+                message=f"`{api}(...)` is created and dropped: its hooks are never installed",
             )
         if role != "bound" or len(creation.use.targets) != 1:
             return None
@@ -126,8 +125,7 @@ class SavedTensorsHooksNotExited(Rule):
                 return None  # exited through another name (``cx = ctx`` ... ``cx.__exit__()``)
             return Finding(
                 node=creation.node,
-                message=f"`{target}.__enter__()` is never followed by `{target}.__exit__()`: "
-                "the pack/unpack hooks stay active for the thread; use `with`",
+                message=f"`{target}.__enter__()` is never followed by `{target}.__exit__()`: hooks stay active",
             )
         enter = entered[0]
         same = [
@@ -150,8 +148,7 @@ class SavedTensorsHooksNotExited(Rule):
         if all(cannot_raise(s) for s in between):
             return None
         message = (
-            f"`{target}.__exit__()` is not in `finally`: if the code after `{target}.__enter__()` raises, "
-            "the pack/unpack hooks stay active for the thread; use `with`"
+            f"`{target}.__exit__()` is not in `finally`: the hooks stay active if the code before it raises"
         )
         edits = self._fix(facts, creation, target, at_e, at_x, between, scope_code)
         return Finding(

@@ -85,9 +85,8 @@ class GlobalAlwaysCallWithKwargs(Rule):
         hook = registration.hook
         name = f"`{hook.name}`" if hook is not None else "the hook"
         message = (
-            f"on torch {format_version(FIRST_AFFECTED)}-{format_version(LAST_AFFECTED)} the global always_call "
-            f"hook {name} is called with 3 arguments (no kwargs) when forward raises: the TypeError becomes "
-            "a warning and its cleanup never runs; accept both arities"
+            f"global always_call hook {name} is called with 3 arguments when forward raises "
+            f"(torch {format_version(FIRST_AFFECTED)}-{format_version(LAST_AFFECTED)})"
         )
         edits: list = []
         if hook is not None and hook.via in ("function", "method"):

@@ -83,8 +83,7 @@ class StaleParametrizeImport(Rule):
     def _finding(self, facts: ModuleFacts, node: cst.ImportFrom, site, stale: dict[str, str]) -> Finding:
         names = ", ".join(f"`{n}`" for n in sorted(set(stale.values())))
         message = (
-            f"importing {names} by name binds a stale copy: `parametrize.cached()` rebinds these module "
-            "globals, so changes through this name never reach torch; use the module attribute"
+            f"importing {names} by name binds a stale copy: `parametrize.cached()` rebinds the module globals"
         )
         function = site.function
         scope = function if function is not None else facts.module

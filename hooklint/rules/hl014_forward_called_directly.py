@@ -87,8 +87,7 @@ class ForwardCalledDirectly(Rule):
             yield Finding(
                 node=call.node,
                 message=(
-                    f"`{shown}.forward(...)` skips every hook on `{shown}` (forward and backward hooks, "
-                    f"FSDP, quantization observers, adapters attached by hooks); call `{shown}(...)`"
+                    f"`{shown}.forward(...)` skips every hook on `{shown}`; call `{shown}(...)`"
                 ),
                 fix_edits=call_module_instead_of_forward(facts, call.node, call.site.class_def),
                 fix_message=f"Call `{shown}(...)` instead of `.forward(...)`",

@@ -109,8 +109,7 @@ class HookIgnoresKwargs(Rule):
         hook = registration.hook
         shown = f"reads `{args_name}[{_index_code(facts, indexed[0])}]`" if indexed else f"unpacks `{args_name}`"
         message = (
-            f"hook `{hook.name}` {shown} but is registered without `with_kwargs=True`: "
-            f"when the module is called by keyword, `{args_name}` is `()`"
+            f"hook `{hook.name}` {shown} without `with_kwargs=True`: `{args_name}` is `()` for keyword calls"
         )
         edits: list = []
         withheld = None
