@@ -152,7 +152,7 @@ def test_hl014_fix_is_unsafe_only():
         # a variant table entry on a class without __call__ (no nn.Module in sight)
         "class Layer(Base):\n    def run(self, a, x):\n        return self.lora_variant[a].forward(x)\n",
         # self in a class whose base is imported: self(...) may recurse through __call__
-        "from .base import Pipeline\nclass P(Pipeline):\n    def run(self, x):\n        return self.forward(x)\n",
+        "from .base import Model\nclass P(Model):\n    def run(self, x):\n        return self.forward(x)\n",
     ],
 )
 def test_hl014_offers_no_fix_where_the_receiver_is_not_known_to_be_a_module(source):
