@@ -198,7 +198,13 @@ def test_hl014_offers_no_fix_where_the_receiver_is_not_known_to_be_a_module(sour
 
 @pytest.mark.parametrize(
     "call",
-    ["rref.rpc_sync().forward(x)", "remote_module.forward(x)", "self._c.forward(x)", "type(m).forward(m, x)"],
+    [
+        "rref.rpc_sync().forward(x)",
+        "remote_module.forward(x)",
+        "self._c.forward(x)",
+        "type(m).forward(m, x)",
+        "[r.forward(x) for r in self.make_remote_modules()]",
+    ],
 )
 def test_hl014_remote_scripted_and_unbound_calls_are_not_reported(call):
     assert _lint(f"def run(self, m, rref, remote_module, x):\n    return {call}\n", HL014) == []

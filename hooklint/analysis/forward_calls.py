@@ -29,6 +29,7 @@ import re
 import libcst as cst
 
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts
+from hooklint.analysis.keyword_calls import loop_iterable
 from hooklint.analysis.module_kinds import INTERFACE, NOT_MODULE, class_kind, receiver_kind
 from hooklint.analysis.names import dotted_name
 from hooklint.analysis.walk import descendants
@@ -59,6 +60,10 @@ def bypass_reason(facts: ModuleFacts, call: CallSite) -> str | None:
     code = facts.code(receiver).lower()
     if any(word in code for word in _REMOTE_OR_SCRIPTED) or code == "_c" or code.endswith("._c"):
         return "an RPC or TorchScript object"
+    if isinstance(receiver, cst.Name):
+        iterable = (loop_iterable(facts, call.site, receiver.value) or "").lower()
+        if any(word in iterable for word in _REMOTE_OR_SCRIPTED):
+            return "an RPC or TorchScript object"  # for m in self._create_remote_module_iter(...)
     if isinstance(receiver, cst.Attribute) and receiver.attr.value == "__class__":
         return "a call through the class"
     dotted = dotted_name(receiver)
@@ -67,7 +72,7 @@ def bypass_reason(facts: ModuleFacts, call: CallSite) -> str | None:
         if (last[:1].isupper() and not last.isupper()) or dotted in facts.classes:
             return "a call through the class"
     function = facts.function_for(call.site.function) if call.site.function is not None else None
-    class_def = call.site.class_def
+    class_def = call.site.class_def or _enclosing_class(call)
     kind = receiver_kind(facts, receiver, function, class_def)
     if kind == INTERFACE:
         return "a TorchScript interface"
@@ -82,6 +87,14 @@ def bypass_reason(facts: ModuleFacts, call: CallSite) -> str | None:
         return "the forward protocol of a class that is no module"
     if explained_by_comment(call.site.statement):
         return "a comment explains it"
+    return None
+
+
+def _enclosing_class(call: CallSite) -> cst.ClassDef | None:
+    """The class around a nested function (whose ``self`` is the method's)."""
+    for frame in reversed(call.site.frames):
+        if frame.kind == "class":
+            return frame.node  # type: ignore[return-value]
     return None
 
 

@@ -20,7 +20,7 @@ def _keyword_only(call: cst.Call) -> bool:
     return bool(call.args) and all(a.keyword is not None or a.star == "**" for a in call.args)
 
 
-def _loop_iterable(facts: ModuleFacts, site: Site, name: str) -> str | None:
+def loop_iterable(facts: ModuleFacts, site: Site, name: str) -> str | None:
     """The code of the iterable a ``for`` around ``site`` binds ``name`` from."""
     for frame in reversed(site.frames):
         if frame.kind in ("def", "lambda", "class"):
@@ -58,7 +58,7 @@ def keyword_only_call(facts: ModuleFacts, registration: Registration) -> CallSit
     code = registration.receiver_code
     if receiver is None or code is None:
         return None
-    iterable = _loop_iterable(facts, registration.site, code) if isinstance(receiver, cst.Name) else None
+    iterable = loop_iterable(facts, registration.site, code) if isinstance(receiver, cst.Name) else None
     on_self = code.startswith("self.")
     owner = _class_of(registration.site)
     for call in facts.calls:
@@ -73,7 +73,7 @@ def keyword_only_call(facts: ModuleFacts, registration: Registration) -> CallSit
                 return call
             continue
         if iterable is not None and isinstance(func, cst.Name):
-            if _loop_iterable(facts, call.site, func.value) == iterable and (
+            if loop_iterable(facts, call.site, func.value) == iterable and (
                 not iterable.startswith("self.") or _class_of(call.site) is owner
             ) and (iterable.startswith("self.") or call.site.function is registration.site.function):
                 return call

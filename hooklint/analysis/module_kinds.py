@@ -6,7 +6,8 @@ Classes are judged by their bases: a class is a *module* when it derives from a
 ``torch.nn`` module class (directly or through same-file classes); it is *not a
 module* when every base is known to be something else (``object``, ``ABC``, a
 mixin, an ``autograd.Function``, a same-file class that is not a module), or when
-its name says it is a pipeline.  Anything reached through an imported base is
+its name says it is a pipeline (a mixin named like ``DeviceModuleMixin`` may
+itself derive from ``nn.Module``: unknown).  Anything reached through an imported base is
 *unknown*.  Receivers are judged by what the file says about them: ``self`` by its
 class; ``self.x`` by what the class assigns to it; a name by its annotation
 (``_mod: StemInterface = ...``) or by the value assigned to it (``m = fp16_matmul``,
@@ -88,7 +89,7 @@ def _base_kind(facts: ModuleFacts, base: cst.BaseExpression, seen: frozenset) ->
         kind = class_kind(facts, parent, seen)
         return NOT_MODULE if kind == INTERFACE else kind
     last = code.rsplit(".", 1)[-1]
-    if last in NOT_MODULE_BASES or last.endswith("Mixin") or _is_pipeline_name(last):
+    if last in NOT_MODULE_BASES or _is_pipeline_name(last) or (last.endswith("Mixin") and "Module" not in last):
         return NOT_MODULE
     if (qualified(facts, base) or "").endswith("autograd.Function"):
         return NOT_MODULE

@@ -7,7 +7,8 @@ does the code that reads it need the autograd graph?
   call, like any value a forward returns.
 * :func:`graph_needed`: the stored activations are differentiated or trained
   through: the registering function calls ``torch.autograd.grad`` (attribution);
-  the store (``self.X``) is read by the ``forward`` of the hooking class (the
+  the store (``self.X``) is read by the ``forward`` of the hooking class, or a
+  method it calls (the
   captured features are part of the model's own computation); or it is read by a
   method that builds a loss from it (its name says loss/penalty/regularizer, or a
   sibling method detaches its result for logging, so the attached one is kept on
@@ -130,6 +131,26 @@ def _detached_calls(info: FunctionInfo) -> set[str]:
     return found
 
 
+def _forward_reach(methods: list[FunctionInfo]) -> set[str]:
+    """``forward`` and the methods it calls on ``self`` (a few calls deep)."""
+    by_name = {info.name: info for info in methods}
+    reached = set(_FORWARDS) & set(by_name)
+    todo = list(reached)
+    depth = 0
+    while todo and depth < 3:
+        depth += 1
+        nxt = []
+        for name in todo:
+            for node in descendants(by_name[name].node.body, into_functions=False):
+                if isinstance(node, cst.Call):
+                    callee = dotted_name(node.func) or ""
+                    if callee.startswith("self.") and callee[5:] in by_name and callee[5:] not in reached:
+                        reached.add(callee[5:])
+                        nxt.append(callee[5:])
+        todo = nxt
+    return reached
+
+
 def graph_needed(facts: ModuleFacts, registration: Registration, store: TensorStore) -> bool:
     function = registration.site.function
     if function is not None:
@@ -143,7 +164,7 @@ def graph_needed(facts: ModuleFacts, registration: Registration, store: TensorSt
     classes = _class_and_bases(facts, class_name)
     methods = [info for info in facts.functions if info.class_name in classes]
     readers = [info for info in methods if _reads(info, attribute) and info.node is not getattr(registration.hook, "node", None)]
-    if any(info.name in _FORWARDS for info in readers):
+    if any(info.name in _forward_reach(methods) for info in readers):
         return True
     detached = set().union(*(_detached_calls(info) for info in methods)) if methods else set()
     return any(_LOSS_WORDS.search(info.name) or info.name in detached for info in readers)
