@@ -58,8 +58,9 @@ class CapturedTensorNotDetached(Rule):
     Gradients received by backward hooks are not reported: they carry a graph only
     under `create_graph=True`.
 
-    Precision (development set, `score.py --preview`): see docs/rules-HL005-HL008.md;
-    too few findings to measure 90%, so the rule stays in preview.
+    Precision: not measurable on the development set (`score.py --preview`): 1 finding
+    left, debatable (17 before, 16 of them false; docs/rules-HL005-HL008.md), so the
+    rule stays in preview.
 
     ## Example
     ```python
