@@ -210,6 +210,38 @@ def test_hl014_remote_scripted_and_unbound_calls_are_not_reported(call):
     assert _lint(f"def run(self, m, rref, remote_module, x):\n    return {call}\n", HL014) == []
 
 
+def test_hl014_a_comment_explains_the_bypass_only_when_it_says_why():
+    source = "def update(metric, value):\n    # {comment}\n    metric.forward(value)\n"
+    assert _lint(source.format(comment="avoid __call__ overhead on this hot path"), HL014) == []
+    assert _lint(source.format(comment="no recursion: hooks run by hand"), HL014) == []
+    assert len(_lint(source.format(comment="update the running metric"), HL014)) == 1
+
+
+def test_hl014_inside_a_hook_only_the_hooked_module_is_exempt():
+    source = (
+        "def install(model, other):\n"
+        "    def probe(module, args):\n"
+        "        return {receiver}.forward(*args)\n"
+        "    model.register_forward_pre_hook(probe)\n"
+    )
+    assert _lint(source.format(receiver="module"), HL014) == []
+    assert _lint(source.format(receiver="model"), HL014) == []
+    assert len(_lint(source.format(receiver="other"), HL014)) == 1
+
+
+def test_hl014_a_same_file_class_decides_what_an_attribute_holds():
+    source = (
+        "import torch.nn as nn\n"
+        "class Engine{base}:\n    def forward(self, x):\n        return x\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.engine = Engine()\n"
+        "    def forward(self, x):\n        return self.engine.forward(x)\n"
+    )
+    assert _lint(source.format(base=""), HL014) == []
+    [found] = _lint(source.format(base="(nn.Module)"), HL014)
+    assert found.fix is not None  # a known module: the fix is offered
+
+
 def test_hl014_get_submodule_is_still_a_module():
     assert len(_lint("def run(model, x):\n    return model.get_submodule('fc').forward(x)\n", HL014)) == 1
 
