@@ -1,6 +1,6 @@
 """Capture the hidden states entering each decoder layer (HL015).
 
-Hugging Face decoder layers are often called as ``layer(hidden_states=...)``;
+The layers are called as ``layer(hidden_states=..., attention_mask=...)`` below;
 without ``with_kwargs=True`` the hook then sees ``inputs == ()``.
 """
 
@@ -11,5 +11,12 @@ def capture(module, inputs, output):
     CAPTURED.append(inputs[0].detach().cpu())
 
 
-def attach(model):
-    return [layer.register_forward_hook(capture) for layer in model.model.layers]
+def run_with_capture(model, hidden, mask):
+    handles = [layer.register_forward_hook(capture) for layer in model.model.layers]
+    try:
+        for layer in model.model.layers:
+            hidden = layer(hidden_states=hidden, attention_mask=mask)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return hidden

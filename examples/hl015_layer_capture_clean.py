@@ -8,5 +8,12 @@ def capture(module, args, kwargs, output):
     CAPTURED.append(hidden.detach().cpu())
 
 
-def attach(model):
-    return [layer.register_forward_hook(capture, with_kwargs=True) for layer in model.model.layers]
+def run_with_capture(model, hidden, mask):
+    handles = [layer.register_forward_hook(capture, with_kwargs=True) for layer in model.model.layers]
+    try:
+        for layer in model.model.layers:
+            hidden = layer(hidden_states=hidden, attention_mask=mask)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return hidden

@@ -13,6 +13,7 @@ import libcst as cst
 from hooklint.fixes.edits import DeleteLines, InsertAfter, Replace, indentation_of
 
 from hooklint.analysis.facts import ModuleFacts
+from hooklint.analysis.module_kinds import is_known_module
 from hooklint.analysis.walk import descendants
 from hooklint.violation import Edit, Location
 
@@ -64,106 +65,6 @@ def call_module_instead_of_forward(facts: ModuleFacts, call: cst.Call, class_def
     if not isinstance(func, cst.Attribute) or not is_known_module(facts, func.value, class_def):
         return []
     return [Replace(func, facts.code(func.value))]
-
-
-#: ``torch.nn`` classes that are not modules.
-_NOT_MODULES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})
-#: ``torch.nn`` containers whose elements are modules.
-_MODULE_CONTAINERS = frozenset({"ModuleList", "ModuleDict", "Sequential"})
-
-
-def _qualified(facts: ModuleFacts, node: cst.BaseExpression) -> str | None:
-    """``nn.Linear`` → ``torch.nn.Linear`` through the file's imports."""
-    from hooklint.analysis.names import dotted_name
-
-    dotted = dotted_name(node)
-    if dotted is None:
-        return None
-    head, dot, rest = dotted.partition(".")
-    return facts.imports.get(head, head) + dot + rest
-
-
-def _torch_nn_class(qualified: str | None) -> str | None:
-    """``Linear`` for ``torch.nn.Linear`` (a class of ``torch.nn``'s namespace), else None."""
-    if qualified is None or not qualified.startswith("torch.nn."):
-        return None
-    name = qualified[len("torch.nn.") :]
-    return name if "." not in name and name[:1].isupper() and name not in _NOT_MODULES else None
-
-
-def is_module_class(facts: ModuleFacts, class_def: cst.ClassDef, seen: frozenset = frozenset()) -> bool:
-    """Whether a class derives, in this file, from ``torch.nn.Module`` (directly, from
-    another ``torch.nn`` module class, or through same-file classes that do)."""
-    if id(class_def) in seen:
-        return False
-    for base in class_def.bases:
-        if base.keyword is not None:
-            continue
-        if _torch_nn_class(_qualified(facts, base.value)) is not None:
-            return True
-        parent = facts.classes.get(facts.code(base.value))
-        if parent is not None and is_module_class(facts, parent, seen | {id(class_def)}):
-            return True
-    return False
-
-
-def _constructs_a_module(facts: ModuleFacts, value: cst.BaseExpression | None, containers: bool) -> bool:
-    """``nn.Linear(...)``, ``SameFileModule(...)``; with ``containers`` only
-    ``nn.ModuleList(...)`` and the like (whose elements are modules)."""
-    if not isinstance(value, cst.Call):
-        return False
-    name = _torch_nn_class(_qualified(facts, value.func))
-    if containers:
-        return name in _MODULE_CONTAINERS
-    if name is not None:
-        return True
-    class_def = facts.classes.get(facts.code(value.func))
-    return class_def is not None and is_module_class(facts, class_def)
-
-
-def _attribute_holds_a_module(facts: ModuleFacts, class_def: cst.ClassDef, attribute: str, containers: bool) -> bool:
-    """Whether ``__init__`` of the class sets ``self.<attribute>`` to a module (or a
-    module container), and nothing else."""
-    init = facts.method(class_def.name.value, "__init__")
-    if init is None:
-        return False
-    values = []
-    for node in descendants(init.node.body, into_functions=False):
-        if isinstance(node, cst.Assign):
-            targets = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            targets = [node.target]
-        else:
-            continue
-        for target in targets:
-            if (
-                isinstance(target, cst.Attribute)
-                and target.attr.value == attribute
-                and isinstance(target.value, cst.Name)
-                and target.value.value == "self"
-            ):
-                values.append(node.value)
-    return bool(values) and all(_constructs_a_module(facts, v, containers) for v in values)
-
-
-def is_known_module(facts: ModuleFacts, receiver: cst.BaseExpression, class_def: cst.ClassDef | None) -> bool:
-    """Whether ``receiver`` is known, from this file, to be an ``nn.Module``: ``self``
-    in a module class; ``self.x`` that ``__init__`` sets to an ``nn.*`` module or an
-    instance of a same-file module class; ``self.x[i]`` of an ``nn.ModuleList``,
-    ``nn.ModuleDict`` or ``nn.Sequential`` set there."""
-    if class_def is None:
-        return False
-    if isinstance(receiver, cst.Name):
-        return receiver.value == "self" and is_module_class(facts, class_def)
-    containers = False
-    if isinstance(receiver, cst.Subscript):
-        receiver, containers = receiver.value, True
-    return (
-        isinstance(receiver, cst.Attribute)
-        and isinstance(receiver.value, cst.Name)
-        and receiver.value.value == "self"
-        and _attribute_holds_a_module(facts, class_def, receiver.attr.value, containers)
-    )
 
 
 # -- HL012 -----------------------------------------------------------------------------

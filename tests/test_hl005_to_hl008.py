@@ -133,6 +133,74 @@ def test_hl006_ignores_gradients_of_backward_hooks():
     ) == []
 
 
+# -- HL006: grad mode, store lifetime, graph use (issue 14) ------------------------------
+RECORDER = """
+import torch
+
+def attach(model, store):
+    model.register_forward_hook(lambda m, a, out: store.append(out))
+
+{decorator}def calibrate(model, store, batch):
+    {context}attach(model, store)
+    {indent}model(batch)
+
+def train(model, store, batch):
+    {train}
+"""
+
+
+def _recorder(decorator="", context="", train="pass"):
+    indent = "    " if context else ""
+    return RECORDER.format(decorator=decorator, context=context, indent=indent, train=train)
+
+
+def test_hl006_a_helper_whose_every_caller_runs_without_grad_is_not_reported():
+    assert _codes(_recorder(decorator="@torch.inference_mode()\n"), [HL006]) == []
+    assert _codes(_recorder(context="with torch.no_grad():\n        "), [HL006]) == []
+    assert _codes(_recorder(context="with torch.set_grad_enabled(False):\n        "), [HL006]) == []
+
+
+def test_hl006_one_caller_with_grad_is_enough_to_report():
+    assert _codes(_recorder(context="with torch.set_grad_enabled(True):\n        "), [HL006]) == ["HL006"]
+    with_grad_caller = _recorder(decorator="@torch.no_grad()\n", train="attach(model, store)")
+    assert _codes(with_grad_caller, [HL006]) == ["HL006"]
+
+
+def test_hl006_a_local_store_dies_with_the_call_only_when_the_hook_is_removed():
+    source = """
+    def first_output(model, x):
+        found = []
+        handle = model.register_forward_hook(lambda m, a, out: found.append(out))
+        model(x)
+        handle.remove()
+        return found[0]
+    """
+    assert _codes(source, [HL006]) == []
+    assert _codes(source.replace("        handle.remove()\n", ""), [HL006]) == ["HL006"]
+
+
+def test_hl006_a_store_read_only_outside_forward_is_still_reported():
+    source = """
+    import torch.nn as nn
+
+    class Tapped(nn.Module):
+        def __init__(self, body):
+            super().__init__()
+            self.body = body
+            self.taps = []
+            body.register_forward_hook(self._tap)
+
+        def _tap(self, module, args, output):
+            self.taps.append(output)
+
+        def {reader}(self):
+            return list(self.taps)
+    """
+    assert _codes(source.format(reader="features"), [HL006]) == ["HL006"]
+    assert _codes(source.format(reader="forward"), [HL006]) == []
+    assert _codes(source.format(reader="feature_loss"), [HL006]) == []
+
+
 def test_hl007_withholds_its_fix_below_torch_1_8_and_offers_it_from_1_8():
     source = "encoder.register_backward_hook(hook)\n"
     [old] = lint_text(source, "t.py", [HL007], RuleContext(target_torch=(1, 7)))

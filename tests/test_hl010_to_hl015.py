@@ -83,6 +83,8 @@ def capture(module, inputs, output):
 
 for layer in model.model.layers:
     layer.register_forward_hook(capture)
+for layer in model.model.layers:
+    hidden = layer(hidden_states=hidden)
 """
 
 
@@ -103,9 +105,42 @@ def test_hl015_no_fix_for_indices_other_than_zero():
 
 
 def test_hl015_hook_shared_by_two_registrations_is_not_rewritten():
-    source = CAPTURE + "model.lm_head.register_forward_hook(capture)\n"
+    source = CAPTURE + "model.lm_head.register_forward_hook(capture)\nmodel.lm_head(input=hidden)\n"
     violations = _lint(source, HL015)
     assert len(violations) == 2 and all(v.fix is None for v in violations)
+
+
+# -- HL015: the keyword call is the evidence -----------------------------------------------
+def test_hl015_without_a_keyword_call_nothing_is_reported():
+    positional = CAPTURE.replace("layer(hidden_states=hidden)", "layer(hidden)")
+    assert _lint(positional, HL015) == []
+    assert _lint(CAPTURE.split("for layer in model.model.layers:\n    hidden")[0], HL015) == []
+
+
+def test_hl015_a_keyword_call_in_another_function_is_another_object():
+    source = (
+        "def attach(model):\n    model.register_forward_hook(lambda m, a, o: OUT.append(a[0]))\n"
+        "def run(model, batch):\n    return model(**batch)\n"
+    )
+    assert _lint(source, HL015) == []
+    joined = source.replace("def run(model, batch):\n    return", "    return")
+    (violation,) = _lint(joined, HL015)
+    assert violation.start.line == 2 and "`model(...)` passes only keywords" in violation.message
+    assert len(violation.message) <= 120 and len(violation.related) == 1
+
+
+@pytest.mark.parametrize(
+    "guard",
+    ["if not args or args[0] is None:\n        return", "if len(args) == 0:\n        return", "assert args"],
+)
+def test_hl015_a_hook_that_checks_args_first_is_not_reported(guard):
+    source = (
+        f"def hook(module, args):\n    {guard}\n    LOG.append(args[0])\n"
+        "def run(model, batch):\n    model.register_forward_pre_hook(hook)\n    model(**batch)\n"
+    )
+    assert _lint(source, HL015) == []
+    unguarded = source.replace(f"    {guard}\n", "")
+    assert len(_lint(unguarded, HL015)) == 1
 
 
 # -- HL013: a safe fix ----------------------------------------------------------------------
@@ -152,7 +187,7 @@ def test_hl014_fix_is_unsafe_only():
         # a variant table entry on a class without __call__ (no nn.Module in sight)
         "class Layer(Base):\n    def run(self, a, x):\n        return self.lora_variant[a].forward(x)\n",
         # self in a class whose base is imported: self(...) may recurse through __call__
-        "from .base import Pipeline\nclass P(Pipeline):\n    def run(self, x):\n        return self.forward(x)\n",
+        "from .base import Model\nclass P(Model):\n    def run(self, x):\n        return self.forward(x)\n",
     ],
 )
 def test_hl014_offers_no_fix_where_the_receiver_is_not_known_to_be_a_module(source):
@@ -163,10 +198,48 @@ def test_hl014_offers_no_fix_where_the_receiver_is_not_known_to_be_a_module(sour
 
 @pytest.mark.parametrize(
     "call",
-    ["rref.rpc_sync().forward(x)", "remote_module.forward(x)", "self._c.forward(x)", "type(m).forward(m, x)"],
+    [
+        "rref.rpc_sync().forward(x)",
+        "remote_module.forward(x)",
+        "self._c.forward(x)",
+        "type(m).forward(m, x)",
+        "[r.forward(x) for r in self.make_remote_modules()]",
+    ],
 )
 def test_hl014_remote_scripted_and_unbound_calls_are_not_reported(call):
     assert _lint(f"def run(self, m, rref, remote_module, x):\n    return {call}\n", HL014) == []
+
+
+def test_hl014_a_comment_explains_the_bypass_only_when_it_says_why():
+    source = "def update(metric, value):\n    # {comment}\n    metric.forward(value)\n"
+    assert _lint(source.format(comment="avoid __call__ overhead on this hot path"), HL014) == []
+    assert _lint(source.format(comment="no recursion: hooks run by hand"), HL014) == []
+    assert len(_lint(source.format(comment="update the running metric"), HL014)) == 1
+
+
+def test_hl014_inside_a_hook_only_the_hooked_module_is_exempt():
+    source = (
+        "def install(model, other):\n"
+        "    def probe(module, args):\n"
+        "        return {receiver}.forward(*args)\n"
+        "    model.register_forward_pre_hook(probe)\n"
+    )
+    assert _lint(source.format(receiver="module"), HL014) == []
+    assert _lint(source.format(receiver="model"), HL014) == []
+    assert len(_lint(source.format(receiver="other"), HL014)) == 1
+
+
+def test_hl014_a_same_file_class_decides_what_an_attribute_holds():
+    source = (
+        "import torch.nn as nn\n"
+        "class Engine{base}:\n    def forward(self, x):\n        return x\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.engine = Engine()\n"
+        "    def forward(self, x):\n        return self.engine.forward(x)\n"
+    )
+    assert _lint(source.format(base=""), HL014) == []
+    [found] = _lint(source.format(base="(nn.Module)"), HL014)
+    assert found.fix is not None  # a known module: the fix is offered
 
 
 def test_hl014_get_submodule_is_still_a_module():

@@ -39,6 +39,9 @@ def test_every_message_is_one_short_line(rule, example):
 def test_a_name_with_a_line_break_still_gives_a_one_line_message():
     # A subscript spanning lines is copied into the message as written in the source.
     rules = [r for r in all_rules() if r.code == "HL014"]
-    source = "def run(self, x):\n    return self.layers[\n        0\n    ].forward(x)\n"
+    source = (
+        "import torch.nn as nn\n\n\nclass Net(nn.Module):\n"
+        "    def run(self, x):\n        return self.layers[\n            0\n        ].forward(x)\n"
+    )
     found = lint_text(source, "m.py", rules, RuleContext())
     assert found and all("\n" not in v.message for v in found)

@@ -70,11 +70,13 @@ _TUPLE_SET = frozenset({"tuple"})
 class TensorStore:
     """One store of a graph-carrying value: ``node`` is the call or assignment,
     ``value`` the stored expression, ``fixable`` whether appending ``.detach()`` to
-    ``value`` is a sensible fix."""
+    ``value`` is a sensible fix, ``target`` where it goes (``self.acts``, ``feats``,
+    ``self.acts[name]``)."""
 
     node: cst.CSTNode
     value: cst.BaseExpression
     fixable: bool
+    target: cst.BaseExpression | None = None
 
 
 def tensor_stores(registration: Registration, graph_roles=GRAPH_ROLES) -> list[TensorStore]:
@@ -236,7 +238,7 @@ class _Body:
                 for value in _stored_arguments(current, _STORE_METHODS[method]):
                     if self.carries(value):
                         fixable = method not in ("extend", "update") and self.fixable(value)
-                        found.append(TensorStore(current, value, fixable))
+                        found.append(TensorStore(current, value, fixable, current.func.value))
                         break
             elif isinstance(current, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
                 targets = [t.target for t in current.targets] if isinstance(current, cst.Assign) else [current.target]
@@ -250,7 +252,7 @@ class _Body:
                         is_store = isinstance(target, (cst.Attribute, cst.Subscript)) and self.shared(target)
                     if is_store and self.carries(value):
                         fixable = not isinstance(current, cst.AugAssign) and self.fixable(value)
-                        found.append(TensorStore(current, value, fixable))
+                        found.append(TensorStore(current, value, fixable, target))
                         break
         return found
 

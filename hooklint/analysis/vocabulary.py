@@ -259,3 +259,32 @@ def lifecycle_partners(name: str) -> tuple[str, ...]:
             if word == teardown:
                 found.append("_".join(words[:index] + [setup] + words[index + 1 :]))
     return tuple(dict.fromkeys(found))
+
+
+# -- module classes (HL014, HL015) ------------------------------------------------------------
+#: ``torch.nn`` classes that are not modules.
+NOT_MODULE_NN_CLASSES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})
+#: ``torch.nn`` containers whose elements are modules.
+MODULE_CONTAINERS = frozenset({"ModuleList", "ModuleDict", "Sequential"})
+#: Bases (last name) that make a class something other than an ``nn.Module``; a base
+#: whose name ends with ``Mixin`` or ``Pipeline`` does not make it a module either.
+NOT_MODULE_BASES = frozenset(
+    {
+        "object", "ABC", "Protocol", "Generic", "NamedTuple", "TypedDict", "Enum", "IntEnum",
+        "Exception", "dict", "list", "tuple", "set", "str", "int", "Function", "SimpleNamespace",
+    }
+)
+
+
+# -- grad mode (HL006) ---------------------------------------------------------------------
+#: Context managers / decorators (last name) under which forward builds no autograd graph.
+#: ``calibration_forward_context`` is llm-compressor's calibration context (it enters
+#: ``torch.no_grad()``).
+NO_GRAD_CONTEXTS = frozenset({"no_grad", "inference_mode", "calibration_forward_context"})
+#: ``torch.set_grad_enabled(False)``: a no-grad context only with a literal ``False``.
+SET_GRAD_ENABLED = "set_grad_enabled"
+#: Functions (last name) that run a model's calibration passes under ``no_grad``
+#: (llm-compressor's pipelines).
+NO_GRAD_RUNNERS = frozenset({"run_calibration"})
+#: Calls that differentiate what a hook stored: the graph is the point.
+DIFFERENTIATING_CALLS = frozenset({"torch.autograd.grad", "autograd.grad"})

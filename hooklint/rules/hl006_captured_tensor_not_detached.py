@@ -5,11 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hooklint.analysis.facts import ModuleFacts
+from hooklint.analysis.grad_mode import hooks_fire_without_grad
+from hooklint.analysis.store_uses import dies_with_call, graph_needed
 from hooklint.analysis.tensor_stores import tensor_stores
 from hooklint.fixes.detach import add_detach
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
 _CAPTURE_KINDS = frozenset({"forward", "forward_pre"})
+
+
+def _short(code: str, width: int = 24) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= width else code[: width - 3] + "..."
 
 
 class CapturedTensorNotDetached(Rule):
@@ -32,12 +39,28 @@ class CapturedTensorNotDetached(Rule):
     `copy.deepcopy` fail ("Only Tensors created explicitly by the user support the
     deepcopy protocol").
 
-    Keeping the graph is sometimes the point: feature-matching or distillation losses
-    computed from captured activations, Grad-CAM-style methods that differentiate the
-    stored activation. Mark such a store with `# noqa: HL006`.
+    Not reported, because no graph is kept or the graph is the point:
+    - forwards without grad: the registering function (or an enclosing one) is
+      decorated with `torch.no_grad()` / `torch.inference_mode()`, every same-file
+      caller of it runs under one, the registration sits in such a `with`, or the
+      function runs the model after registering inside one (also
+      `set_grad_enabled(False)` and calibration contexts such as
+      `calibration_forward_context` / `run_calibration`);
+    - stores that die with the call: a local (or `nonlocal`) of the registering
+      function, which removes the hook before it returns;
+    - code that needs the graph: the registering function differentiates the stored
+      activations (`torch.autograd.grad`), the class's own `forward` reads the store,
+      or a method builds a loss from it (its name says loss/penalty/regularizer, or a
+      sibling detaches its result only for logging).
+    Mark any other deliberate graph keeping with `# noqa: HL006`.
+    (`hooklint/analysis/grad_mode.py`, `hooklint/analysis/store_uses.py`.)
 
     Gradients received by backward hooks are not reported: they carry a graph only
     under `create_graph=True`.
+
+    Precision: not measurable on the development set (`score.py --preview`): 1 finding
+    left, debatable (17 before, 16 of them false; docs/rules-HL005-HL008.md), so the
+    rule stays in preview.
 
     ## Example
     ```python
@@ -71,7 +94,9 @@ class CapturedTensorNotDetached(Rule):
 
     code = "HL006"
     name = "captured-tensor-not-detached"
-    cleared_elsewhere = False  # the hook's body is all the evidence
+    # Cleared by evidence anywhere in the file (callers under no_grad, every read of the
+    # store, a sibling that detaches it): such files are read whole (only with --preview).
+    whole_module = True
     fix_applicability = "unsafe"
     #: Measured precision on real code is under 90% (see docs/rules-HL005-HL008.md).
     preview = True
@@ -82,15 +107,21 @@ class CapturedTensorNotDetached(Rule):
         for registration in facts.registrations:
             if registration.api.kind not in _CAPTURE_KINDS or registration.hook is None:
                 continue
-            for store in tensor_stores(registration):
+            stores = tensor_stores(registration)
+            if not stores or hooks_fire_without_grad(facts, registration):
+                continue
+            for store in stores:
                 if id(store.node) in seen:
                     continue
                 seen.add(id(store.node))
+                if dies_with_call(facts, registration, store) or graph_needed(facts, registration, store):
+                    continue
                 stored = facts.code(store.value)
                 yield Finding(
                     node=store.node,
                     message=(
-                        f"hook `{registration.hook.name}` stores `{stored}` without `.detach()`, keeping its autograd graph alive"
+                        f"hook `{_short(registration.hook.name)}` stores `{_short(stored)}` without `.detach()`, "
+                        "keeping its autograd graph alive"
                     ),
                     fix_edits=add_detach(store.value) if store.fixable else (),
                     fix_message="Store a detached tensor (`.detach()`)",
@@ -169,6 +200,132 @@ def inputs_of(model, submodule, sample):
     with submodule.register_forward_pre_hook(grab, with_kwargs=True):
         model(*sample)
     return captured
+"""
+        ),
+        # Registered in a helper whose only caller runs under torch.no_grad().
+        Valid(
+            """
+import torch
+
+def _attach(model, store):
+    def keep(module, args, output):
+        store.append(output)
+    return [m.register_forward_hook(keep) for m in model.blocks]
+
+@torch.no_grad()
+def collect_scales(model, batches, store):
+    handles = _attach(model, store)
+    for batch in batches:
+        model(batch)
+    return handles
+"""
+        ),
+        # The model runs inside `with torch.inference_mode()` right after registering.
+        Valid(
+            """
+import torch
+
+class Probe:
+    def __init__(self):
+        self.outputs = {}
+
+    def run(self, model, batch):
+        model.head.register_forward_hook(self._grab)
+        with torch.inference_mode():
+            model(batch)
+
+    def _grab(self, module, args, output):
+        self.outputs[module] = output
+"""
+        ),
+        # A calibration context (it enters no_grad) around the forward passes.
+        Valid(
+            """
+from llmcompressor.utils.helpers import calibration_forward_context
+
+def gather_inputs(model, layer, loader):
+    seen = []
+    handle = layer.register_forward_pre_hook(lambda m, args: seen.append(args[0]))
+    with calibration_forward_context(model):
+        for batch in loader:
+            model(**batch)
+    return seen, handle
+"""
+        ),
+        # A function-local capture whose hook is removed before returning: it dies with the call.
+        Valid(
+            """
+def last_hidden(model, layer, **inputs):
+    found = {}
+
+    def grab(module, args, output):
+        found["hidden"] = output[0] if isinstance(output, tuple) else output
+
+    handle = layer.register_forward_hook(grab)
+    try:
+        model(**inputs)
+    finally:
+        handle.remove()
+    return found["hidden"]
+"""
+        ),
+        # Attribution: the stored layer output is differentiated in the same function.
+        Valid(
+            """
+import torch
+
+def layer_gradients(model, layer, inputs, target):
+    saved = {}
+
+    def keep(module, args, output):
+        saved[module] = output
+
+    hook = layer.register_forward_hook(keep)
+    scores = model(inputs)[:, target].sum()
+    hook.remove()
+    return torch.autograd.grad(scores, saved[layer])
+"""
+        ),
+        # The captured features feed the module's own forward (a multi-scale head).
+        Valid(
+            """
+import torch.nn as nn
+
+class PyramidHead(nn.Module):
+    def __init__(self, backbone):
+        super().__init__()
+        self.backbone = backbone
+        self.taps = {}
+        for name in ("layer2", "layer3"):
+            getattr(backbone, name).register_forward_hook(self._tap(name))
+
+    def _tap(self, name):
+        def hook(module, args, output):
+            self.taps[name] = output
+        return hook
+
+    def forward(self, x):
+        top = self.backbone(x)
+        return top + sum(t.mean() for t in self.taps.values())
+"""
+        ),
+        # A regularizer summed into the training loss; only the logged copy is detached.
+        Valid(
+            """
+class ActivationPenalty:
+    def __init__(self, model):
+        self.terms = []
+        for module in model.modules():
+            module.register_forward_hook(self._record)
+
+    def _record(self, module, args, output):
+        self.terms.append(output.abs().mean())
+
+    def total(self):
+        return sum(self.terms)
+
+    def log_value(self):
+        return self.total().detach().item()
 """
         ),
     ]
@@ -252,5 +409,53 @@ feats = {}
 backbone.register_forward_hook(lambda m, i, o: feats.__setitem__("backbone", o.detach()))
 """,
             line=2,
+        ),
+        # A local list whose hook is never removed: the closure keeps it (and each graph) alive.
+        Invalid(
+            """
+def watch(model):
+    seen = []
+
+    def hook(module, args, output):
+        seen.append(output)
+
+    model.register_forward_hook(hook)
+    return seen
+""",
+            expected="""
+def watch(model):
+    seen = []
+
+    def hook(module, args, output):
+        seen.append(output.detach())
+
+    model.register_forward_hook(hook)
+    return seen
+""",
+            line=5,
+        ),
+        # no_grad only around an evaluation that ran before the hook was registered.
+        Invalid(
+            """
+import torch
+
+def train_with_probe(model, batch, probe):
+    with torch.no_grad():
+        baseline = model(batch)
+    model.encoder.register_forward_hook(lambda m, a, out: probe.append(out))
+    loss = model(batch).sum() - baseline.sum()
+    loss.backward()
+""",
+            expected="""
+import torch
+
+def train_with_probe(model, batch, probe):
+    with torch.no_grad():
+        baseline = model(batch)
+    model.encoder.register_forward_hook(lambda m, a, out: probe.append(out.detach()))
+    loss = model(batch).sum() - baseline.sum()
+    loss.backward()
+""",
+            line=6,
         ),
     ]
