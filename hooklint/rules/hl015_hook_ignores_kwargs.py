@@ -6,7 +6,9 @@ from collections.abc import Iterable
 
 from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.hook_args import has_star_args, index_value, param_named, positional_reads, returns_value, uses_name
+from hooklint.analysis.hook_roles import hook_callable
 from hooklint.analysis.keyword_calls import keyword_only_call
+from hooklint.analysis.signatures import signature_mismatch
 from hooklint.fixes.semantics_b import add_with_kwargs
 from hooklint.rules.base import (
     Finding,
@@ -106,6 +108,9 @@ class HookIgnoresKwargs(Rule):
             hook = registration.hook
             if hook is None or len(hook.params) < 2:
                 continue
+            resolved = hook_callable(facts, registration)
+            if resolved is not None and signature_mismatch(facts, registration, resolved.body) is not None:
+                continue  # its parameters do not fit the registration at all: HL018 says so
             args_name = hook.params[1]
             indexed, unpacked = positional_reads(hook.node, args_name)
             if not indexed and not unpacked:
@@ -161,6 +166,18 @@ class HookIgnoresKwargs(Rule):
 
     VALID = [
         # Registered with with_kwargs=True and reading kwargs as a fallback.
+        Valid(
+            """
+# A kwargs-style hook registered without with_kwargs: the parameters do not fit the
+# registration at all, which is HL018's finding (hook-signature-mismatch), not this one.
+def grab_hidden(module, args, kwargs, output):
+    BUFFER.append(args[0].detach())
+
+def trace(decoder, ids):
+    decoder.register_forward_hook(grab_hidden)
+    decoder(input_ids=ids)
+"""
+        ),
         Valid(
             """
 def capture_hidden(module, args, kwargs, output):
