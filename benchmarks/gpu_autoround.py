@@ -72,14 +72,15 @@ def load_minilm_helper():
 class LeakyAutoRound(AutoRound):
     """The seed's bug, for contrast: the capture hook stays registered during optimisation."""
 
-    def _capture(self, model, block, calibration):
-        inputs = super()._capture(model, block, calibration)
+    def _capture(self, model, blocks, calibration):
+        captured = super()._capture(model, blocks, calibration)
+        inputs = captured.inputs
 
         def keep_capturing(_module, args):
             inputs.extras.append(((), {"leaked": args[0].detach()}))
 
-        block.register_forward_pre_hook(keep_capturing)  # noqa: HL002 (the deliberate leak)
-        return inputs
+        blocks[0].register_forward_pre_hook(keep_capturing)  # noqa: HL002 (the deliberate leak)
+        return captured
 
 
 def write_safetensors(path: Path, tensors: dict[str, torch.Tensor]) -> None:

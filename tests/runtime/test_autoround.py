@@ -18,7 +18,8 @@ from hooklint.runtime._autoround_quant import (
     to_groups,
     unpack_codes,
 )
-from hooklint.runtime._autoround_tune import LinearTuner, _EpochSampler
+from hooklint.runtime._autoround_layers import WeightSpec
+from hooklint.runtime._autoround_tune import WeightTuner, _EpochSampler
 from hooklint.runtime.autoround import AutoRound, dequantize_packed, find_blocks
 
 HIDDEN, SEQ, BATCH, STEPS = 32, 8, 4, 4
@@ -106,14 +107,15 @@ class LeakyAutoRound(AutoRound):
     per iteration, appends the hidden states to the capture store.
     """
 
-    def _capture(self, model, block, calibration):
-        inputs = super()._capture(model, block, calibration)
+    def _capture(self, model, blocks, calibration):
+        captured = super()._capture(model, blocks, calibration)
+        inputs = captured.inputs
 
         def keep_capturing(_module, args):
             inputs.extras.append(((), {"leaked": args[0].detach()}))
 
-        block.register_forward_pre_hook(keep_capturing)  # noqa: HL002 (the deliberate leak)
-        return inputs
+        blocks[0].register_forward_pre_hook(keep_capturing)  # noqa: HL002 (the deliberate leak)
+        return captured
 
 
 # --- quantizer -------------------------------------------------------------------------------
@@ -220,7 +222,8 @@ def test_tuner_clamps_stored_scales_so_a_scale_past_one_keeps_its_gradient():
     gradient; with only a functional clamp its gradient would be 0 for good.
     """
     linear = torch.nn.Linear(32, 4)
-    tuner = LinearTuner(linear, bits=4, group_size=16, sym=False, tune_minmax=True)
+    spec = WeightSpec("", "weight", "linear", (4, 32), bits=4, group_size=16, sym=False)
+    tuner = WeightTuner(linear.weight, spec, tune_minmax=True)
     with torch.no_grad():
         tuner.min_scale.fill_(1.005)
         tuner.max_scale.fill_(-0.01)
