@@ -218,7 +218,7 @@ def capture_inputs(
     def keep(value):
         if store_device is not None:
             value = value.to(store_device)
-        if pin_memory and value.device.type == "cpu":
+        if pin_memory and value.device.type == "cpu" and torch.cuda.is_available():
             value = value.pin_memory()
         return value
 

@@ -339,6 +339,16 @@ class AutoRound:
             )
         return state
 
+    def export(self, model: nn.Module, path, format: str = "gptq", **options):
+        """Write the model this quantizer last quantized as a GPTQ checkpoint.
+
+        See :func:`hooklint.runtime.autoround_export.export`; load it back with
+        :func:`hooklint.runtime.autoround_export.load_quantized`.
+        """
+        from hooklint.runtime.autoround_export import export
+
+        return export(model, path, self, format, **options)
+
     def _capture(
         self, model: nn.Module, blocks: Sequence[nn.Module], calibration: Iterable[Any]
     ):
@@ -488,7 +498,7 @@ class AutoRound:
             if self.device is not None:
                 outputs = [output.to(store) for output in outputs]
             result = torch.cat(outputs)
-            if self.pin_memory and result.device.type == "cpu":
+            if self.pin_memory and result.device.type == "cpu" and torch.cuda.is_available():
                 result = result.pin_memory()
             return result
 
