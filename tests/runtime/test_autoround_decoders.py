@@ -322,3 +322,22 @@ def test_a_run_that_quantizes_nothing_raises():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         small(iters=0).quantize(hf.llama())  # full coverage: no warning
+
+
+# --- item 5: calibration kept on CPU, one block on the device at a time --------------------------
+
+
+def test_device_option_keeps_the_store_on_cpu_and_gives_the_same_result():
+    calibration = _padded_calibration()
+    reference, moved = hf.llama(), hf.llama()
+    small(iters=3).quantize(reference, calibration)
+    devices = []
+    small(
+        iters=3,
+        device="cpu",
+        pin_memory=True,  # a no-op without CUDA
+        on_iteration=lambda event: devices.append(event.inputs.hidden.device.type),
+    ).quantize(moved, calibration)
+    assert set(devices) == {"cpu"}
+    for ours, theirs in zip(moved.parameters(), reference.parameters()):
+        assert torch.equal(ours, theirs)
