@@ -250,6 +250,8 @@ def main(argv=None) -> list[dict]:
     row, _ = run_hooklint(rtn, None, args, use_cache=True, iters=0)
     results.append({"method": "rtn", "perplexity": round(perplexity(rtn, heldout), 3), **row})
     del rtn
+    for row in results:
+        print(json.dumps(row), flush=True)
 
     for run in [r for r in args.runs.split(",") if r]:
         cache, padding = run.split("-")

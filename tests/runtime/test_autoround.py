@@ -348,13 +348,15 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
 # --- no leaks, by construction -----------------------------------------------------------------
 
 
-def test_capture_stops_the_model_forward_at_the_first_block():
-    model = Model()
+def test_capture_stops_the_model_forward_at_the_last_watched_block():
+    model = Model(layers=4)
     small(nsamples=4, iters=1).quantize(model, calibration())
-    # The hook stops the forward before block 0's body runs, and later blocks never run
-    # during capture: blocks 0 and 1 each ran only for their own targets, tuning and
-    # propagation, so their counts agree.
-    assert model.layers[0].calls == model.layers[1].calls > 0
+    # One capture forward per calibration item (2 items of 2 samples) records block 0's
+    # inputs and the extras of blocks 0-2, and stops before block 2's body runs: blocks 2
+    # and 3 ran only for their own targets, tuning and propagation, blocks 0 and 1 twice more.
+    layers = model.layers
+    assert layers[2].calls == layers[3].calls + 1 > 1  # the last block has no propagation
+    assert layers[0].calls == layers[1].calls == layers[2].calls + 2
 
 
 def test_no_hook_on_any_module_while_a_block_is_optimised():
