@@ -55,7 +55,8 @@ def find_block_stacks(model: nn.Module) -> list[list[nn.Module]]:
     """Every repeated block stack, in registration order (an encoder's before a decoder's).
 
     A stack is an ``nn.ModuleList`` of at least one child, all children of one
-    type, with at least one parameter of two or more dimensions; a list nested
+    type and containers themselves (not bare layers), with at least one
+    parameter of two or more dimensions; a list nested
     inside another stack's blocks (a ModuleList of experts) is part of that
     stack, not a stack of its own.  Raises ValueError when there is none.
     """
@@ -78,6 +79,8 @@ def _candidate_stacks(model: nn.Module) -> list[list[nn.Module]]:
             continue
         if not any(p.dim() >= 2 for child in children for p in child.parameters()):
             continue
+        if not any(True for _ in children[0].children()):
+            continue  # a list of bare layers (heads, embeddings) is not a block stack
         stacks.append(children)
         inside.update(id(sub) for child in children for sub in child.modules())
     return stacks

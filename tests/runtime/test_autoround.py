@@ -20,7 +20,12 @@ from hooklint.runtime._autoround_quant import (
 )
 from hooklint.runtime._autoround_layers import WeightSpec
 from hooklint.runtime._autoround_tune import WeightTuner, _EpochSampler
-from hooklint.runtime.autoround import AutoRound, dequantize_packed, find_blocks
+from hooklint.runtime.autoround import (
+    AutoRound,
+    dequantize_packed,
+    find_block_stacks,
+    find_blocks,
+)
 
 HIDDEN, SEQ, BATCH, STEPS = 32, 8, 4, 4
 HIDDEN_BATCH_BYTES = BATCH * SEQ * HIDDEN * 4  # one float32 batch of block inputs
@@ -260,6 +265,10 @@ def test_find_blocks_takes_the_largest_list_of_same_type_modules():
     assert find_blocks(model) == list(model.layers)
     with pytest.raises(ValueError):
         find_blocks(torch.nn.Sequential(torch.nn.Linear(2, 2)))
+    bare = torch.nn.Module()
+    bare.heads = torch.nn.ModuleList(torch.nn.Linear(2, 2) for _ in range(3))
+    with pytest.raises(ValueError):  # a list of bare layers is not a block stack
+        find_block_stacks(bare)
 
 
 def test_rtn_needs_no_calibration_and_autoround_does():
