@@ -110,6 +110,13 @@ class BlockInputs:
     extras: list[tuple[tuple, dict]]
     hidden_keyword: str | None = None
     layouts: list = field(default_factory=list)
+    loss_mask: torch.Tensor | None = None  # (samples, seq) 1.0 where the token is real
+
+    def loss_weights(self, indices: torch.Tensor, device) -> torch.Tensor | None:
+        """The samples' ``attention_mask`` rows (padding gets weight 0), or None without padding."""
+        if self.loss_mask is None:
+            return None
+        return self.loss_mask[indices].to(device)
 
     def __post_init__(self):
         if len(self.layouts) != len(self.extras):
@@ -169,8 +176,10 @@ class BlockInputs:
     ) -> BlockInputs:
         """A new hidden state (the next block's inputs), with these or new extras."""
         if extras is None:
-            return BlockInputs(hidden, self.extras, self.hidden_keyword, self.layouts)
-        return BlockInputs(hidden, extras, self.hidden_keyword)
+            return BlockInputs(
+                hidden, self.extras, self.hidden_keyword, self.layouts, self.loss_mask
+            )
+        return BlockInputs(hidden, extras, self.hidden_keyword, loss_mask=self.loss_mask)
 
 
 @dataclass
@@ -217,6 +226,8 @@ def capture_inputs(
     hidden_parts: list[torch.Tensor] = []
     extras: dict[int, list[tuple[tuple, dict]]] = {i: [] for i in range(len(blocks))}
     hidden_keyword: list[str | None] = [None]
+    item_mask: list = [None]  # the current item's 2-D attention_mask, if any
+    mask_parts: list = []
 
     def keep(value):
         if store_device is not None:
@@ -246,6 +257,10 @@ def capture_inputs(
             if position == 0:
                 hidden_keyword[0] = keyword
                 hidden_parts.append(keep(hidden.detach()))
+                mask = item_mask[0]
+                if mask is None or tuple(mask.shape) != tuple(hidden.shape[:2]):
+                    mask = torch.ones(hidden.shape[:2])
+                mask_parts.append(mask.detach().float().cpu())
             if position == len(blocks) - 1:
                 raise _StopForward
 
@@ -261,6 +276,8 @@ def capture_inputs(
             for item in calibration:
                 if len(extras[0]) >= nsamples:
                     break
+                mask = item.get("attention_mask") if isinstance(item, dict) else None
+                item_mask[0] = mask if isinstance(mask, torch.Tensor) and mask.dim() == 2 else None
                 try:
                     _call_model(model, _no_cache_item(_to_device(item, device)))
                 except _StopForward:
@@ -271,7 +288,13 @@ def capture_inputs(
     if not hidden_parts:
         raise ValueError("calibration produced no inputs for the first block")
     hidden = torch.cat(hidden_parts)[:nsamples]
-    inputs = BlockInputs(hidden, extras[0][:nsamples], hidden_keyword[0])
+    loss_mask = torch.cat(mask_parts)[:nsamples]
+    inputs = BlockInputs(
+        hidden,
+        extras[0][:nsamples],
+        hidden_keyword[0],
+        loss_mask=None if bool((loss_mask == 1).all()) else loss_mask,
+    )
     return Captured(inputs, {i: rows[:nsamples] for i, rows in extras.items()})
 
 

@@ -166,6 +166,9 @@ def tune_block(
 ) -> TuneResult:
     """Minimise MSE(quantized block(inputs), targets) over the tuners' parameters.
 
+    Positions a calibration item's 2-D ``attention_mask`` marks as padding
+    (``inputs.loss_mask``) are left out of the mean.
+
     Each iteration runs ``gradient_accumulate_steps`` batches of ``batch_size``
     samples, drawn without replacement within an epoch as the reference's
     ``IndexSampler`` does; SignSGD with learning rates decayed linearly to 0,
@@ -198,7 +201,12 @@ def tune_block(
         for indices in batches:
             output = inputs.call(block, indices, quantized_forward)
             target = targets[indices.to(targets.device)].to(output.device)
-            loss = torch.nn.functional.mse_loss(output.float(), target.float())
+            token_weights = inputs.loss_weights(indices, output.device)
+            if token_weights is None:
+                loss = torch.nn.functional.mse_loss(output.float(), target.float())
+            else:  # padded positions (attention_mask 0) are left out of the loss
+                squared = (output.float() - target.float()).pow(2) * token_weights[..., None]
+                loss = squared.sum() / (token_weights.sum() * output.shape[-1]).clamp(min=1)
             loss_sum += loss.item()
             loss.backward()
         used = [key for key, leaf in leaves.items() if leaf.grad is not None]

@@ -2,13 +2,15 @@
 
 AutoRound (Cheng et al., "Optimize Weight Rounding via Signed Gradient Descent
 for the Quantization of LLMs") quantizes a model block by block: for every
-``nn.Linear`` in a block it learns a rounding offset and per-group clipping
-scales by SignSGD, minimising the MSE between the quantized block's output on
-quantized inputs and the fp block's output on fp inputs.
+weight in a block (``nn.Linear``, transformers' ``Conv1D``, fused 3-D expert
+weights; see :mod:`._autoround_layers`) it learns a rounding offset and
+per-group clipping scales by SignSGD, minimising the MSE between the quantized
+block's output on quantized inputs and the fp block's output on fp inputs.
 
-The calibration capture cannot leak, by construction: one forward pre-hook on
-the first block stores its inputs and stops the model forward, and it is
-removed in ``finally`` before any block is optimised; each later block's
+The calibration capture cannot leak, by construction: forward pre-hooks on
+the first blocks store their inputs and stop the model forward (run with
+``use_cache=False``, no cache object kept), and they are removed in
+``finally`` before any block is optimised; each later block's
 inputs are the previous block's outputs, computed directly, and each input set
 is dropped once the next one exists.  The quantized forward during tuning uses
 :func:`torch.func.functional_call`, so no module is replaced, wrapped or
@@ -20,7 +22,7 @@ Example::
 
     quantizer = AutoRound(bits=4, group_size=128)
     stats = quantizer.quantize(model, quantizer.calibration_from_tokens(token_ids))
-    packed = quantizer.export_state_dict(model)   # qweight / scales / qzeros
+    quantizer.export(model, "out-dir")            # GPTQ checkpoint
 """
 
 from __future__ import annotations
@@ -243,9 +245,13 @@ class AutoRound:
         stacks = [list(blocks)] if blocks is not None else find_block_stacks(model)
         self.quantized = {}
         module_names = {id(module): name for name, module in model.named_modules()}
-        counter = iter(range(10**9))
+        flat_blocks = [block for stack in stacks for block in stack]
+        position = {id(block): i for i, block in enumerate(flat_blocks)}
         named = [
-            [(module_names.get(id(block), f"block{next(counter)}"), block) for block in stack]
+            [
+                (module_names.get(id(block), f"block{position[id(block)]}"), block)
+                for block in stack
+            ]
             for stack in stacks
         ]
         plans = self._plan(named)

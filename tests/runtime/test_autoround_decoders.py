@@ -341,3 +341,37 @@ def test_device_option_keeps_the_store_on_cpu_and_gives_the_same_result():
     assert set(devices) == {"cpu"}
     for ours, theirs in zip(moved.parameters(), reference.parameters()):
         assert torch.equal(ours, theirs)
+
+
+def test_padded_positions_are_left_out_of_the_loss():
+    """Loss weights are the items' attention masks; unpadded calibration has none."""
+    model = hf.llama()
+    seen = []
+    small(iters=1, on_iteration=lambda event: seen.append(event.inputs.loss_mask)).quantize(
+        model, _padded_calibration()
+    )
+    expected = torch.cat([item["attention_mask"] for item in _padded_calibration()]).float()
+    assert torch.equal(seen[0], expected)
+    unpadded = []
+    small(iters=1, on_iteration=lambda event: unpadded.append(event.inputs.loss_mask)).quantize(
+        hf.llama(), list(hf.token_ids(8, 16).split(1))
+    )
+    assert unpadded[0] is None
+
+
+def test_padding_does_not_change_the_loss_of_the_real_tokens():
+    """Garbage on padded positions must not move the loss: right-padded copies give the same loss."""
+    ids = hf.token_ids(8, 12)
+    plain = [{"input_ids": ids[i : i + 1], "attention_mask": torch.ones(1, 12, dtype=torch.long)} for i in range(8)]
+    padded = [
+        {
+            "input_ids": torch.cat([ids[i : i + 1], torch.zeros(1, 4, dtype=torch.long)], dim=1),
+            "attention_mask": torch.cat([torch.ones(1, 12), torch.zeros(1, 4)], dim=1).long(),
+        }
+        for i in range(8)
+    ]
+    losses = []
+    for calibration in (plain, padded):
+        stats = small(iters=1, batch_size=8).quantize(hf.llama(), calibration)
+        losses.append(stats[0].initial_loss)
+    assert losses[1] == pytest.approx(losses[0], rel=1e-4)
