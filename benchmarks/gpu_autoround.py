@@ -19,6 +19,15 @@ beforehand with::
 
 On the GPU machine only torch is needed (no tokenizer, no model package).
 On CPU, memory is the byte count of live tensors (``gc``) instead.
+
+With ``transformers`` installed it also checks a decoder (a random-init
+4-layer Llama, no download): AutoRound with the model's ``use_cache=True``
+and padded calibration, the calibration kept on CPU and one block at a time
+on the device (``AutoRound(device=...)``), the memory slope per iteration and
+the seconds per block; then the GPTQ export, reloaded into a fresh model whose
+``QuantLinear`` layers run on the device, and its logits against the
+fake-quantized model's.  Without a CUDA device (and no ``--device cpu``) the
+script prints ``{"skipped": ...}`` and exits 0.
 """
 
 from __future__ import annotations
@@ -72,14 +81,15 @@ def load_minilm_helper():
 class LeakyAutoRound(AutoRound):
     """The seed's bug, for contrast: the capture hook stays registered during optimisation."""
 
-    def _capture(self, model, block, calibration):
-        inputs = super()._capture(model, block, calibration)
+    def _capture(self, model, blocks, calibration):
+        captured = super()._capture(model, blocks, calibration)
+        inputs = captured.inputs
 
         def keep_capturing(_module, args):
             inputs.extras.append(((), {"leaked": args[0].detach()}))
 
-        block.register_forward_pre_hook(keep_capturing)  # noqa: HL002 (the deliberate leak)
-        return inputs
+        blocks[0].register_forward_pre_hook(keep_capturing)  # noqa: HL002 (the deliberate leak)
+        return captured
 
 
 def write_safetensors(path: Path, tensors: dict[str, torch.Tensor]) -> None:
@@ -213,6 +223,85 @@ def run(
     return results
 
 
+def run_decoder(device: str = "cuda", smoke: bool = False) -> dict:
+    """The decoder and export check (needs transformers); see the module docstring."""
+    try:
+        import transformers
+    except ImportError:
+        return {"skipped": "transformers is not installed"}
+    from hooklint.runtime.autoround_export import load_quantized
+
+    target = torch.device(device)
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        vocab_size=512,
+        hidden_size=128 if smoke else 512,
+        intermediate_size=256 if smoke else 1536,
+        num_hidden_layers=2 if smoke else 4,
+        num_attention_heads=4 if smoke else 8,
+        num_key_value_heads=2 if smoke else 4,
+        max_position_embeddings=256,
+        pad_token_id=0,
+    )
+    model = transformers.LlamaForCausalLM(config).eval()
+    model.config.use_cache = True
+    seqlen, nsamples = (16, 8) if smoke else (128, 32)
+    generator = torch.Generator().manual_seed(1)
+    calibration = []
+    for i in range(nsamples):
+        ids = torch.randint(1, 512, (1, seqlen), generator=generator)
+        mask = torch.ones_like(ids)
+        if i % 2:
+            mask[:, : seqlen // 4] = 0
+            ids[:, : seqlen // 4] = 0
+        calibration.append({"input_ids": ids, "attention_mask": mask})
+    memory: dict[int, list[int]] = {}
+
+    def record(event):
+        memory.setdefault(event.block_index, []).append(bytes_in_use(target))
+
+    quantizer = AutoRound(
+        bits=4,
+        group_size=128,
+        iters=4 if smoke else 50,
+        nsamples=nsamples,
+        seqlen=seqlen,
+        batch_size=4 if smoke else 8,
+        progress=False,
+        on_iteration=record,
+        device=target,
+        pin_memory=target.type == "cuda",
+    )
+    started = time.perf_counter()
+    stats = quantizer.quantize(model, calibration)
+    seconds = time.perf_counter() - started
+    slopes = [slope(values[1:]) for values in memory.values()]
+    with tempfile.TemporaryDirectory() as scratch:
+        quantizer.export(model, scratch, dtype=torch.float32)
+        fresh = load_quantized(transformers.LlamaForCausalLM(config).eval(), scratch)
+    fresh.to(target)
+    ids = torch.randint(1, 512, (2, seqlen), generator=generator)
+    with torch.no_grad():
+        expected = model(ids).logits
+        got = fresh(ids.to(target)).logits.cpu()
+    difference = float((got - expected).abs().max())
+    result = {
+        "device": str(target),
+        "seconds": round(seconds, 3),
+        "seconds_per_block": [round(block.seconds, 3) for block in stats],
+        "slope_bytes_per_iteration": max(slopes),
+        "use_cache_restored": model.config.use_cache is True,
+        "coverage": quantizer.coverage.summary(2),
+        "export_logits_max_abs_difference": difference,
+    }
+    result["ok"] = (
+        result["slope_bytes_per_iteration"] <= MIB
+        and result["use_cache_restored"]
+        and difference < 1e-2
+    )
+    return result
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -232,22 +321,33 @@ def main(argv=None) -> int:
         action="store_true",
         help="tiny settings; makes a temporary fp16 copy if needed",
     )
+    parser.add_argument(
+        "--decoder-only", action="store_true", help="only the decoder and export check"
+    )
     args = parser.parse_args(argv)
     if args.make_fp16:
         print(make_fp16(args.make_fp16))
         return 0
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        print(json.dumps({"skipped": "no CUDA device"}))
+        return 0
+    decoder = run_decoder(args.device, args.smoke)
+    if args.decoder_only:
+        print(json.dumps({"decoder": decoder}, indent=2))
+        return 0 if decoder.get("ok", True) else 1
     with tempfile.TemporaryDirectory() as scratch:
         weights = args.weights or os.environ.get(ENV_VAR)
         if weights is None and args.smoke:
             weights = make_fp16(Path(scratch), SMOKE["nsamples"], SMOKE["seqlen"])
         results = run(weights, args.device, args.smoke)
     summary = {k: v for k, v in results.items() if k not in ("fixed", "leaky")}
+    summary["decoder"] = decoder
     for label in ("fixed", "leaky"):
         summary[label] = {
             k: v for k, v in results[label].items() if k != "memory_per_iteration"
         }
     print(json.dumps(summary, indent=2))
-    return 0 if results["ok"] else 1
+    return 0 if results["ok"] and decoder.get("ok", True) else 1
 
 
 if __name__ == "__main__":

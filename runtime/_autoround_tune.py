@@ -1,6 +1,7 @@
 """The per-block SignSGD loop of AutoRound.
 
-Each ``nn.Linear`` of a block gets a :class:`LinearTuner`: a rounding offset
+Each quantized weight of a block (see :mod:`._autoround_layers`) gets a
+:class:`WeightTuner`: a rounding offset
 ``V`` (grouped weight shape, starts at 0) and per-group min/max clipping scales
 (start at 1; their stored values are clamped to ``[0, 1]`` before every use,
 as the reference does).  The block runs through :func:`torch.func.functional_call` with
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 
 from hooklint.runtime import require_torch
 from hooklint.runtime._autoround_capture import BlockInputs
+from hooklint.runtime._autoround_layers import WeightSpec, from_matrix, to_matrix
 from hooklint.runtime._autoround_quant import (
     GroupCodes,
     fake_quantize,
@@ -29,22 +31,18 @@ torch = require_torch()
 nn = torch.nn
 
 
-class LinearTuner:
-    """Learnable rounding state of one ``nn.Linear`` weight."""
+class WeightTuner:
+    """Learnable rounding state of one weight (a Linear's, a Conv1D's or fused experts')."""
 
-    def __init__(
-        self,
-        linear: nn.Linear,
-        bits: int,
-        group_size: int,
-        sym: bool,
-        tune_minmax: bool,
-    ):
-        weight = linear.weight.detach()
+    def __init__(self, weight: torch.Tensor, spec: WeightSpec, tune_minmax: bool):
+        weight = weight.detach()
+        self.spec = spec
         self.shape = tuple(weight.shape)
         self.dtype = weight.dtype
-        self.bits, self.sym = bits, sym
-        self.grouped, self.pad = to_groups(weight.float(), group_size)
+        self.bits, self.sym = spec.bits, spec.sym
+        matrix = to_matrix(spec, weight.float())
+        self.matrix_shape = tuple(matrix.shape)
+        self.grouped, self.pad = to_groups(matrix, spec.group_size)
         self.value_range = group_range(self.grouped)
         groups = self.grouped.shape[0]
         self.offset = torch.zeros_like(self.grouped, requires_grad=True)
@@ -54,6 +52,10 @@ class LinearTuner:
         self.max_scale = torch.ones(
             groups, device=weight.device, requires_grad=tune_minmax
         )
+
+    def _unview(self, grouped: torch.Tensor) -> torch.Tensor:
+        matrix = from_groups(grouped, self.matrix_shape, self.pad)
+        return from_matrix(self.spec, matrix).to(self.dtype)
 
     def scale_parameters(self) -> list[torch.Tensor]:
         """The clipping scales, when they are tuned."""
@@ -83,7 +85,7 @@ class LinearTuner:
             self.max_scale,
             self.value_range,
         )
-        return from_groups(grouped, self.shape, self.pad).to(self.dtype)
+        return self._unview(grouped)
 
     def codes(self) -> tuple[torch.Tensor, GroupCodes]:
         """The quantized weight (layer shape and dtype) and its integer codes, without grad."""
@@ -95,7 +97,17 @@ class LinearTuner:
             self.min_scale,
             self.max_scale,
         )
-        return from_groups(grouped, self.shape, self.pad).to(self.dtype), codes
+        return self._unview(grouped), codes
+
+    def folded(self, scale_dtype: torch.dtype | None) -> tuple[torch.Tensor, GroupCodes]:
+        """:meth:`codes` with the scale rounded to ``scale_dtype`` (the export's) and the
+        weight rebuilt from the codes, so it equals what an exported checkpoint holds."""
+        _, codes = self.codes()
+        if scale_dtype is not None:
+            codes.scale = codes.scale.to(scale_dtype).float()
+        levels = codes.codes.float() - codes.zero.float()[:, None]
+        return self._unview(codes.scale[:, None] * levels), codes
+
 
     def snapshot(self) -> tuple[torch.Tensor, ...]:
         """Copies of the current offset and scales."""
@@ -118,6 +130,9 @@ class LinearTuner:
                 (self.offset, self.min_scale, self.max_scale), state
             ):
                 target.copy_(value)
+
+
+LinearTuner = WeightTuner  # the earlier name
 
 
 @dataclass(frozen=True)
@@ -151,6 +166,9 @@ def tune_block(
 ) -> TuneResult:
     """Minimise MSE(quantized block(inputs), targets) over the tuners' parameters.
 
+    Positions a calibration item's 2-D ``attention_mask`` marks as padding
+    (``inputs.loss_mask``) are left out of the mean.
+
     Each iteration runs ``gradient_accumulate_steps`` batches of ``batch_size``
     samples, drawn without replacement within an epoch as the reference's
     ``IndexSampler`` does; SignSGD with learning rates decayed linearly to 0,
@@ -173,7 +191,7 @@ def tune_block(
     for iteration in range(settings.iters):
         # Quantize once per iteration; the steps accumulate gradients on detached copies of
         # the weights, which are then pushed through the quantizer in one backward call.
-        weights = {f"{name}.weight": tuner.weight() for name, tuner in tuners.items()}
+        weights = {tuner.spec.key: tuner.weight() for tuner in tuners.values()}
         leaves = {
             key: weight.detach().requires_grad_() for key, weight in weights.items()
         }
@@ -182,8 +200,13 @@ def tune_block(
         batches = sampler.next_batch().split(per_step)
         for indices in batches:
             output = inputs.call(block, indices, quantized_forward)
-            target = targets[indices.to(targets.device)]
-            loss = torch.nn.functional.mse_loss(output.float(), target.float())
+            target = targets[indices.to(targets.device)].to(output.device)
+            token_weights = inputs.loss_weights(indices, output.device)
+            if token_weights is None:
+                loss = torch.nn.functional.mse_loss(output.float(), target.float())
+            else:  # padded positions (attention_mask 0) are left out of the loss
+                squared = (output.float() - target.float()).pow(2) * token_weights[..., None]
+                loss = squared.sum() / (token_weights.sum() * output.shape[-1]).clamp(min=1)
             loss_sum += loss.item()
             loss.backward()
         used = [key for key, leaf in leaves.items() if leaf.grad is not None]

