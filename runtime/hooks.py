@@ -13,9 +13,14 @@
 from __future__ import annotations
 
 import contextlib
+import copy
+import dataclasses
+import gc
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator
+import warnings
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +30,7 @@ torch = require_torch()
 nn = torch.nn
 
 __all__ = [
+    "CaptureWarning",
     "CapturedCall",
     "Captures",
     "PairedHooksHandle",
@@ -133,22 +139,39 @@ class CapturedCall:
     kwargs: dict
 
 
-class _CaptureComplete(Exception):
-    """Raised from a hook to stop the model forward after the last wanted capture."""
+class _CaptureComplete(BaseException):
+    """Raised from a hook to stop the model forward after the last wanted capture.
+
+    It derives from ``BaseException`` (like ``KeyboardInterrupt``), so that an
+    ``except Exception:`` in the model or in the ``with`` block does not swallow it.
+    """
+
+
+class CaptureWarning(UserWarning):
+    """A capture helper could not do what was asked (``HLR005``, or a value it could not detach)."""
 
 
 @dataclass
 class Captures:
-    """What each module received or produced, in call order: ``captures[module]``."""
+    """What each module received or produced, in call order: ``captures[module]``.
+
+    ``undetached`` names the types of captured values that hold tensors but that
+    ``detach=True`` could not reach (neither a pytree node nor a dataclass); they
+    still reference the autograd graph.
+    """
 
     by_module: dict[nn.Module, list] = field(default_factory=dict)
+    undetached: set[str] = field(default_factory=set)
 
     def __getitem__(self, module: nn.Module) -> list:
-        return self.by_module[module]
+        try:
+            return self.by_module[module]
+        except KeyError:
+            raise LookupError(_not_captured(module, self.by_module)) from None
 
     def first(self, module: nn.Module):
         """The first record of ``module``; raises LookupError when it never ran."""
-        records = self.by_module[module]
+        records = self[module]
         if not records:
             raise LookupError(
                 f"{type(module).__name__} was not called during the capture"
@@ -156,8 +179,106 @@ class Captures:
         return records[0]
 
 
-def _as_module_list(modules: nn.Module | Iterable[nn.Module]) -> list[nn.Module]:
-    return [modules] if isinstance(modules, nn.Module) else list(modules)
+def _not_captured(module, captured) -> str:
+    name = type(module).__name__
+    if isinstance(module, (nn.ModuleList, nn.ModuleDict)):
+        return (
+            f"a {name} is not captured itself (it has no forward): its {len(module)} members are; "
+            f"look one up, e.g. captures[{name.lower()}[0]]"
+        )
+    return f"this {name} was not given to the capture ({len(captured)} modules were)"
+
+
+def _as_module_list(modules) -> list[nn.Module]:
+    """Modules to hook: containers without a forward and sequences expand to their members."""
+    if isinstance(modules, nn.ModuleDict):
+        return _as_module_list(list(modules.values()))
+    if isinstance(modules, nn.ModuleList):
+        return _as_module_list(list(modules))
+    if isinstance(modules, nn.Module):
+        return [modules]
+    if isinstance(modules, Mapping):
+        modules = list(modules.values())
+    expanded: list[nn.Module] = []
+    for item in modules:
+        if not isinstance(item, (nn.Module, Mapping, list, tuple)):
+            raise TypeError(
+                f"capture helpers take modules or collections of modules, not {type(item).__name__}"
+            )
+        for member in _as_module_list(item):
+            if member not in expanded:
+                expanded.append(member)
+    return expanded
+
+
+def _compiled_roots() -> list[nn.Module]:
+    """Eager modules whose compiled form (``torch.compile(m)``, ``m.compile()``) has run."""
+    dynamo = sys.modules.get("torch._dynamo.eval_frame")
+    utils = sys.modules.get("torch._dynamo.utils")
+    if dynamo is None or utils is None or not utils.counters["frames"].get("ok"):
+        return []
+    optimized = getattr(dynamo, "OptimizedModule", ())
+    roots = []
+    proxies = weakref.ProxyTypes
+    for obj in gc.get_objects():
+        if type(obj) in proxies:  # isinstance would dereference a dead proxy
+            continue
+        if isinstance(obj, optimized):
+            roots.append(obj._orig_mod)
+        elif (
+            isinstance(obj, nn.Module)
+            and getattr(obj, "_compiled_call_impl", None) is not None
+        ):
+            roots.append(obj)
+    return roots
+
+
+def _check_not_compiled(modules: list[nn.Module], on_compiled: str) -> None:
+    if on_compiled == "ignore":
+        return
+    roots = _compiled_roots()
+    if not roots:
+        return
+    wanted = {id(m) for m in modules}
+    for root in roots:
+        if any(id(m) in wanted for m in root.modules()):
+            message = (
+                f"HLR005 capture-on-compiled-module: a hooked module is part of a compiled "
+                f"{type(root).__name__} that has already run; its compiled graph was traced without "
+                "these hooks, so the capture records nothing. Capture on the eager module "
+                "(compiled._orig_mod), call torch._dynamo.reset() first, or register before the "
+                "first compiled call"
+            )
+            if on_compiled == "raise":
+                raise RuntimeError(message)
+            warnings.warn(message, CaptureWarning, stacklevel=4)
+            return
+
+
+def _holds_tensor(value) -> bool:
+    attributes = getattr(value, "__dict__", None)
+    if isinstance(attributes, dict):
+        return any(isinstance(v, torch.Tensor) for v in attributes.values())
+    return False
+
+
+def _store_tree(value, store_tensor, undetached: set[str]):
+    """Apply ``store_tensor`` to every tensor pytree can reach, and inside dataclasses."""
+
+    def leaf(item):
+        if isinstance(item, torch.Tensor):
+            return store_tensor(item)
+        if dataclasses.is_dataclass(item) and not isinstance(item, type):
+            clone = copy.copy(item)
+            for f in dataclasses.fields(item):
+                stored = _store_tree(getattr(item, f.name), store_tensor, undetached)
+                object.__setattr__(clone, f.name, stored)  # frozen dataclasses too
+            return clone
+        if _holds_tensor(item):
+            undetached.add(type(item).__qualname__)
+        return item
+
+    return torch.utils._pytree.tree_map(leaf, value)
 
 
 def _is_recomputing() -> bool:
@@ -167,13 +288,16 @@ def _is_recomputing() -> bool:
 
 @contextlib.contextmanager
 def _capturing(
-    modules, *, outputs, detach, to_cpu, max_calls, stop_early
+    modules, *, outputs, detach, to_cpu, max_calls, stop_early, on_compiled
 ) -> Iterator[Captures]:
     modules = _as_module_list(modules)
     if stop_early and max_calls is None:
         raise ValueError(
             "stop_early=True needs max_calls: it says when the capture is complete"
         )
+    if on_compiled not in ("warn", "raise", "ignore"):
+        raise ValueError(f"on_compiled must be 'warn', 'raise' or 'ignore', not {on_compiled!r}")
+    _check_not_compiled(modules, on_compiled)
     captures = Captures({module: [] for module in modules})
 
     def store_tensor(tensor):
@@ -182,7 +306,9 @@ def _capturing(
         return tensor.to("cpu") if to_cpu else tensor
 
     def store(value):
-        return torch.utils._pytree.tree_map_only(torch.Tensor, store_tensor, value)
+        if not detach and not to_cpu:
+            return value
+        return _store_tree(value, store_tensor, captures.undetached)
 
     def wants(module) -> bool:
         return not _is_recomputing() and (
@@ -213,6 +339,15 @@ def _capturing(
             yield captures
         except _CaptureComplete:
             pass
+    if captures.undetached and detach:
+        warnings.warn(
+            "could not detach captured values of type "
+            + ", ".join(sorted(captures.undetached))
+            + " (neither a pytree node nor a dataclass): they keep the autograd graph alive; "
+            "register the type with torch.utils._pytree or capture its tensors",
+            CaptureWarning,
+            stacklevel=3,
+        )
 
 
 def capture_inputs(
@@ -222,15 +357,26 @@ def capture_inputs(
     to_cpu: bool = False,
     max_calls: int | None = None,
     stop_early: bool = False,
+    on_compiled: str = "warn",
 ) -> contextlib.AbstractContextManager[Captures]:
     """Record the arguments each module is called with, as :class:`CapturedCall`.
 
-    Tensors are detached (unless ``detach=False``) and optionally moved to the
-    CPU. At most ``max_calls`` calls per module are recorded. With
+    ``modules`` is a module or a collection of them: ``ModuleList``,
+    ``ModuleDict``, lists, tuples and dicts expand to their members (a
+    ``ModuleList`` has no forward of its own). Tensors are detached (unless
+    ``detach=False``), also inside dataclasses and anything pytree can flatten;
+    other objects holding tensors are kept as they are, named in
+    ``captures.undetached`` and a :class:`CaptureWarning`. They are optionally
+    moved to the CPU. At most ``max_calls`` calls per module are recorded. With
     ``stop_early=True`` the model forward is aborted once every module has
-    ``max_calls`` records; the rest of the ``with`` block is skipped as well.
-    Calls made during checkpoint recomputation are not recorded again. The hooks
-    are removed on exit, exception or not::
+    ``max_calls`` records, by an internal ``BaseException`` (an ``except
+    Exception:`` does not catch it); the rest of the ``with`` block is skipped as
+    well. Calls made during checkpoint recomputation are not recorded again. A
+    module inside a ``torch.compile``d model that has already run records
+    nothing (its graph was traced without the hooks): ``on_compiled="warn"``
+    (default) warns with the remedy, ``"raise"`` raises ``RuntimeError``,
+    ``"ignore"`` skips the check. The hooks are removed on exit, exception or
+    not::
 
         with capture_inputs(model.blocks[3], max_calls=1, stop_early=True) as cap:
             model(batch)
@@ -243,6 +389,7 @@ def capture_inputs(
         to_cpu=to_cpu,
         max_calls=max_calls,
         stop_early=stop_early,
+        on_compiled=on_compiled,
     )
 
 
@@ -253,6 +400,7 @@ def capture_outputs(
     to_cpu: bool = False,
     max_calls: int | None = None,
     stop_early: bool = False,
+    on_compiled: str = "warn",
 ) -> contextlib.AbstractContextManager[Captures]:
     """Record what each module returns; options as in :func:`capture_inputs`."""
     return _capturing(
@@ -262,4 +410,5 @@ def capture_outputs(
         to_cpu=to_cpu,
         max_calls=max_calls,
         stop_early=stop_early,
+        on_compiled=on_compiled,
     )
