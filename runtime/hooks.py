@@ -42,8 +42,9 @@ __all__ = [
 
 _CALL_IMPL_CODE = nn.Module._call_impl.__code__
 # Frames between a hook and the ``Module._call_impl`` that runs it: the hook is
-# called from ``_call_impl`` itself (exception path) or from its nested ``inner``.
-_MAX_FRAMES_TO_CALL_IMPL = 4
+# called from ``_call_impl`` itself (exception path) or from its nested ``inner``
+# (torch 2.4 to 2.15); a little slack for versions that add a helper between.
+_MAX_FRAMES_TO_CALL_IMPL = 6
 
 
 def _current_module_call() -> int | None:
@@ -61,6 +62,56 @@ def _current_module_call() -> int | None:
             return id(frame)
         frame = frame.f_back
     return None
+
+
+_tokens_checked = False
+
+
+def _check_call_tokens() -> None:
+    """Fail loudly, once per process, if this torch runs hooks where the token cannot be found.
+
+    Probes an ``nn.Identity`` called twice, once nested inside its own forward
+    pre-hook: the pre- and post-hook of one call must see the same token, and
+    the nested call another one.
+    """
+    global _tokens_checked
+    if _tokens_checked:
+        return
+    probe = nn.Identity()
+    seen: list[tuple[str, int | None]] = []
+
+    def pre(module, args):
+        seen.append(("pre", _current_module_call()))
+        if len(seen) == 1:
+            module(*args)  # nested call
+
+    def post(module, args, output):
+        seen.append(("post", _current_module_call()))
+
+    handles = (
+        probe.register_forward_pre_hook(pre),
+        probe.register_forward_hook(post, always_call=True),
+    )
+    try:
+        probe(torch.zeros(()))
+    finally:
+        for handle in handles:
+            handle.remove()
+    tokens = [token for _, token in seen]
+    # outer pre, inner pre, inner post, outer post
+    if not (
+        len(tokens) == 4
+        and None not in tokens
+        and tokens[0] == tokens[3]
+        and tokens[1] == tokens[2]
+        and tokens[0] != tokens[1]
+    ):
+        raise RuntimeError(
+            f"paired_forward_hooks: torch {torch.__version__} runs module hooks where the per-call "
+            "token (the Module._call_impl frame) cannot be found; pairing by token would be wrong, "
+            "so it is refused. Please report this torch version to hooklint."
+        )
+    _tokens_checked = True
 
 
 class PairedHooksHandle:
@@ -103,7 +154,10 @@ def paired_forward_hooks(
     per thread (backward recomputation may run on an autograd thread).
 
     Returns one handle that removes both hooks; it is also a context manager.
+    Raises ``RuntimeError`` at registration when the installed torch calls hooks
+    in a way the per-call token cannot follow (checked once per process).
     """
+    _check_call_tokens()
     tokens = _CallTokens()
 
     def pre_hook(mod, args):

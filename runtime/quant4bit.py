@@ -113,20 +113,22 @@ def dequantize_4bit(
     out = torch.empty(blocks * blocksize, dtype=dtype, device=packed.device)
     table = _pair_table(code.to(packed.device))
     scales = absmax.to(device=packed.device, dtype=torch.float32)
-    blocks_per_chunk = max(1, 2 * _CHUNK_BYTES // blocksize)
+    # at most a quarter of the codes per step: the temporaries stay below the output's size
+    chunk_bytes = min(_CHUNK_BYTES, max(blocksize // 2, flat.numel() // 4))
+    blocks_per_chunk = max(1, 2 * chunk_bytes // blocksize)
     for first in range(0, blocks, blocks_per_chunk):
         last = min(blocks, first + blocks_per_chunk)
         index = flat[first * blocksize // 2 : last * blocksize // 2].to(torch.int32)
-        values = (
-            torch.index_select(table, 0, index)
-            .view(torch.float32)
-            .view(last - first, blocksize)
-        )
-        target = out[first * blocksize : last * blocksize].view(last - first, blocksize)
-        if dtype == torch.float32:
-            torch.mul(values, scales[first:last, None], out=target)
-        else:
-            target.copy_(values.mul_(scales[first:last, None]))
+        target = out[first * blocksize : last * blocksize]
+        scale = scales[first:last, None]
+        if dtype == torch.float32:  # gather both values of each byte straight into the output
+            torch.index_select(table, 0, index, out=target.view(torch.int64))
+            target.view(last - first, blocksize).mul_(scale)
+        else:  # float32 values, rounded once to the output dtype
+            values = torch.index_select(table, 0, index).view(torch.float32)
+            target.view(last - first, blocksize).copy_(values.view(last - first, blocksize).mul_(scale))
+            del values
+        del index  # before the next chunk allocates its own
     return out[: shape.numel()].view(shape)
 
 

@@ -375,3 +375,17 @@ def test_capture_on_a_compiled_model_that_ran_warns_or_raises():
     with pytest.raises(RuntimeError, match="HLR005"):
         capture_outputs(model[0], on_compiled="raise").__enter__()
     torch._dynamo.reset()
+
+
+def test_registration_fails_loudly_when_the_call_token_cannot_be_found(monkeypatch):
+    monkeypatch.setattr(hooks, "_tokens_checked", False)
+    monkeypatch.setattr(hooks, "_CALL_IMPL_CODE", noop_code.__code__)
+    with pytest.raises(RuntimeError, match="per-call token"):
+        paired_forward_hooks(nn.Linear(2, 2), lambda m: None, lambda m, s: None)
+    monkeypatch.undo()
+    hooks._check_call_tokens()  # the real torch passes the probe
+    assert hooks._tokens_checked
+
+
+def noop_code():
+    return None
