@@ -231,9 +231,14 @@ def _install_bnb_layout(module: nn.Module, name: str) -> None:
         register_save(lambda m, sd, prefix, meta: save(m, sd, prefix, meta))
     else:  # torch < 2.5
         module._register_state_dict_hook(save)
-    module.register_load_state_dict_pre_hook(
-        lambda m, *args: _load_bnb_layout(m, *args, name=name)
-    )
+    def load(m, *args):
+        _load_bnb_layout(m, *args, name=name)
+
+    register_load = getattr(module, "register_load_state_dict_pre_hook", None)
+    if register_load is not None:
+        register_load(load)
+    else:  # torch < 2.5: the private name, same hook signature with with_module=True
+        module._register_load_state_dict_pre_hook(load, with_module=True)
 
 
 def replace_parameter_4bit(
