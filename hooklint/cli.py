@@ -469,6 +469,12 @@ def _explain(rule: str) -> None:
 
     found = find_rule(rule)
     if found is None:
+        from hooklint.runtime_codes import explanation, find_runtime_code
+
+        runtime_code = find_runtime_code(rule)
+        if runtime_code is not None:
+            click.echo(explanation(runtime_code))
+            return
         _fail(f"unknown rule `{rule}` (see `hooklint rules`)")
     header = f"{found.code} {found.name}"
     tier = "preview" if found.preview else ("on by default" if found.default_on else "off by default")

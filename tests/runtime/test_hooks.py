@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
+
 import pytest
 import torch
 from hooklint.runtime import hooks
@@ -280,3 +283,109 @@ def test_capture_ignores_checkpoint_recomputation():
     with capture_outputs(module) as captured:
         checkpoint(module, x, use_reentrant=False).backward()
     assert len(captured[module]) == 1
+
+
+class Stack(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
+        self.heads = nn.ModuleDict({"a": nn.Linear(2, 1), "b": nn.Linear(2, 1)})
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return {name: head(x) for name, head in self.heads.items()}
+
+
+def test_containers_and_sequences_expand_to_their_members():
+    model = Stack()
+    with capture_outputs(
+        [model.layers, {"heads": model.heads}], max_calls=1
+    ) as captured:
+        model(torch.randn(1, 2))
+    assert set(captured.by_module) == {*model.layers, *model.heads.values()}
+    assert all(len(records) == 1 for records in captured.by_module.values())
+    with pytest.raises(LookupError, match="ModuleList is not captured itself"):
+        captured[model.layers]
+    with pytest.raises(TypeError, match="not str"):
+        capture_inputs(["layers"]).__enter__()
+
+
+def test_stop_signal_is_not_swallowed_by_except_exception():
+    model = Stack()
+    reached_the_end = []
+    with capture_inputs(model.layers[0], max_calls=1, stop_early=True) as captured:
+        try:
+            model(torch.randn(1, 2))
+        except Exception:  # a user's broad handler must not end the capture
+            reached_the_end.append("swallowed")
+        reached_the_end.append("after")
+    assert reached_the_end == [] and len(captured[model.layers[0]]) == 1
+    assert issubclass(hooks._CaptureComplete, BaseException)
+    assert not issubclass(hooks._CaptureComplete, Exception)
+
+
+@dataclasses.dataclass(frozen=True)
+class Output:
+    hidden: torch.Tensor
+    extras: list
+
+
+class Opaque:
+    def __init__(self, tensor) -> None:
+        self.tensor = tensor
+
+
+class ReturnsObjects(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(2, 2)
+
+    def forward(self, x):
+        y = self.linear(x)
+        return Output(y, [y * 2]), Opaque(y)
+
+
+def test_detach_reaches_into_dataclasses_and_names_what_it_could_not_detach():
+    model = ReturnsObjects()
+    with pytest.warns(hooks.CaptureWarning, match="could not detach .*Opaque"):
+        with capture_outputs(model) as captured:
+            model(torch.randn(1, 2, requires_grad=True))
+    output, opaque = captured.first(model)
+    assert not output.hidden.requires_grad and output.hidden.grad_fn is None
+    assert not output.extras[0].requires_grad
+    assert opaque.tensor.requires_grad  # left as it was, and said so
+    assert captured.undetached == {"Opaque"}
+
+
+@pytest.mark.slow
+def test_capture_on_a_compiled_model_that_ran_warns_or_raises():
+    torch._dynamo.reset()
+    model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    compiled = torch.compile(model, backend="eager")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", hooks.CaptureWarning)
+        with capture_outputs(model[0]):  # nothing compiled has run yet: no warning
+            pass
+    compiled(torch.randn(1, 2))  # traced without hooks
+    with pytest.warns(hooks.CaptureWarning, match="HLR005.*_orig_mod"):
+        with capture_outputs(model[0]) as after:
+            compiled(torch.randn(1, 2))
+    assert after[model[0]] == []  # what the warning says: nothing recorded
+    with pytest.raises(RuntimeError, match="HLR005"):
+        capture_outputs(model[0], on_compiled="raise").__enter__()
+    torch._dynamo.reset()
+
+
+def test_registration_fails_loudly_when_the_call_token_cannot_be_found(monkeypatch):
+    monkeypatch.setattr(hooks, "_tokens_checked", False)
+    monkeypatch.setattr(hooks, "_CALL_IMPL_CODE", noop_code.__code__)
+    with pytest.raises(RuntimeError, match="per-call token"):
+        paired_forward_hooks(nn.Linear(2, 2), lambda m: None, lambda m, s: None)
+    monkeypatch.undo()
+    hooks._check_call_tokens()  # the real torch passes the probe
+    assert hooks._tokens_checked
+
+
+def noop_code():
+    return None
