@@ -8,7 +8,6 @@ Exit codes (as ruff): 0 nothing left to report, 1 violations remain (after fixes
 
 from __future__ import annotations
 
-import difflib
 import errno
 import os
 import sys
@@ -253,6 +252,8 @@ def _use_colour() -> bool:
 
 
 def _diffs(results) -> str:
+    import difflib
+
     from hooklint.lexical import split_lines
 
     chunks = []

@@ -17,7 +17,7 @@ from hooklint.config import Config
 from hooklint.engine import FileResult, Settings, TooDeeplyNested, check_paths, check_source, compile_only, write_fixed
 from hooklint.files import DEFAULT_MAX_FILE_SIZE, SourceError, decode_source, discover, display_path
 from hooklint.rules.base import RuleContext
-from hooklint.selection import UnknownSelector, resolve_rules
+from hooklint.selection import SelectedCodes, UnknownSelector
 from hooklint.violation import Violation
 
 
@@ -74,7 +74,7 @@ def build_settings(request: CheckRequest) -> Settings:
     config = request.config
     select = request.select if request.select is not None else config.select
     try:
-        rules = resolve_rules(
+        codes = SelectedCodes(  # resolved (rules imported) only for a file with a token
             select,
             list(config.extend_select) + request.extend_select,
             list(config.ignore) + request.ignore,
@@ -87,7 +87,7 @@ def build_settings(request: CheckRequest) -> Settings:
         registration_wrappers=tuple(config.registration_wrappers),
     )
     return Settings(
-        rule_codes=tuple(r.code for r in rules),
+        rule_codes=codes,
         context=context,
         fix=request.fix,
         unsafe_fixes=request.unsafe_fixes,
