@@ -251,8 +251,8 @@ def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], line
     :data:`hooklint.analysis.effects.MAX_DEPTH` calls deep: a hook's state changes may
     sit in them (what other code calls can only remove, or clear, what it holds); and
     the ``__init__`` of a class with kept methods.  Hook code is a unit used as a hook
-    (``hook_units``), the lambdas and nested defs of any other kept unit, and whatever
-    hook code calls."""
+    (``hook_units``), an ``__init__`` (it builds the hook objects ``self.*`` holds), the
+    lambdas and nested defs of any other kept unit, and whatever hook code calls."""
     from hooklint.analysis.effects import MAX_DEPTH
 
     for unit in units:  # what ``self.attr`` holds (a hook object) is set up in ``__init__``
@@ -286,7 +286,7 @@ def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], line
     for _ in range(MAX_DEPTH):
         found: list[_Unit] = []
         for unit in reached:
-            if first and id(unit) not in hook_units and not unit.is_class:
+            if first and id(unit) not in hook_units and not unit.is_class and unit.name != "__init__":
                 code = _nested_code(unit, lines)
             else:
                 code = lines.code(unit.own_lines())
