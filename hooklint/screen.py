@@ -304,6 +304,9 @@ def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], line
 def _nested_code(unit: _Unit, lines: _Lines) -> str:
     """The code of the lambdas and nested defs in a function (the hooks it may write
     inline): the lines they span, strings and comments blanked."""
+    text = lines.join(unit.own_lines())
+    if "lambda" not in text and text.count("def ") < 2:
+        return ""
     spans: set[int] = set()
     for node in ast.walk(unit.node):
         if node is not unit.node and isinstance(node, (ast.Lambda, *_FUNCTIONS)):
@@ -325,14 +328,17 @@ def _units(statements, lines: list[str]):
 
 def _innermost(units: list[_Unit], numbers: set[int]) -> list[_Unit]:
     """The innermost unit holding each line (a line outside every unit has none)."""
+    ordered = sorted(units, key=lambda u: u.first)
+    firsts = [u.first for u in ordered]
     found: dict[int, _Unit] = {}
     for number in numbers:
-        best = None
-        for unit in units:
-            if unit.first <= number <= unit.last and (best is None or unit.first >= best.first):
-                best = unit
-        if best is not None:
-            found[id(best)] = best
+        # Back from the last unit starting at or before the line: the first one that
+        # reaches it is the innermost (an enclosing unit starts earlier).
+        for index in range(bisect.bisect_right(firsts, number) - 1, -1, -1):
+            unit = ordered[index]
+            if unit.last >= number:
+                found[id(unit)] = unit
+                break
     return sorted(found.values(), key=lambda u: u.first)
 
 

@@ -262,22 +262,29 @@ class ModuleFacts:
         return (c for c in self.calls if c.attr == attr)
 
     def module_function(self, name: str) -> FunctionInfo | None:
-        for info in self.functions:
-            if info.name == name and info.parent is None and info.class_name is None:
-                return info
-        return None
+        return self._index()[0].get(name)
 
     def method(self, class_name: str, name: str) -> FunctionInfo | None:
-        for info in self.functions:
-            if info.class_name == class_name and info.name == name:
-                return info
-        return None
+        return self._index()[1].get((class_name, name))
 
     def function_for(self, node: "cst.CSTNode") -> FunctionInfo | None:
-        for info in self.functions:
-            if info.node is node:
-                return info
-        return None
+        return self._index()[2].get(id(node))
+
+    def _index(self) -> tuple[dict, dict, dict]:
+        """``functions`` by module-level name, by ``(class, name)`` and by node (the
+        first of each, as a scan in order finds it); rebuilt when a def was added."""
+        index = self.__dict__.get("_function_index")
+        if index is None or index[0] != len(self.functions):
+            by_name: dict = {}
+            by_method: dict = {}
+            by_node: dict = {}
+            for info in self.functions:
+                if info.parent is None and info.class_name is None:
+                    by_name.setdefault(info.name, info)
+                by_method.setdefault((info.class_name, info.name), info)
+                by_node.setdefault(id(info.node), info)
+            index = self.__dict__["_function_index"] = (len(self.functions), (by_name, by_method, by_node))
+        return index[1]
 
 
 def parameter_names(params: "cst.Parameters") -> list[str]:
