@@ -289,7 +289,7 @@ def rules_command(output_format: str) -> None:
             "name": r.name,
             "default": "on" if r.default_on and not r.preview else "off",
             "tier": "preview" if r.preview else "stable",
-            "fix": r.fix_applicability or "none",
+            "fix": fix_label(r),
             "summary": r.summary(),
         }
         for r in all_rules()
@@ -303,6 +303,13 @@ def rules_command(output_format: str) -> None:
     click.echo(f"{'code':<6} {'name':<36} {'default':<8} {'tier':<8} {'fix':<7} summary")
     for row in rows:
         click.echo(f"{row['code']:<6} {row['name']:<36} {row['default']:<8} {row['tier']:<8} {row['fix']:<7} {row['summary']}")
+
+
+def fix_label(rule) -> str:
+    """``safe``, ``unsafe``, ``safe, some unsafe`` or ``none``."""
+    if not rule.fix_applicability:
+        return "none"
+    return rule.fix_applicability + (", some unsafe" if rule.some_fixes_unsafe and rule.fix_applicability == "safe" else "")
 
 
 def rules_markdown(rows: list[dict]) -> str:
@@ -325,7 +332,7 @@ def explain(rule: str) -> None:
         _fail(f"unknown rule `{rule}` (see `hooklint rules`)")
     header = f"{found.code} {found.name}"
     tier = "preview" if found.preview else ("on by default" if found.default_on else "off by default")
-    fix = f"fix: {found.fix_applicability}" if found.fix_applicability else "no fix"
+    fix = f"fix: {fix_label(found)}" if found.fix_applicability else "no fix"
     click.echo(f"# {header}\n\n({tier}; {fix})\n\n{found.documentation()}")
     examples = found.INVALID[:1]
     for example in examples:

@@ -90,6 +90,9 @@ class Rule:
     preview: ClassVar[bool] = False
     #: ``safe``, ``unsafe`` or None when the rule offers no fix.
     fix_applicability: ClassVar[str | None] = None
+    #: A ``safe`` rule some of whose fixes are unsafe (``Finding.unsafe_fix``): listed
+    #: as ``safe, some unsafe`` by ``hooklint rules`` and ``explain``.
+    some_fixes_unsafe: ClassVar[bool] = False
     #: Tokens of which a file must contain at least one for the rule to apply: literal
     #: text, where ``*`` stands for any run of identifier characters.
     prefilter: ClassVar[tuple[str, ...]] = (REGISTRATION_TOKEN, DYNAMIC_REGISTRATION_TOKEN)
