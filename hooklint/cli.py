@@ -289,7 +289,8 @@ def rules_command(output_format: str) -> None:
             "name": r.name,
             "default": "on" if r.default_on and not r.preview else "off",
             "tier": "preview" if r.preview else "stable",
-            "fix": fix_label(r),
+            "fix": r.fix_applicability or "none",
+            "some_fixes_unsafe": bool(r.fix_applicability == "safe" and r.some_fixes_unsafe),
             "summary": r.summary(),
         }
         for r in all_rules()
@@ -302,14 +303,17 @@ def rules_command(output_format: str) -> None:
         return
     click.echo(f"{'code':<6} {'name':<36} {'default':<8} {'tier':<8} {'fix':<7} summary")
     for row in rows:
-        click.echo(f"{row['code']:<6} {row['name']:<36} {row['default']:<8} {row['tier']:<8} {row['fix']:<7} {row['summary']}")
+        click.echo(f"{row['code']:<6} {row['name']:<36} {row['default']:<8} {row['tier']:<8} {_fix_column(row):<7} {row['summary']}")
 
 
 def fix_label(rule) -> str:
     """``safe``, ``unsafe``, ``safe, some unsafe`` or ``none``."""
-    if not rule.fix_applicability:
-        return "none"
-    return rule.fix_applicability + (", some unsafe" if rule.some_fixes_unsafe and rule.fix_applicability == "safe" else "")
+    some = rule.fix_applicability == "safe" and rule.some_fixes_unsafe
+    return (rule.fix_applicability or "none") + (", some unsafe" if some else "")
+
+
+def _fix_column(row: dict) -> str:
+    return row["fix"] + (", some unsafe" if row.get("some_fixes_unsafe") else "")
 
 
 def rules_markdown(rows: list[dict]) -> str:
@@ -317,7 +321,7 @@ def rules_markdown(rows: list[dict]) -> str:
     lines = ["| code | name | default | tier | fix | what it finds |", "|---|---|---|---|---|---|"]
     for row in rows:
         summary = row["summary"].replace("|", "\\|")
-        lines.append(f"| {row['code']} | `{row['name']}` | {row['default']} | {row['tier']} | {row['fix']} | {summary} |")
+        lines.append(f"| {row['code']} | `{row['name']}` | {row['default']} | {row['tier']} | {_fix_column(row)} | {summary} |")
     return "\n".join(lines) + "\n"
 
 

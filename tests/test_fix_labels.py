@@ -1,6 +1,7 @@
 """``hooklint rules`` (and the README table built from it) says which rules' fixes are
 unsafe: a rule listed ``safe`` whose examples include an unsafe fix is listed
-``safe, some unsafe`` (``Rule.some_fixes_unsafe``), and only such a rule."""
+``safe, some unsafe`` (``Rule.some_fixes_unsafe``; JSON: ``some_fixes_unsafe``), and
+only such a rule."""
 
 from __future__ import annotations
 
@@ -36,5 +37,7 @@ def test_a_safe_rule_says_when_some_of_its_fixes_are_unsafe(rule):
 def test_the_rules_listing_shows_the_mixed_safety():
     result = CliRunner().invoke(main, ["rules", "--format", "json"])
     rows = {row["code"]: row for row in json.loads(result.output)}
-    assert rows["HL002"]["fix"] == "safe, some unsafe"
-    assert rows["HL001"]["fix"] == "safe" and rows["HL003"]["fix"] == "unsafe"
+    assert rows["HL002"]["fix"] == "safe" and rows["HL002"]["some_fixes_unsafe"] is True
+    assert rows["HL001"]["some_fixes_unsafe"] is False and rows["HL003"]["fix"] == "unsafe"
+    table = CliRunner().invoke(main, ["rules", "--format", "markdown"]).output
+    assert "| HL002 | `capture-hook-not-removed` | on | stable | safe, some unsafe |" in table
