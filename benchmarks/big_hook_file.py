@@ -2,23 +2,31 @@
 classes that register forward pre-/post-hook pairs whose state changes go through
 helper methods, module helpers and factory closures (the shapes HL001/HL005 follow).
 
-    python benchmarks/big_hook_file.py [--runs N] [--lines N]
+    python benchmarks/big_hook_file.py [--runs N] [--lines N] [--baseline TREE]
 
 The hooks are correct (releases clamped or guarded), so the file has no finding before
 or after a change to the analysis: the figure is the analysis cost, not the cost of
 reporting.  Prints the median CPU time (and wall time) of linting the text with every
-default rule, in one process, the parse included. Not collected by pytest.
+default rule, in one process, the parse included.
+
+``--baseline TREE`` also times another hooklint on the same text: ``TREE`` holds its
+``hooklint`` package (``fixes`` and ``runtime`` moved inside it, as an installed copy
+has them), e.g. an old commit's ``git archive``.  Each version runs in its own
+process (this one as installed, the other with ``TREE`` first on ``sys.path``), one
+lint at a time, alternately, so both see the same load; the report gives both medians
+and their ratio (goal, issue 12: this version <= 1.3x the baseline 243d3f7).
+Not collected by pytest.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
-
-import hooklint.engine as engine
-from hooklint.rules import all_rules
-from hooklint.rules.base import RuleContext
 
 _BLOCK = '''
 class Probe{n}:
@@ -92,23 +100,93 @@ def generate(lines: int) -> str:
     return "".join(parts)
 
 
+def _linter(text: str):
+    """A function that lints ``text`` once with every default-on rule and returns
+    ``(cpu seconds, wall seconds, findings)``; the first lint (imports, caches) is done."""
+    import hooklint.engine as engine
+    from hooklint.rules import all_rules
+    from hooklint.rules.base import RuleContext
+
+    rules = [r for r in all_rules() if r.default_on]
+    context = RuleContext()
+
+    def lint() -> tuple[float, float, int]:
+        started, started_cpu = time.perf_counter(), time.process_time()
+        found = len(engine.lint_text(text, "big.py", rules, context))
+        return time.process_time() - started_cpu, time.perf_counter() - started, found
+
+    lint()
+    return lint
+
+
+def _worker(lines: int) -> None:
+    """Lint on each line read from stdin; answer with one JSON line per lint."""
+    lint = _linter(generate(lines))
+    import hooklint
+
+    print(json.dumps({"version": hooklint.__file__}), flush=True)
+    for _ in sys.stdin:
+        print(json.dumps(lint()), flush=True)
+
+
+def _start(lines: int, tree: str | None) -> tuple[subprocess.Popen, str]:
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([tree, *filter(None, [env.get("PYTHONPATH")])])
+    process = subprocess.Popen(
+        [sys.executable, os.path.abspath(__file__), "--worker", "--lines", str(lines)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+    )
+    hello = json.loads(process.stdout.readline())  # type: ignore[union-attr]
+    return process, hello["version"]
+
+
+def _ask(process: subprocess.Popen) -> tuple[float, float, int]:
+    process.stdin.write("run\n")  # type: ignore[union-attr]
+    process.stdin.flush()  # type: ignore[union-attr]
+    return tuple(json.loads(process.stdout.readline()))  # type: ignore[union-attr, return-value]
+
+
+def _line(name: str, runs: list) -> str:
+    cpu = [r[0] for r in runs]
+    wall = [r[1] for r in runs]
+    return (f"{name}: {runs[-1][2]} findings; CPU median {statistics.median(cpu) * 1000:.0f} ms "
+            f"(min {min(cpu) * 1000:.0f}), wall median {statistics.median(wall) * 1000:.0f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--lines", type=int, default=5000)
+    parser.add_argument("--baseline", metavar="TREE", help="another hooklint's source tree, to compare with")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        _worker(args.lines)
+        return
     text = generate(args.lines)
-    rules = [r for r in all_rules() if r.default_on]
-    context = RuleContext()
-    cpu, wall = [], []
-    found = 0
-    for _ in range(args.runs):
-        started, started_cpu = time.perf_counter(), time.process_time()
-        found = len(engine.lint_text(text, "big.py", rules, context))
-        cpu.append(time.process_time() - started_cpu)
-        wall.append(time.perf_counter() - started)
-    print(f"{text.count(chr(10))} lines, {found} findings; CPU median {statistics.median(cpu) * 1000:.0f} ms "
-          f"(min {min(cpu) * 1000:.0f}), wall median {statistics.median(wall) * 1000:.0f} ms, {args.runs} runs")
+    print(f"{text.count(chr(10))} lines, {args.runs} runs each")
+    if args.baseline is None:
+        lint = _linter(text)
+        print(_line("hooklint", [lint() for _ in range(args.runs)]))
+        return
+    current, current_version = _start(args.lines, None)
+    baseline, baseline_version = _start(args.lines, os.path.abspath(args.baseline))
+    if current_version == baseline_version:
+        sys.exit(f"both runs import the same hooklint ({current_version}): is TREE/hooklint there?")
+    mine, theirs = [], []
+    try:
+        for _ in range(args.runs):
+            mine.append(_ask(current))
+            theirs.append(_ask(baseline))
+    finally:
+        for process in (current, baseline):
+            process.stdin.close()  # type: ignore[union-attr]
+            process.wait()
+    print(_line(f"this     ({os.path.dirname(current_version)})", mine))
+    print(_line(f"baseline ({os.path.dirname(baseline_version)})", theirs))
+    ratio = statistics.median(r[0] for r in mine) / statistics.median(r[0] for r in theirs)
+    print(f"CPU median ratio this / baseline = {ratio:.2f}x (goal <= 1.3)")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,16 @@
 """hooklint vs ruff on one tree: cold (no cache), warm (cache), and ruff's flake8-bugbear.
 
-    python benchmarks/lint_speed.py [TREE] [--runs N] [--jobs N]
+    python benchmarks/lint_speed.py [TREE] [--runs N] [--jobs N] [--baseline OLD_TREE]
 
 TREE defaults to the installed torch package's directory (found without importing
 torch).  Reports the median wall time of N runs of each, the ratios to ruff, and
 hooklint's peak memory (max RSS of the hooklint process and its workers, from
 ``resource.getrusage(RUSAGE_CHILDREN)`` of a fresh child per measurement).
+
+``--baseline OLD_TREE`` also times another hooklint cold, in the same rounds:
+``OLD_TREE`` holds its ``hooklint`` package (with ``fixes`` and ``runtime`` moved
+inside it), e.g. an old commit's ``git archive``; it runs with ``OLD_TREE`` first
+on ``PYTHONPATH``.
 
 Goals (issue 2): cold <= 4x ruff (aim 2x), warm <= 0.5x ruff, peak <= 300 MB.
 Not collected by pytest (no ``test_`` prefix).
@@ -32,7 +37,13 @@ def default_tree() -> Path:
     return Path(list(spec.submodule_search_locations)[0])
 
 
-def _timed(command: list[str], cwd: Path) -> tuple[float, int, str]:
+#: The commands' environment: bytecode is written and read, as an installed package
+#: has its ``.pyc`` files (with PYTHONDONTWRITEBYTECODE set, each run would compile
+#: hooklint's sources first).
+_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _timed(command: list[str], cwd: Path, env: dict | None = None) -> tuple[float, int, str]:
     """Wall seconds, peak RSS in bytes (of the child and its children), stdout."""
     # A tiny wrapper process measures its own children, so peaks of earlier runs do
     # not leak into this one (RUSAGE_CHILDREN is a high-water mark per process).
@@ -44,7 +55,7 @@ def _timed(command: list[str], cwd: Path) -> tuple[float, int, str]:
         "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024\n"
         "print(json.dumps([wall, peak, p.returncode, len(p.stdout)]))\n"
     )
-    out = subprocess.run([sys.executable, "-I", "-c", wrapper, *command], cwd=cwd, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-I", "-c", wrapper, *command], cwd=cwd, capture_output=True, text=True, check=True, env=env or _ENV)
     wall, peak, returncode, size = json.loads(out.stdout)
     if returncode not in (0, 1):
         raise SystemExit(f"{command[0]} failed with exit code {returncode}")
@@ -56,6 +67,7 @@ def main() -> None:
     parser.add_argument("tree", nargs="?", type=Path, default=None)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=None, help="hooklint --jobs (default: its own default)")
+    parser.add_argument("--baseline", type=Path, metavar="OLD_TREE", help="another hooklint's source tree, timed cold too")
     args = parser.parse_args()
     tree = (args.tree or default_tree()).resolve()
     hooklint = shutil.which("hooklint", path=str(Path(sys.executable).parent)) or shutil.which("hooklint")
@@ -70,9 +82,14 @@ def main() -> None:
     files = sum(1 for _ in tree.rglob("*.py"))
     print(f"tree: {tree} ({files} .py files); {args.runs} runs each; cpus: {os.cpu_count()}")
 
-    results: dict[str, list[tuple[float, int]]] = {"hooklint cold": [], "hooklint warm": [], "ruff --select B": []}
+    results: dict[str, list[tuple[float, int]]] = {"hooklint cold": [], "hooklint warm": [], "ruff --select B": [], "baseline cold": []}
+    old_env = None
+    if args.baseline is not None:
+        old_env = dict(_ENV, PYTHONPATH=os.pathsep.join([str(args.baseline.resolve()), *filter(None, [_ENV.get("PYTHONPATH")])]))
     notes = {}
     _timed(base + ["--cache-dir", str(cache)], tree)  # warm the OS page cache and our cache
+    if old_env is not None:
+        _timed(base + ["--no-cache"], tree, old_env)  # and the baseline's bytecode
     for _ in range(args.runs):
         wall, peak, note = _timed(base + ["--no-cache"], tree)
         results["hooklint cold"].append((wall, peak)); notes["hooklint cold"] = note
@@ -81,6 +98,9 @@ def main() -> None:
         if ruff:
             wall, peak, note = _timed([ruff, "check", "--select", "B", "--no-cache", "--exit-zero", "--quiet", "--isolated", "."], tree)
             results["ruff --select B"].append((wall, peak)); notes["ruff --select B"] = note
+        if old_env is not None:
+            wall, peak, note = _timed(base + ["--no-cache"], tree, old_env)
+            results["baseline cold"].append((wall, peak)); notes["baseline cold"] = note
     shutil.rmtree(cache, ignore_errors=True)
 
     medians = {name: statistics.median(w for w, _ in runs) for name, runs in results.items() if runs}
@@ -98,6 +118,8 @@ def main() -> None:
         print("goals met" if ok else "GOALS NOT MET")
     else:
         print("ruff not installed: no ratios")
+    if "baseline cold" in medians:
+        print(f"cold / baseline cold = {medians['hooklint cold'] / medians['baseline cold']:.2f}x")
 
 
 if __name__ == "__main__":

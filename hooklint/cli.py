@@ -8,7 +8,6 @@ Exit codes (as ruff): 0 nothing left to report, 1 violations remain (after fixes
 
 from __future__ import annotations
 
-import difflib
 import errno
 import os
 import sys
@@ -380,6 +379,8 @@ def _use_colour(choice: str, human: bool) -> bool:
 
 
 def _diffs(results) -> str:
+    import difflib
+
     from hooklint.lexical import split_lines
 
     chunks = []
@@ -422,6 +423,7 @@ def rules_command(output_format: str) -> None:
             "default": "on" if r.default_on and not r.preview else "off",
             "tier": "preview" if r.preview else "stable",
             "fix": r.fix_applicability or "none",
+            "some_fixes_unsafe": bool(r.fix_applicability == "safe" and r.some_fixes_unsafe),
             "summary": r.summary(),
         }
         for r in all_rules()
@@ -437,7 +439,17 @@ def rules_command(output_format: str) -> None:
         return
     click.echo(f"{'code':<6} {'name':<36} {'default':<8} {'tier':<8} {'fix':<7} summary")
     for row in rows:
-        click.echo(f"{row['code']:<6} {row['name']:<36} {row['default']:<8} {row['tier']:<8} {row['fix']:<7} {row['summary']}")
+        click.echo(f"{row['code']:<6} {row['name']:<36} {row['default']:<8} {row['tier']:<8} {_fix_column(row):<7} {row['summary']}")
+
+
+def fix_label(rule) -> str:
+    """``safe``, ``unsafe``, ``safe, some unsafe`` or ``none``."""
+    some = rule.fix_applicability == "safe" and rule.some_fixes_unsafe
+    return (rule.fix_applicability or "none") + (", some unsafe" if some else "")
+
+
+def _fix_column(row: dict) -> str:
+    return row["fix"] + (", some unsafe" if row.get("some_fixes_unsafe") else "")
 
 
 def rules_markdown(rows: list[dict]) -> str:
@@ -445,7 +457,7 @@ def rules_markdown(rows: list[dict]) -> str:
     lines = ["| code | name | default | tier | fix | what it finds |", "|---|---|---|---|---|---|"]
     for row in rows:
         summary = row["summary"].replace("|", "\\|")
-        lines.append(f"| {row['code']} | `{row['name']}` | {row['default']} | {row['tier']} | {row['fix']} | {summary} |")
+        lines.append(f"| {row['code']} | `{row['name']}` | {row['default']} | {row['tier']} | {_fix_column(row)} | {summary} |")
     return "\n".join(lines) + "\n"
 
 
@@ -478,7 +490,7 @@ def _explain(rule: str) -> None:
         _fail(f"unknown rule `{rule}` (see `hooklint rules`)")
     header = f"{found.code} {found.name}"
     tier = "preview" if found.preview else ("on by default" if found.default_on else "off by default")
-    fix = f"fix: {found.fix_applicability}" if found.fix_applicability else "no fix"
+    fix = f"fix: {fix_label(found)}" if found.fix_applicability else "no fix"
     click.echo(f"# {header}\n\n({tier}; {fix}; {rule_url(found.code)})\n\n{found.documentation()}")
     examples = found.INVALID[:1]
     for example in examples:

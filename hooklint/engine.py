@@ -26,8 +26,7 @@ from typing import Sequence
 
 from hooklint.files import DEFAULT_MAX_FILE_SIZE, SourceError, SourceFile, display_path, read_source
 from hooklint.lexical import first_line, line_starts, newline_of, split_lines
-from hooklint import noqa
-from hooklint.rules.base import DYNAMIC_REGISTRATION_TOKEN, REGISTRATION_TOKEN, Finding, RuleContext
+from hooklint.rules.base import ANY_RULE_TOKENS, DYNAMIC_REGISTRATION_TOKEN, REGISTRATION_TOKEN, Finding, RuleContext
 from hooklint.violation import SAFE, UNSAFE, Edit, Fix, Location, Violation
 
 MAX_FIX_ROUNDS = 20
@@ -81,8 +80,8 @@ def prefilter_tokens(rules, wrappers: tuple[str, ...] = ()) -> tuple[str, ...]:
 
 @lru_cache(maxsize=256)
 def _prefilter_tokens(rules: tuple, wrappers: tuple[str, ...]) -> tuple[str, ...]:
-    """The selected rules' prefilter tokens, plus configured registration wrappers."""
-    tokens = {token for rule in rules for token in rule.prefilter}
+    """The selected rules' prefilter tokens (or given tokens), plus configured registration wrappers."""
+    tokens = {token for rule in rules for token in ((rule,) if isinstance(rule, str) else rule.prefilter)}
     tokens.update(w.rsplit(".", 1)[-1] for w in wrappers)
     return tuple(sorted(tokens))
 
@@ -149,6 +148,13 @@ def _prefilter_checks(tokens: tuple[str, ...]) -> tuple[tuple[str, re.Pattern], 
 def is_candidate(text: str, tokens: tuple[str, ...]) -> bool:
     """Whether a file may hold something a selected rule looks for (else it is not parsed)."""
     return any(anchor in text and group.search(text) is not None for anchor, group in _prefilter_checks(tokens))
+
+
+def may_concern_a_rule(text: str, settings: "Settings") -> bool:
+    """Whether ``text`` holds a token of any rule or configured wrapper: the check
+    that runs first, before the rules (and libcst) are imported; a file that fails it
+    is done (a named one is still compiled: :func:`compile_only`)."""
+    return is_candidate(text, prefilter_tokens(ANY_RULE_TOKENS, settings.context.registration_wrappers))
 
 
 class _Locator:
@@ -227,6 +233,8 @@ def lint_text(text: str, path: str, rules, context: RuleContext, *, skip_irrelev
     there: :mod:`hooklint.screen`), then linted on the text :mod:`hooklint.sparse`
     keeps; ``skip_irrelevant=False`` parses the whole file instead (what
     ``benchmarks/sparse_parse.py`` compares with)."""
+    from hooklint import noqa
+
     with _collector_paused():
         found = _lint_text(text, path, rules, context, skip_irrelevant)
     return noqa.apply(text, path, found, tuple(r.code for r in rules))
@@ -614,7 +622,11 @@ def _selected(codes: tuple[str, ...], ignored: frozenset) -> tuple:
 def _noqa_candidate(text: str, settings: Settings) -> bool:
     """Whether HL100 (unused-noqa) is selected and ``text`` has a ``# noqa: HL...`` (no
     rule is loaded for this: a file without hook tokens stays cheap)."""
-    return noqa.UNUSED_NOQA in settings.rule_codes and noqa.mentions_hooklint_code(text)
+    if "noqa" not in text:
+        return False
+    from hooklint import noqa
+
+    return noqa.mentions_hooklint_code(text) and noqa.UNUSED_NOQA in settings.rule_codes
 
 
 def check_source(source: SourceFile, shown: str, settings: Settings) -> FileResult:
@@ -639,8 +651,10 @@ def in_cells(source: SourceFile, result: FileResult) -> FileResult:
 
 
 def _check_source(source: SourceFile, shown: str, settings: Settings) -> FileResult:
-    rules = _rules_for(settings, shown)
     result = FileResult(shown)
+    if not may_concern_a_rule(source.text, settings) and not _noqa_candidate(source.text, settings):
+        return result
+    rules = _rules_for(settings, shown)
     tokens = prefilter_tokens(rules, settings.context.registration_wrappers)
     if not is_candidate(source.text, tokens) and not _noqa_candidate(source.text, settings):
         return result
@@ -709,6 +723,8 @@ def internal_error(exc: Exception) -> str:
 def compile_only(text: str, shown: str, settings: Settings) -> list[Violation] | None:
     """For a file named on the command line: None when it holds a selected rule's token
     (the full check follows), else HL000 if CPython does not compile it."""
+    if not may_concern_a_rule(text, settings) and not _noqa_candidate(text, settings):  # no rule is imported
+        return syntax_check(text, shown, ("HL000",) if "HL000" in settings.rule_codes else ())
     rules = _rules_for(settings, shown)
     if is_candidate(text, prefilter_tokens(rules, settings.context.registration_wrappers)) or _noqa_candidate(text, settings):
         return None
@@ -716,8 +732,11 @@ def compile_only(text: str, shown: str, settings: Settings) -> list[Violation] |
 
 
 def syntax_check(text: str, path: str, rules) -> list[Violation]:
-    """HL000 when CPython does not compile ``text`` (and HL000 is selected)."""
-    if not any(rule.code == "HL000" for rule in rules):
+    """HL000 when CPython does not compile ``text`` (and HL000 is among ``rules``:
+    rule classes, or codes)."""
+    if not any(getattr(rule, "code", rule) == "HL000" for rule in rules):
+        return []
+    if _compiles(text, path):
         return []
     try:
         python_ast(text, path)
@@ -728,6 +747,22 @@ def syntax_check(text: str, path: str, rules) -> list[Violation]:
     except ValueError:
         pass
     return []
+
+
+def _compiles(text: str, filename: str) -> bool:
+    """Whether CPython compiles ``text`` to bytecode: then it parses too.  A third
+    faster than building its AST (no Python objects per node); a file that does not
+    compile (or compiles with an error only the compiler sees, such as ``return``
+    outside a function) is asked again as :func:`python_ast`, whose answer stands."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, filename, "exec", dont_inherit=True)
+    except Exception:  # SyntaxError, ValueError (NUL bytes), RecursionError, MemoryError...
+        return False
+    return True
 
 
 def write_fixed(path: Path, result: FileResult) -> str | None:
@@ -760,8 +795,9 @@ def check_paths(paths: Sequence[Path], settings: Settings, jobs: int, explicit: 
     ``explicit[i]``: whether ``paths[i]`` was named on the command line."""
     flags = list(explicit) if explicit is not None else [False] * len(paths)
     jobs = worker_count(jobs, len(paths))
-    if jobs <= 1 or len(paths) < PARALLEL_THRESHOLD:
+    if jobs <= 1 or len(paths) < PARALLEL_THRESHOLD or _few_concern_a_rule(paths, settings):
         return [check_path(str(p), settings, flag) for p, flag in zip(paths, flags)]
+    _prepare_worker()  # once, here: the workers share what the parent imported
     tasks = [(i, str(p), flag) for i, (p, flag) in enumerate(zip(paths, flags))]
     size = max(1, len(tasks) // (jobs * 32))
     chunks = [tasks[i : i + size] for i in range(0, len(tasks), size)]
@@ -772,6 +808,29 @@ def check_paths(paths: Sequence[Path], settings: Settings, jobs: int, explicit: 
         return _Pool(jobs, settings).run(chunks, len(tasks))
     finally:
         gc.unfreeze()
+
+
+#: Up to this many files (a pre-commit batch), the parent reads them first to see
+#: whether enough of them hold a rule's token to be worth starting workers.
+PARENT_SCREEN_LIMIT = 256
+
+
+def _few_concern_a_rule(paths: Sequence[Path], settings: Settings) -> bool:
+    """For a short list of files: fewer than :data:`PARALLEL_THRESHOLD` of them hold any
+    rule's token (the rest cost a read and a regex search each: no worker, no libcst)."""
+    if len(paths) > PARENT_SCREEN_LIMIT:
+        return False
+    concerned = 0
+    for path in paths:
+        try:
+            text = read_source(Path(path), settings.max_file_size).text
+        except (SourceError, OSError, ValueError):
+            continue  # its own check reports it
+        if may_concern_a_rule(text, settings):
+            concerned += 1
+            if concerned >= PARALLEL_THRESHOLD:
+                return False
+    return True
 
 
 class _Pool:
@@ -911,8 +970,8 @@ def _die_with_parent() -> None:
 
 
 def _prepare_worker() -> None:
-    """Import the parser, the analysis and the rules once per worker (a no-op when the
-    parent had them before forking, as a check run does)."""
+    """Import the parser, the analysis and the rules: in the parent before it forks
+    the workers (so they share them), and in a worker (a no-op after a fork)."""
     import libcst  # noqa: F401
 
     import hooklint.analysis.collector  # noqa: F401

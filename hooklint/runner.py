@@ -19,7 +19,7 @@ from hooklint.engine import FileResult, Settings, TooDeeplyNested, check_paths, 
 from hooklint.files import DEFAULT_MAX_FILE_SIZE, NOTEBOOK_SIZE_FACTOR, SourceError, decode_file, discover, display_path
 from hooklint.config import is_excluded
 from hooklint.rules.base import RuleContext
-from hooklint.selection import UnknownSelector, resolve_rules
+from hooklint.selection import SelectedCodes, UnknownSelector
 from hooklint.violation import Violation
 
 
@@ -81,7 +81,7 @@ def build_settings(request: CheckRequest) -> Settings:
     config = request.config
     select = request.select if request.select is not None else config.select
     try:
-        rules = resolve_rules(
+        codes = SelectedCodes(  # resolved (rules imported) only for a file with a token
             select,
             list(config.extend_select) + request.extend_select,
             list(config.ignore) + request.ignore,
@@ -94,7 +94,7 @@ def build_settings(request: CheckRequest) -> Settings:
         registration_wrappers=tuple(config.registration_wrappers),
     )
     return Settings(
-        rule_codes=tuple(r.code for r in rules),
+        rule_codes=codes,
         context=context,
         fix=request.fix,
         unsafe_fixes=request.unsafe_fixes,

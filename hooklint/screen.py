@@ -193,7 +193,10 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern, lexed: Le
     for unit in units:  # an instance used as a hook: what it runs and what it sets up
         if unit.is_class and unit.name in hooks:
             kept.update(id(m) for m in unit.members if m.name in _CALLABLE_OBJECT)
-    _keep_callees(units, [u for u in units if id(u) in kept], kept, lines)
+    hook_units = {id(u) for u in units if u.name in hooks}
+    hook_units.update(id(m) for u in units if u.is_class and u.name in hooks for m in u.members if m.name in _CALLABLE_OBJECT)
+    hook_units.update(id(u) for u in setups)  # HL016 follows the installers a setup calls
+    _keep_callees(units, [u for u in units if id(u) in kept], kept, lines, hook_units)
     _prune(top, kept, lines)
     if not module_seeds:
         # Module-level code that binds no name the kept code mentions cannot matter:
@@ -285,10 +288,13 @@ def _decorator_name(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], lines: _Lines) -> None:
-    """Keep the functions the kept code calls by name (``helper(``, ``self._enter(``), to
+def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], lines: _Lines, hook_units: set[int]) -> None:
+    """Keep the functions hook code calls by name (``helper(``, ``self._enter(``), to
     :data:`hooklint.analysis.effects.MAX_DEPTH` calls deep: a hook's state changes may
-    sit in them; and the ``__init__`` of a class with kept methods."""
+    sit in them (what other code calls can only remove, or clear, what it holds); and
+    the ``__init__`` of a class with kept methods.  Hook code is a unit used as a hook
+    (``hook_units``), an ``__init__`` (it builds the hook objects ``self.*`` holds), the
+    lambdas and nested defs of any other kept unit, and whatever hook code calls."""
     from hooklint.analysis.effects import MAX_DEPTH
 
     for unit in units:  # what ``self.attr`` holds (a hook object) is set up in ``__init__``
@@ -318,18 +324,36 @@ def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], line
             owner = next((class_named[b] for b in bases if b in class_named), None)
         return found
 
+    first = True
     for _ in range(MAX_DEPTH):
         found: list[_Unit] = []
         for unit in reached:
-            code = lines.code(unit.own_lines())
+            if first and id(unit) not in hook_units and not unit.is_class and unit.name != "__init__":
+                code = _nested_code(unit, lines)
+            else:
+                code = lines.code(unit.own_lines())
             for name in _BARE_CALLED.findall(code):
                 found += functions.get(name, ())
             for name in _SELF_CALLED.findall(code):
                 found += methods(unit, name)
+        first = False
         reached = [u for u in dict.fromkeys(found) if id(u) not in kept]
         if not reached:
             return
         kept.update(id(u) for u in reached)
+
+
+def _nested_code(unit: _Unit, lines: _Lines) -> str:
+    """The code of the lambdas and nested defs in a function (the hooks it may write
+    inline): the lines they span, strings and comments blanked."""
+    text = lines.join(unit.own_lines())
+    if "lambda" not in text and text.count("def ") < 2:
+        return ""
+    spans: set[int] = set()
+    for node in ast.walk(unit.node):
+        if node is not unit.node and isinstance(node, (ast.Lambda, *_FUNCTIONS)):
+            spans.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return lines.code(sorted(spans)) if spans else ""
 
 
 def _units(statements, lines: list[str]):
@@ -346,14 +370,17 @@ def _units(statements, lines: list[str]):
 
 def _innermost(units: list[_Unit], numbers: set[int]) -> list[_Unit]:
     """The innermost unit holding each line (a line outside every unit has none)."""
+    ordered = sorted(units, key=lambda u: u.first)
+    firsts = [u.first for u in ordered]
     found: dict[int, _Unit] = {}
     for number in numbers:
-        best = None
-        for unit in units:
-            if unit.first <= number <= unit.last and (best is None or unit.first >= best.first):
-                best = unit
-        if best is not None:
-            found[id(best)] = best
+        # Back from the last unit starting at or before the line: the first one that
+        # reaches it is the innermost (an enclosing unit starts earlier).
+        for index in range(bisect.bisect_right(firsts, number) - 1, -1, -1):
+            unit = ordered[index]
+            if unit.last >= number:
+                found[id(unit)] = unit
+                break
     return sorted(found.values(), key=lambda u: u.first)
 
 

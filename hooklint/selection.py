@@ -54,3 +54,54 @@ def resolve_rules(
     chosen = {r for r in chosen if preview or not r.preview}
     chosen |= {r for r in all_rules() if r.code == "HL000"}
     return sorted(chosen, key=lambda r: r.code)
+
+
+class SelectedCodes:
+    """The codes :func:`resolve_rules` picks, resolved when first read: which rules
+    are on by default or in preview is written in the rule classes, and importing
+    them (and libcst) is the cost a run over files without any rule's token never
+    needs to pay.  Reads as a tuple of codes (iteration, ``len``, ``in``, equality
+    with a tuple); ``"HL000" in codes`` is answered without resolving (it always
+    runs).  Selectors are validated when this is made (an unknown one raises
+    :class:`UnknownSelector`), so resolving later cannot fail."""
+
+    def __init__(self, select, extend_select=(), ignore=(), preview: bool = False) -> None:
+        self._query = (tuple(select) if select is not None else None, tuple(extend_select), tuple(ignore), preview)
+        self._codes: tuple[str, ...] | None = None
+        try:
+            validate([*(select or ()), *extend_select, *ignore])
+        except UnknownSelector:
+            self.codes  # the rules themselves say (and raise) when no module name does
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        if self._codes is None:
+            select, extend, ignore, preview = self._query
+            self._codes = tuple(r.code for r in resolve_rules(select, extend, ignore, preview=preview))
+        return self._codes
+
+    def __contains__(self, code: object) -> bool:
+        return code == "HL000" or code in self.codes
+
+    def __iter__(self):
+        return iter(self.codes)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, index):
+        return self.codes[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SelectedCodes):
+            other = other.codes
+        return self.codes == other
+
+    def __hash__(self) -> int:
+        return hash(self.codes)
+
+    def __repr__(self) -> str:
+        return repr(self.codes) if self._codes is not None else f"SelectedCodes{self._query!r}"
+
+    def __reduce__(self):  # a worker started by spawn gets the resolved codes
+        return (tuple, (self.codes,))

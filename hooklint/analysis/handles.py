@@ -53,6 +53,8 @@ _READING_CALLS = frozenset(
     {"len", "print", "isinstance", "bool", "id", "type", "str", "repr", "hasattr", "getattr", "iter", "next"}
 )
 MODULE_SCOPE = 0
+#: The node types the walk of a scope looks at.
+_WALKED = frozenset({cst.Call, cst.Assign, cst.For, cst.CompFor, cst.AugAssign, cst.Return, cst.Yield, cst.WithItem})
 
 
 @dataclass
@@ -133,6 +135,7 @@ class HandleModel:
         self.facts = facts
         self._infos = {id(i.node): i for i in facts.functions}
         self._locals: dict[int, tuple[set[str], set[str]]] = {}
+        self._owners: dict[tuple[str, int], str] = {}
         self._parent: dict[str, str] = {}
         self._scopes: dict[int, _Scope] = {}
         self._calls: dict[int, list[CallSite]] = {}
@@ -177,10 +180,10 @@ class HandleModel:
     def info(self, scope_id: int) -> FunctionInfo | None:
         return self._infos.get(scope_id)
 
-    def _bound(self, info: FunctionInfo) -> tuple[set[str], set[str]]:
+    def _bound(self, info: FunctionInfo, nodes=None) -> tuple[set[str], set[str]]:
         found = self._locals.get(id(info.node))
         if found is None:
-            assigned, declared = local_names(info.node)
+            assigned, declared = local_names(info.node, nodes)
             params = info.node.params
             names = set(info.params)
             for star in (params.star_arg, params.star_kwarg):
@@ -193,6 +196,12 @@ class HandleModel:
     def owner(self, name: str, scope_id: int) -> str:
         """Who binds ``name`` as seen from a scope: ``def:<id>``, ``class:<name>`` for a
         method's ``self``/``cls``, or ``module``."""
+        found = self._owners.get((name, scope_id))
+        if found is None:
+            found = self._owners[(name, scope_id)] = self._owner(name, scope_id)
+        return found
+
+    def _owner(self, name: str, scope_id: int) -> str:
         info = self._infos.get(scope_id)
         while info is not None:
             params = info.params
@@ -261,42 +270,46 @@ class HandleModel:
         scope = _Scope(scope_id, info, calls=self._calls.get(scope_id, []), registrations=self._regs.get(scope_id, []))
         self._scopes[scope_id] = scope
         if info is not None:
-            nodes = descendants(info.node.body, into_functions=False)
+            nodes = list(descendants(info.node.body, into_functions=False))
+            self._bound(info, nodes)  # its locals, from the same walk
         else:
-            nodes = (
+            nodes = [
                 n
                 for statement in self.facts.module.body
                 if not isinstance(statement, (cst.FunctionDef, cst.ClassDef))
                 for n in [statement, *descendants(statement, into_functions=False)]
-            )
+            ]
         calls = {id(c.node): c for c in scope.calls}
         self._position = -1
         for position, node in enumerate(nodes):
+            kind = type(node)  # parsed trees hold these exact types
+            if kind not in _WALKED:
+                continue
             self._position = position
-            if isinstance(node, cst.Call):
+            if kind is cst.Call:
                 scope.positions[id(node)] = position
                 call = calls.pop(id(node), None)
                 if call is not None:
                     self._call(scope, call)
-            elif isinstance(node, cst.Assign):
+            elif kind is cst.Assign:
                 for target in node.targets:
-                    if isinstance(node.value, cst.Call):  # ``hs = []`` in another branch keeps the handles
+                    if type(node.value) is cst.Call:  # ``hs = []`` in another branch keeps the handles
                         self._bind(scope, target.target, position)
-                    if isinstance(target.target, cst.Name):
+                    if type(target.target) is cst.Name:
                         raw = f"{self.owner(target.target.value, scope_id)}|{target.target.value}"
                         scope.values.setdefault(raw, []).append((position, node.value))
                 self._assign(scope, node)
-            elif isinstance(node, (cst.For, cst.CompFor)):
+            elif kind is cst.For or kind is cst.CompFor:
                 self._bind(scope, node.target, position)
-            elif isinstance(node, cst.AugAssign):
+            elif kind is cst.AugAssign:
                 for name in _element_names(node.value):
                     self._event(scope, name, "into", self.raw_key(node.target, scope_id))
-            elif isinstance(node, (cst.Return, cst.Yield)):
-                kind = "returned" if isinstance(node, cst.Return) else "yielded"
+            elif kind is cst.Return or kind is cst.Yield:
+                what = "returned" if kind is cst.Return else "yielded"
                 value = node.value if isinstance(node.value, cst.BaseExpression) else None
                 for name in _element_names(value):
-                    self._event(scope, name, kind, None)
-            elif isinstance(node, cst.WithItem):
+                    self._event(scope, name, what, None)
+            else:  # a ``with`` item
                 for name in _element_names(node.item):
                     self._event(scope, name, "scoped", None)
         self._position = -1  # calls inside lambdas: no position

@@ -22,20 +22,22 @@ def target_names(target: cst.CSTNode) -> set[str]:
     return set()
 
 
-def local_names(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
+def local_names(node: cst.FunctionDef, nodes=None) -> tuple[set[str], set[str]]:
     """``(locals, declared)``: the names a function binds that are not declared
-    ``global``/``nonlocal``, and those that are."""
+    ``global``/``nonlocal``, and those that are.  ``nodes``: the function body's nodes
+    (``descendants(node.body, into_functions=False)``) when the caller has them."""
     declared: set[str] = set()
     assigned: set[str] = set()
-    for current in descendants(node.body, into_functions=False):
-        if isinstance(current, (cst.Global, cst.Nonlocal)):
+    for current in descendants(node.body, into_functions=False) if nodes is None else nodes:
+        kind = type(current)  # parsed trees hold these exact types
+        if kind is cst.Global or kind is cst.Nonlocal:
             declared.update(n.name.value for n in current.names)
-        elif isinstance(current, cst.AssignTarget):
+        elif kind is cst.AssignTarget:
             assigned.update(target_names(current.target))
-        elif isinstance(current, (cst.AugAssign, cst.AnnAssign)) and isinstance(current.target, cst.Name):
+        elif (kind is cst.AugAssign or kind is cst.AnnAssign) and type(current.target) is cst.Name:
             assigned.add(current.target.value)
-        elif isinstance(current, (cst.For, cst.CompFor)):
+        elif kind is cst.For or kind is cst.CompFor:
             assigned.update(target_names(current.target))
-        elif isinstance(current, cst.AsName):
+        elif kind is cst.AsName:
             assigned.update(target_names(current.name))
     return assigned - declared, declared

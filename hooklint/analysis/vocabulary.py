@@ -106,8 +106,11 @@ def lookup(name: str) -> HookApi | None:
 
 
 # -- handle stores ---------------------------------------------------------------------------
+#: Methods that put one item into a container (``hs.append(h)``, ``active.add(x)``): the
+#: one list, from which the handle stores and the hook-state containers below are made.
+ITEM_ADDS = frozenset({"add", "append", "appendleft", "insert"})
 #: ``store.append(h)`` and friends: the argument goes into ``store``.
-STORE_METHODS = frozenset({"append", "extend", "add", "insert", "appendleft"})
+STORE_METHODS = ITEM_ADDS | {"extend"}
 #: Methods that put a keyed value into a mapping (``d.update(...)``, ``d.setdefault(k, h)``).
 KEYED_STORE_METHODS = frozenset({"update", "setdefault"})
 #: Methods that take one element out of a store (``hs.pop()``, ``d.get(k)``).
@@ -147,8 +150,9 @@ SETUP_WORDS = ("register_hook", "add_hook", "attach_hook", "install_hook")
 # hook must undo (HL001), and which undo assumes the take happened (HL005).
 # Read by hooklint.analysis.effects; nothing else should spell these names.
 
-#: Methods that put an item into a container (``stack.append(x)``, ``active.add(x)``).
-CONTAINER_ADDS = frozenset({"add", "append", "appendleft", "insert", "push"})
+#: Methods that put an item into a container (``stack.append(x)``, ``active.add(x)``,
+#: ``frames.push(x)``).
+CONTAINER_ADDS = ITEM_ADDS | {"push"}
 #: Methods that take an item out, and the kind of removal: ``remove`` assumes the item
 #: is there (it raises, or pops the wrong frame, when it is not), ``discard`` tolerates
 #: a missing one, ``clear`` empties the container.

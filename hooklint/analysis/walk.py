@@ -65,27 +65,42 @@ def value_kind(value_type: type) -> str:
 
 def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The code-bearing children of ``node``."""
+    return iter(_children(node))
+
+
+def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found = []
+    kinds = _KINDS
     for name in fields(type(node)):
         value = getattr(node, name)
-        kind = value_kind(type(value))
+        kind = kinds.get(type(value)) or value_kind(type(value))
         if kind is NODE:
-            yield value
+            found.append(value)
         elif kind is SEQUENCE:
             for item in value:
-                if value_kind(type(item)) is NODE:
-                    yield item
+                if (kinds.get(type(item)) or value_kind(type(item))) is NODE:
+                    found.append(item)
+    return found
+
+
+#: Where a walk with ``into_functions=False`` stops (parsed trees hold these exact
+#: types: a set lookup, not three ``isinstance`` calls through ``ABCMeta``).
+_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 
 
 def descendants(node: cst.CSTNode, *, into_functions: bool = True) -> Iterator[cst.CSTNode]:
     """Every code-bearing node below ``node`` (pre-order).  With ``into_functions=False``
     the bodies of nested ``def``/``lambda``/``class`` are not entered."""
-    stack = list(child_nodes(node))
+    stack = _children(node)
     stack.reverse()
+    scopes = () if into_functions else _SCOPES
+    pop, extend = stack.pop, stack.extend
     while stack:
-        current = stack.pop()
+        current = pop()
         yield current
-        if not into_functions and isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        if type(current) in scopes:
             continue
-        children = list(child_nodes(current))
-        children.reverse()
-        stack.extend(children)
+        children = _children(current)
+        if children:
+            children.reverse()
+            extend(children)

@@ -7,7 +7,6 @@ published: a code is never renumbered or reused.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from functools import lru_cache
 
 from hooklint.rules.base import Rule
@@ -33,6 +32,8 @@ class SyntaxErrorRule(Rule):
 
 
 def _rule_modules() -> list[str]:
+    import pkgutil
+
     return sorted(
         info.name
         for info in pkgutil.iter_modules(__path__)

@@ -10,7 +10,6 @@ files or prints.
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
 
@@ -25,6 +24,15 @@ if TYPE_CHECKING:
 REGISTRATION_TOKEN = "register_*hook"
 #: ``getattr(module, f"register_{kind}_hook")``.
 DYNAMIC_REGISTRATION_TOKEN = "register_{"
+#: Every rule's prefilter tokens (``tests/test_lazy_imports.py`` keeps this true): a
+#: file with none of them, nor of a configured registration wrapper, is none of any
+#: rule's business, and is passed over before any rule (or libcst) is imported.
+ANY_RULE_TOKENS = (
+    REGISTRATION_TOKEN, DYNAMIC_REGISTRATION_TOKEN, "always_call", "register_module_", "register_optimizer_step_",
+    "register_forward_hook", "register_module_forward_hook", "register_forward_pre_hook", "register_module_forward",
+    "register_backward_hook", "register_module_backward_hook", "saved_tensors_hooks", "save_on_cpu",
+    "parametrize import", ".forward(", "_forward_hooks", "_forward_pre_hooks",
+)
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,9 @@ class Rule:
     preview: ClassVar[bool] = False
     #: ``safe``, ``unsafe`` or None when the rule offers no fix.
     fix_applicability: ClassVar[str | None] = None
+    #: A ``safe`` rule some of whose fixes are unsafe (``Finding.unsafe_fix``): listed
+    #: as ``safe, some unsafe`` by ``hooklint rules`` and ``explain``.
+    some_fixes_unsafe: ClassVar[bool] = False
     #: Tokens of which a file must contain at least one for the rule to apply: literal
     #: text, where ``*`` stands for any run of identifier characters.
     prefilter: ClassVar[tuple[str, ...]] = (REGISTRATION_TOKEN, DYNAMIC_REGISTRATION_TOKEN)
@@ -107,10 +118,14 @@ class Rule:
     @classmethod
     def summary(cls) -> str:
         """The first line of the docs."""
+        import inspect
+
         return inspect.getdoc(cls).splitlines()[0] if cls.__doc__ else cls.name
 
     @classmethod
     def documentation(cls) -> str:
+        import inspect
+
         return inspect.getdoc(cls) or ""
 
 

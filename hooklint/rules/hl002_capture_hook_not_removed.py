@@ -112,6 +112,7 @@ class CaptureHookNotRemoved(Rule):
     code = "HL002"
     name = "capture-hook-not-removed"
     fix_applicability = "safe"
+    some_fixes_unsafe = True  # a fix that moves the removal to where another method reads the store
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
         for registration in facts.registrations:

@@ -5,15 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-import libcst as cst
-
 from hooklint.analysis.effects import StateEffect, acquired, pair_matches, split_key
 from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.hook_roles import HookCallable, effects_of, hook_callable, parameter_roles, same_hooked_object
+from hooklint.analysis.releases import alone_in_statement, assumes_acquired, container_kind, is_lambda, target_code
 from hooklint.fixes.release_guard import acquired_flag_guard, tolerant_release
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
-
-_LIST_ADDS = frozenset({"append", "appendleft", "insert", "push"})
 
 
 class UnclampedAlwaysCallRelease(Rule):
@@ -97,7 +94,7 @@ class UnclampedAlwaysCallRelease(Rule):
             flags = {_checked_name(a.key) for a, _ in acquires}
             reported: set[int] = set()
             for release in effects_of(facts, post_hook):
-                if not _intolerant(release) or id(release.anchor) in reported:
+                if not assumes_acquired(release) or id(release.anchor) in reported:
                     continue
                 match = next(((a, h) for a, h in acquires if pair_matches(a, release)), None)
                 if match is None or _guarded(facts, release, post, flags):
@@ -122,13 +119,10 @@ class UnclampedAlwaysCallRelease(Rule):
             edits, _ = acquired_flag_guard(facts, pre_hook.body, post_hook.body, [acquire], [effect])
             title = "Release only what this call's pre-hook acquired"
         else:
-            statement = effect.statement
-            alone = statement is not None and len(statement.body) == 1
-            small = statement.body[0] if alone else None
-            is_call = alone and (small is effect.node or (isinstance(small, cst.Expr) and small.value is effect.node))
+            alone, is_call = alone_in_statement(effect)
             edits, title = tolerant_release(
-                facts, effect, _container(acquire), statement if alone else None, is_call,
-                isinstance(post_hook.body.node, cst.Lambda),
+                facts, effect, container_kind(acquire), effect.statement if alone else None, is_call,
+                is_lambda(post_hook.body.node),
             )
         return Finding(node=effect.anchor, message=message, fix_edits=edits, fix_message=title)
 
@@ -472,45 +466,6 @@ class Gate:
     ]
 
 
-def _intolerant(effect: StateEffect) -> bool:
-    """A release that assumes its acquire happened."""
-    if effect.op in ("decrement", "release"):
-        return True
-    node = effect.node
-    if isinstance(node, cst.Del):
-        return isinstance(node.target, cst.Subscript)
-    if effect.op == "remove" and isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        return node.func.attr.value in ("remove", "pop", "popleft")
-    return False
-
-
-def _container(acquire: StateEffect) -> str:
-    node = acquire.node
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        method = node.func.attr.value
-        if method == "add":
-            return "set"
-        if method in _LIST_ADDS:
-            return "list"
-        return ""
-    if acquire.key.endswith("[]") and isinstance(node, cst.Assign):
-        return "dict"
-    return ""
-
-
-def _target_code(facts: ModuleFacts, effect: StateEffect) -> str | None:
-    node = effect.node
-    if isinstance(node, (cst.AugAssign,)):
-        return facts.code(node.target)
-    if isinstance(node, cst.Assign):
-        return facts.code(node.targets[0].target)
-    if isinstance(node, cst.Del) and isinstance(node.target, cst.Subscript):
-        return facts.code(node.target.value)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        return facts.code(node.func.value)
-    return None
-
-
 def _mentions(text: str, name: str) -> bool:
     return re.search(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", text) is not None
 
@@ -529,7 +484,7 @@ def _guarded(facts, effect: StateEffect, post: Registration, flags: set[str]) ->
     inside ``try``/``suppress``."""
     if effect.handled:
         return True
-    target = _target_code(facts, effect)
+    target = target_code(facts, effect)
     if target is None:
         return True
     watched = [target, *flags] + [name for name, role in parameter_roles(post).items() if role == "output"]
