@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 from hooklint.lexical import Lexed, lex
 from hooklint.analysis.vocabulary import lifecycle_partners, lifecycle_teardowns
-from hooklint.sparse import WORD, owner_calls
+from hooklint.sparse import WORD, last_name, owner_calls
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _CALLABLE_OBJECT = frozenset({"__call__", "__init__"})
@@ -255,7 +255,7 @@ def _lifecycle_setups(units, seeds, classes, lines: _Lines) -> list[_Unit]:
     from hooklint.analysis.effects import MAX_DEPTH
 
     def is_setup(unit: _Unit) -> bool:
-        if any(_decorator_name(d).endswith("contextmanager") for d in unit.node.decorator_list):
+        if any(last_name(d).endswith("contextmanager") for d in unit.node.decorator_list):
             return True
         owner = classes.get(id(unit))
         teardowns = lifecycle_teardowns(unit.name) if owner is not None else ()
@@ -279,13 +279,6 @@ def _lifecycle_setups(units, seeds, classes, lines: _Lines) -> list[_Unit]:
                 found.append(unit)
     return found
 
-
-def _decorator_name(node: ast.expr) -> str:
-    while isinstance(node, ast.Call):
-        node = node.func
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], lines: _Lines, hook_units: set[int]) -> None:

@@ -107,7 +107,7 @@ def _definitions(statements, lines: list[str], tokens: re.Pattern, is_method: bo
         indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
         is_class = isinstance(statement, ast.ClassDef)
         bases = tuple(n.id for b in statement.bases for n in ast.walk(b) if isinstance(n, ast.Name)) if is_class else ()
-        decorators = tuple(_last_name(d) for d in statement.decorator_list)
+        decorators = tuple(last_name(d) for d in statement.decorator_list)
         yield _Definition(statement.name, first, last, indent, text, is_method, relevant, is_class, bases, owner, decorators)
         if relevant and isinstance(statement, ast.ClassDef):
             yield from _definitions(statement.body, lines, tokens, is_method=True, owner=statement.name)
@@ -189,7 +189,9 @@ def _blank(lines: list[str], first: int, last: int, method_indent: str | None) -
         lines[first - 1] = method_indent + "pass" + lines[first - 1]
 
 
-def _last_name(node: ast.expr) -> str:
+def last_name(node: ast.expr) -> str:
+    """The last name of a decorator or callee: ``contextmanager`` of
+    ``@contextlib.contextmanager``, ``wraps`` of ``@functools.wraps(f)``."""
     while isinstance(node, ast.Call):
         node = node.func
     if isinstance(node, ast.Attribute):

@@ -242,26 +242,28 @@ LIFECYCLE_VERBS = (
 LIFECYCLE_NAMES = (("setUp", "tearDown"), ("__init__", "close"), *LIFECYCLE_PAIRS)
 
 
+def _word_swapped(name: str, pairs) -> list[str]:
+    """``name`` with one whole underscore-separated word ``a`` replaced by ``b``, for each
+    ``(a, b)`` of ``pairs``: ``on_train_start`` -> ``on_train_end``."""
+    words = name.split("_")
+    return [
+        "_".join(words[:index] + [b] + words[index + 1 :])
+        for a, b in pairs
+        for index, word in enumerate(words)
+        if word == a
+    ]
+
+
 def lifecycle_teardowns(name: str) -> tuple[str, ...]:
     """The names of the methods that undo what a method called ``name`` sets up."""
-    found = [b for a, b in LIFECYCLE_NAMES if a == name]
-    words = name.split("_")
-    for setup, teardown in LIFECYCLE_VERBS:
-        for index, word in enumerate(words):
-            if word == setup:
-                found.append("_".join(words[:index] + [teardown] + words[index + 1 :]))
+    found = [b for a, b in LIFECYCLE_NAMES if a == name] + _word_swapped(name, LIFECYCLE_VERBS)
     return tuple(dict.fromkeys(found))
 
 
 def lifecycle_partners(name: str) -> tuple[str, ...]:
     """The methods paired with ``name`` either way (setup to teardown, teardown to setup)."""
-    found = list(lifecycle_teardowns(name))
-    found += [a for a, b in LIFECYCLE_NAMES if b == name]
-    words = name.split("_")
-    for setup, teardown in LIFECYCLE_VERBS:
-        for index, word in enumerate(words):
-            if word == teardown:
-                found.append("_".join(words[:index] + [setup] + words[index + 1 :]))
+    found = list(lifecycle_teardowns(name)) + [a for a, b in LIFECYCLE_NAMES if b == name]
+    found += _word_swapped(name, [(b, a) for a, b in LIFECYCLE_VERBS])
     return tuple(dict.fromkeys(found))
 
 
