@@ -160,11 +160,12 @@ def main() -> None:
 @click.option("--max-file-size", type=click.IntRange(min=1), help="Skip files larger than this many bytes (default 4194304; config `max-file-size`).")
 @click.option("--target-torch", help="Oldest torch the code supports, e.g. 2.4 (default: inferred).")
 @click.option("--preview", is_flag=True, default=None, help="Enable preview rules.")
+@click.option("--no-cross-file", is_flag=True, help="Analyse each file alone (config `cross-file = false`).")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="Use this pyproject.toml.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the violations, no summary.")
 def check(paths, select, extend_select, ignore, fix, unsafe_fixes, diff, output_format, output_file,
           stdin_filename, exit_zero, statistics, no_cache, cache_dir, jobs, max_file_size, target_torch, preview,
-          config_file, quiet) -> None:
+          no_cross_file, config_file, quiet) -> None:
     """Check PATHS (default: .) for hook misuse."""
     from hooklint.runner import CheckRequest, run_check
 
@@ -181,6 +182,8 @@ def check(paths, select, extend_select, ignore, fix, unsafe_fixes, diff, output_
             config.target_torch = parse_torch_version(target_torch, "--target-torch")
         if preview:
             config.preview = True
+        if no_cross_file:
+            config.cross_file = False
         request = CheckRequest(
             paths=paths,
             config=config,

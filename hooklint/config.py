@@ -39,6 +39,8 @@ class Config:
     extend_exclude: list[str] = field(default_factory=list)
     target_torch: tuple[int, int] | None = None
     preview: bool = False
+    #: Read the project's other modules (base classes, mixins, imported helpers).
+    cross_file: bool = True
     registration_wrappers: list[str] = field(default_factory=list)
     #: Bytes; files larger than this are skipped with a diagnostic (None: 4 MiB).
     max_file_size: int | None = None
@@ -53,7 +55,7 @@ class Config:
 
 _CODE_LISTS = ("select", "extend-select", "ignore")
 _STRING_LISTS = ("exclude", "extend-exclude", "registration-wrappers")
-KNOWN_KEYS = frozenset(_CODE_LISTS + _STRING_LISTS + ("per-file-ignores", "target-torch", "preview", "max-file-size"))
+KNOWN_KEYS = frozenset(_CODE_LISTS + _STRING_LISTS + ("per-file-ignores", "target-torch", "preview", "max-file-size", "cross-file"))
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -156,6 +158,10 @@ def _apply(config: Config, key: str, value, path: Path) -> None:
         if not isinstance(value, bool):
             raise ConfigError(f"{where}: expected true or false, got {_short(value)}")
         config.preview = value
+    elif key == "cross-file":
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true or false, got {_short(value)}")
+        config.cross_file = value
 
 
 def _string_list(value, where: str) -> list[str]:

@@ -70,6 +70,8 @@ class FileResult:
     original: str | None = None
     fixed_text: str | None = None
     fix_failures: list[str] = field(default_factory=list)
+    #: Other files whose summaries the result rests on: path → content digest.
+    dependencies: dict[str, str] = field(default_factory=dict)
 
 
 # -- linting a text --------------------------------------------------------------------
@@ -205,7 +207,7 @@ def _nodes_named(findings) -> set:
     stack = []
     for _, finding in findings:
         nodes.add(finding.node)
-        nodes.update(finding.related)
+        nodes.update(r for r in finding.related if not isinstance(r, Location))
         stack.extend(finding.fix_edits or ())
     while stack:
         value = stack.pop()
@@ -426,7 +428,7 @@ def _findings(code: str, rules, context: RuleContext):
         return exc
     except (RecursionError, ValueError) as exc:  # deeply nested or unparseable input
         return type(exc).__name__
-    facts = collect(module, context.registration_wrappers)
+    facts = collect(module, context.registration_wrappers, context.project)
     findings = []
     for rule in rules:
         if rule.code == "HL000":
@@ -478,7 +480,7 @@ def _violation(rule, finding: Finding, path: str, locator: _Locator) -> Violatio
         fix=fix,
         fix_withheld=finding.fix_withheld,
         source_line=locator.line(start.line),
-        related=tuple(locator.start(node) for node in finding.related),
+        related=tuple(node if isinstance(node, Location) else locator.start(node) for node in finding.related),
     )
 
 
@@ -611,8 +613,13 @@ def check_source(source: SourceFile, shown: str, settings: Settings) -> FileResu
     tokens = prefilter_tokens(rules, settings.context.registration_wrappers)
     if not is_candidate(source.text, tokens):
         return result
+    context = settings.context
+    if context.cross_file:
+        from hooklint.project.resolve import FileView
+
+        context = replace(context, project=FileView(str(source.path), source.text, settings.cache_dir))
     if settings.fix or settings.diff:
-        outcome = fix_text(source.text, shown, rules, settings.context, settings.unsafe_fixes)
+        outcome = fix_text(source.text, shown, rules, context, settings.unsafe_fixes)
         result.violations = outcome.violations
         result.fixed = outcome.fixed
         result.fix_failures = outcome.failures
@@ -622,13 +629,16 @@ def check_source(source: SourceFile, shown: str, settings: Settings) -> FileResu
     from hooklint import cache
 
     key = cache.key(source.raw, settings.fingerprint(rules)) if settings.cache_dir else None
-    cached = cache.load(settings.cache_dir, key) if key else None
+    cached = cache.load_with_dependencies(settings.cache_dir, key) if key else None
     if cached is not None:
-        result.violations = [replace(v, path=shown) for v in cached]
+        result.violations = [replace(v, path=shown) for v in cached[0]]
+        result.dependencies = cached[1]
     else:
-        result.violations = lint_text(source.text, shown, rules, settings.context)
+        result.violations = lint_text(source.text, shown, rules, context)
+        if context.project is not None:
+            result.dependencies = context.project.dependencies()
         if key:
-            cache.store(settings.cache_dir, key, result.violations)
+            cache.store(settings.cache_dir, key, result.violations, result.dependencies)
     return result
 
 

@@ -36,9 +36,9 @@ def _related(v: Violation) -> dict:
         "relatedLocations": [
             {
                 "id": number,
-                "message": {"text": "another site of the same problem"},
+                "message": {"text": "evidence in another file" if getattr(r, "path", "") else "another site of the same problem"},
                 "physicalLocation": {
-                    "artifactLocation": {"uri": v.path, "uriBaseId": "%SRCROOT%"},
+                    "artifactLocation": {"uri": getattr(r, "path", "") or v.path, "uriBaseId": "%SRCROOT%"},
                     "region": {"startLine": r.line, "startColumn": r.column},
                 },
             }

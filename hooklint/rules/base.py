@@ -55,6 +55,11 @@ class RuleContext:
 
     target_torch: tuple[int, int] = (2, 4)
     registration_wrappers: tuple[str, ...] = ()
+    #: Read other modules of the project (``cross-file`` setting, ``--no-cross-file``).
+    cross_file: bool = True
+    #: The checked file's view of its project (:class:`hooklint.project.resolve.FileView`),
+    #: set per file by the engine; not part of the settings' identity.
+    project: object = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -71,6 +76,20 @@ class Finding:
     #: Other nodes of the same bug (the other registrations of one hook into one store),
     #: reported as related locations (SARIF ``relatedLocations``, JSON ``related``).
     related: Sequence = ()
+
+
+def with_evidence(finding: Finding, registration) -> Finding:
+    """``finding`` saying where the other file's evidence its registration rests on is
+    (a wrapper in a base class or an imported module), and listing those places as
+    related locations."""
+    evidence = getattr(registration, "evidence", ())
+    if not evidence:
+        return finding
+    first = evidence[0]
+    where = f"{first.path.rsplit('/', 1)[-1]}:{first.line}"
+    finding.message += f" (via `{registration.wrapper}`, {where})"
+    finding.related = (*finding.related, *evidence)
+    return finding
 
 
 class Rule:

@@ -11,7 +11,7 @@ from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
 from hooklint.analysis.handles import handle_model
 from hooklint.analysis.walk import descendants
 from hooklint.fixes.capture import keyed_removal, with_block
-from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
+from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, with_evidence
 
 _EVENT = {
     "forward": "forward", "forward_pre": "forward", "wrapper": "call", "dynamic": "call",
@@ -135,7 +135,7 @@ class CaptureHookNotRemoved(Rule):
                 continue  # a parameter hooked on every Function.forward: HL003's pile-up
             if registration.wrapper and _reruns_with_hooks_disabled(facts, registration):
                 continue
-            yield self._finding(facts, registration, hook, found, fate.kind, fate.targets)
+            yield with_evidence(self._finding(facts, registration, hook, found, fate.kind, fate.targets), registration)
 
     def _finding(self, facts, registration: Registration, hook: HookBody, found, kind, kept) -> Finding:
         capture = found[0]

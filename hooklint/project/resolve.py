@@ -1,0 +1,247 @@
+"""Names, imports and classes resolved within the project root, over summaries.
+
+The *project root* of a checked file is the directory of the nearest
+``pyproject.toml`` at or above it; without one, the directory above the outermost
+package (``__init__.py`` chain) that holds the file.  Absolute imports are looked up
+under the root (and ``root/src``) and under that package chain's parent; relative
+imports from the importing module's package.  ``import a.b [as c]``,
+``from a import b as c``, ``from . import b``, star imports, package ``__init__``
+re-exports (followed up to :data:`MAX_DEPTH` modules) and dotted bases
+(``nn.Module``) are followed.  Anything that leads outside the root — torch,
+transformers, a module that is not there — stays unknown: :meth:`FileView.method`
+and friends return None, and an unknown name never produces a finding.
+
+Classes are linearised depth-first, left to right, each class once (the order
+``super()`` and attribute lookup follow for the single and mixin inheritance
+these libraries use; full C3 only differs for diamonds that override the same
+method on both sides).
+
+A :class:`FileView` belongs to one checked file and records every other module
+whose summary it read (path and content digest): the file's result depends on
+them (:meth:`FileView.dependencies`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from hooklint.project import store
+
+#: How many modules an import or re-export chain, or a class hierarchy, is followed.
+MAX_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A resolved name: the module file, what it is (``module``, ``class``,
+    ``function``, ``method``), its qualified name there and its summary entry."""
+
+    path: str
+    kind: str
+    name: str
+    entry: dict | None = None
+
+    @property
+    def line(self) -> int:
+        return self.entry.get("line", 1) if self.entry else 1
+
+
+def project_root(path: Path) -> Path:
+    directory = path.parent
+    for candidate in (directory, *directory.parents):
+        if (candidate / "pyproject.toml").is_file():
+            return candidate
+    return package_root(path)
+
+
+def package_root(path: Path) -> Path:
+    """The directory above the outermost package that holds ``path``."""
+    directory = path.parent
+    while (directory / "__init__.py").is_file() and directory.parent != directory:
+        directory = directory.parent
+    return directory
+
+
+class FileView:
+    """What one checked file can see of the rest of its project."""
+
+    def __init__(self, path: str, text: str, cache_dir: str | None = None) -> None:
+        self.path = os.path.abspath(path)
+        self.text = text
+        self.cache_dir = cache_dir
+        self._root: Path | None = None
+        self._outline: dict | None = None
+        self._used: dict[str, str] = {}
+        self._lookups: dict[tuple[str, str], Ref | None] = {}
+
+    # -- where modules are ----------------------------------------------------------
+    @property
+    def root(self) -> Path:
+        if self._root is None:
+            self._root = project_root(Path(self.path))
+        return self._root
+
+    def _import_roots(self) -> list[Path]:
+        roots = [self.root, self.root / "src", package_root(Path(self.path))]
+        unique: list[Path] = []
+        for root in roots:
+            if root not in unique and root.is_dir() and self._inside(root):
+                unique.append(root)
+        return unique
+
+    def _inside(self, path: Path) -> bool:
+        try:
+            path.resolve().relative_to(self.root.resolve())
+        except (ValueError, OSError):
+            return False
+        return True
+
+    def module_file(self, module: str, level: int, importer: str) -> str | None:
+        """The file of ``module`` as imported from ``importer`` (``level``: the dots of
+        a relative import), when it is in the project."""
+        parts = [p for p in module.split(".") if p]
+        if level:
+            base = Path(importer).parent
+            for _ in range(level - 1):
+                base = base.parent
+            bases = [base]
+        else:
+            if not parts:
+                return None
+            bases = self._import_roots()
+        for base in bases:
+            target = base.joinpath(*parts)
+            for candidate in (target / "__init__.py", target.with_name(target.name + ".py") if parts else None):
+                if candidate is not None and candidate.is_file() and self._inside(candidate):
+                    return os.path.abspath(candidate)
+        return None
+
+    # -- summaries ------------------------------------------------------------------
+    def summary(self, path: str) -> dict | None:
+        if path == self.path:
+            if self._outline is None:
+                from hooklint.project.summary import outline_of
+
+                self._outline = outline_of(self.text)
+            return self._outline
+        found = store.load(path, self.cache_dir)
+        if found is None:
+            return None
+        self._used[path] = found.digest
+        return found.data
+
+    def dependencies(self) -> dict[str, str]:
+        """The other modules whose summaries this file's analysis read: path → digest."""
+        return dict(self._used)
+
+    # -- names ----------------------------------------------------------------------
+    def lookup(self, path: str, name: str, depth: int = 0) -> Ref | None:
+        """What ``name`` is in the module at ``path``."""
+        key = (path, name)
+        if key in self._lookups:
+            return self._lookups[key]
+        self._lookups[key] = None  # an import cycle resolves to nothing
+        found = self._lookup(path, name, depth)
+        self._lookups[key] = found
+        return found
+
+    def _lookup(self, path: str, name: str, depth: int) -> Ref | None:
+        data = self.summary(path)
+        if data is None or depth > MAX_DEPTH:
+            return None
+        if name in data["classes"]:
+            return Ref(path, "class", name, data["classes"][name])
+        if name in data["functions"]:
+            return Ref(path, "function", name, data["functions"][name])
+        imported = data["imports"].get(name)
+        if imported is not None:
+            return self._imported(path, imported, depth)
+        for key, (module, _, level) in data["imports"].items():
+            if key.startswith("*"):
+                target = self.module_file(module, level, path)
+                found = self.lookup(target, name, depth + 1) if target else None
+                if found is not None:
+                    return found
+        return None
+
+    def _imported(self, path: str, imported: list, depth: int) -> Ref | None:
+        module, attr, level = imported
+        target = self.module_file(module, level, path)
+        if target is None:
+            return None
+        if attr is None:
+            return Ref(target, "module", module)
+        return self.member(Ref(target, "module", module), attr, depth + 1)
+
+    def member(self, module: Ref, name: str, depth: int = 0) -> Ref | None:
+        """``module.name``: a name the module defines or imports, or its submodule."""
+        found = self.lookup(module.path, name, depth)
+        if found is None and os.path.basename(module.path) == "__init__.py":
+            target = self.module_file(name, 1, module.path)
+            if target is not None:
+                return Ref(target, "module", f"{module.name}.{name}")
+        return found
+
+    def dotted(self, path: str, dotted: str, depth: int = 0) -> Ref | None:
+        """``a.b.C`` as written in the module at ``path``."""
+        first, *rest = dotted.split(".")
+        found = self.lookup(path, first, depth)
+        for part in rest:
+            if found is None or found.kind != "module":
+                return None  # attributes of classes and functions are not followed
+            found = self.member(found, part, depth + 1)
+        return found
+
+    # -- classes --------------------------------------------------------------------
+    def mro(self, class_name: str) -> list[Ref]:
+        """The checked file's class ``class_name`` and its bases, resolved."""
+        start = self.lookup(self.path, class_name)
+        order: list[Ref] = []
+        seen: set[tuple[str, str]] = set()
+
+        def visit(ref: Ref, depth: int) -> None:
+            key = (ref.path, ref.name)
+            if key in seen or depth > MAX_DEPTH:
+                return
+            seen.add(key)
+            order.append(ref)
+            for base in ref.entry.get("bases", ()) if ref.entry else ():
+                found = self.dotted(ref.path, base)
+                if found is not None and found.kind == "class":
+                    visit(found, depth + 1)
+
+        if start is not None and start.kind == "class":
+            visit(start, 0)
+        return order
+
+    def method(self, class_name: str, name: str, after_own: bool = False) -> Ref | None:
+        """The method ``name`` that ``self.name`` reaches from the checked file's class
+        ``class_name``, when it is defined in another file (a definition in this file
+        is the file's own analysis: None).  ``after_own``: what ``super().name``
+        reaches (the class's own definition skipped)."""
+        classes = self.mro(class_name)
+        if after_own:
+            classes = classes[1:]
+        for ref in classes:
+            entry = ref.entry["methods"].get(name) if ref.entry else None
+            if entry is not None:
+                if ref.path == self.path:
+                    return None
+                return Ref(ref.path, "method", f"{ref.name}.{name}", entry)
+        return None
+
+    def function(self, dotted: str) -> Ref | None:
+        """A function the checked file imports (``helper`` or ``hooks.helper``) from
+        another module of the project."""
+        found = self.dotted(self.path, dotted)
+        if found is None or found.kind != "function" or found.path == self.path:
+            return None
+        return found
+
+    def shown(self, ref: Ref) -> str:
+        """The path of ``ref``'s module as reports show it."""
+        from hooklint.files import display_path
+
+        return display_path(Path(ref.path))
