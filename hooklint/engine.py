@@ -248,7 +248,10 @@ def _collector_paused():
 def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevant: bool) -> list[Violation]:
     whole = not skip_irrelevant or any(r.whole_module and is_candidate(text, r.prefilter) for r in rules)
     screening = not whole and all(r.screenable for r in rules)
-    prefilter = prefilter_tokens(rules, context.registration_wrappers)
+    wrappers = context.registration_wrappers
+    if context.project is not None:  # other files' wrappers and removal helpers are evidence too
+        wrappers += context.project.helper_names()
+    prefilter = prefilter_tokens(rules, wrappers)
     # Every registration is evidence (a rule's own tokens may name only one of a pair).
     seeds = seed_regex(prefilter + SEED_TOKENS)
     if screening and seeds.names.search(text) is None:
@@ -310,7 +313,10 @@ def _report(outcome, path: str, text: str, line_numbers: list[int] | None = None
     suppressions = Suppressions.parse(text)
     violations = []
     for rule, finding in findings:
-        violation = _violation(rule, finding, path, locator)
+        try:
+            violation = _violation(rule, finding, path, locator)
+        except KeyError:  # it points into another module (a hook body imported from it): that file's finding
+            continue
         if not suppressions.suppresses(violation.code, violation.start.line, violation.end.line):
             violations.append(violation)
     return sorted(set(violations), key=lambda v: v.sort_key)
@@ -464,8 +470,11 @@ def _violation(rule, finding: Finding, path: str, locator: _Locator) -> Violatio
     if finding.fix_edits and finding.fix_withheld is None:
         from hooklint.fixes.edits import resolve_edits
 
-        edits = tuple(sorted(set(resolve_edits(finding.fix_edits, locator)), key=lambda e: (e.start, e.end)))
-        fix = Fix(finding.fix_message, UNSAFE if finding.unsafe_fix or rule.fix_applicability == UNSAFE else SAFE, edits)
+        try:
+            edits = tuple(sorted(set(resolve_edits(finding.fix_edits, locator)), key=lambda e: (e.start, e.end)))
+        except KeyError:  # an edit of another module's code (cross-file evidence) is never offered
+            edits = None
+        fix = None if edits is None else Fix(finding.fix_message, UNSAFE if finding.unsafe_fix or rule.fix_applicability == UNSAFE else SAFE, edits)
     message = finding.message
     if finding.fix_withheld:
         message += f" (fix withheld: {finding.fix_withheld})"

@@ -481,4 +481,11 @@ def collect(module: cst.Module, registration_wrappers: tuple[str, ...] = (), pro
     for registration in facts.registrations:
         if registration.hook is None:
             registration.hook = resolver.resolve(registration.hook_arg, registration.site)
+        if registration.hook is None and project is not None and registration.hook_arg is not None:
+            from hooklint.project.queries import imported_hook
+
+            found = imported_hook(project, registration.hook_arg)
+            if found is not None:
+                registration.hook, where = found
+                registration.evidence = (*registration.evidence, where)
     return facts

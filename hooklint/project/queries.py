@@ -9,13 +9,17 @@ alone), and get back the same kind of answer a same-file definition gives:
   ``module.helper(...)``), as a :class:`hooklint.analysis.wrappers.Wrapper` whose
   ``evidence`` names the definition;
 * :func:`external_removal`: what a called helper of another file removes (its
-  parameters by name, ``self.*`` attributes by code).
+  parameters by name, ``self.*`` attributes by code);
+* :func:`imported_hook`: the body of a hook function imported from another module
+  (that module's facts, parsed on demand).
 
 A call whose target cannot be resolved within the project gets None: the caller
 treats it as it does any unknown call.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import libcst as cst
 
@@ -78,3 +82,47 @@ def _dotted(node) -> str | None:
         parts.append(node.value)
         return ".".join(reversed(parts))
     return None
+
+
+def imported_hook(view: FileView, hook_arg):
+    """The body of a hook that the checked file imports from another module of the
+    project (``from .taps import grab``; ``taps.grab``), as a
+    :class:`hooklint.analysis.facts.HookBody` of that module's facts, with the place
+    of its definition; None when it is not one."""
+    from hooklint.analysis.facts import HookBody
+
+    dotted = _dotted(hook_arg)
+    ref = view.function(dotted) if dotted else None
+    if ref is None:
+        return None
+    facts = module_facts(ref.path)
+    info = facts.module_function(ref.name) if facts is not None else None
+    if info is None:
+        return None
+    return HookBody(info.node, info.name, "function", function=info, imports=facts.imports), place(view, ref)
+
+
+_facts: dict[str, tuple[tuple[int, int], object]] = {}
+
+
+def module_facts(path: str):
+    """Another module's facts (parsed once per process and file version), or None."""
+    import os
+
+    from hooklint.analysis.collector import collect
+    from hooklint.engine import parse_module
+    from hooklint.files import SourceError, read_source
+
+    try:
+        status = os.stat(path)
+        stamp = (status.st_mtime_ns, status.st_size)
+        known = _facts.get(path)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        facts = collect(parse_module(read_source(Path(path), 4 * 1024 * 1024).text))
+    except (OSError, SourceError, RecursionError, ValueError, cst.ParserSyntaxError):
+        return None
+    if len(_facts) > 64:
+        _facts.clear()
+    _facts[path] = (stamp, facts)
+    return facts

@@ -75,6 +75,8 @@ class FileView:
         self._outline: dict | None = None
         self._used: dict[str, str] = {}
         self._lookups: dict[tuple[str, str], Ref | None] = {}
+        self._helpers: tuple[str, ...] | None = None
+        self._mros: dict[str, list[Ref]] = {}
 
     # -- where modules are ----------------------------------------------------------
     @property
@@ -197,6 +199,12 @@ class FileView:
     # -- classes --------------------------------------------------------------------
     def mro(self, class_name: str) -> list[Ref]:
         """The checked file's class ``class_name`` and its bases, resolved."""
+        known = self._mros.get(class_name)
+        if known is None:
+            known = self._mros[class_name] = self._mro(class_name)
+        return known
+
+    def _mro(self, class_name: str) -> list[Ref]:
         start = self.lookup(self.path, class_name)
         order: list[Ref] = []
         seen: set[tuple[str, str]] = set()
@@ -231,6 +239,25 @@ class FileView:
                     return None
                 return Ref(ref.path, "method", f"{ref.name}.{name}", entry)
         return None
+
+    def helper_names(self) -> tuple[str, ...]:
+        """The names by which the checked file reaches other files' registration
+        wrappers and removal helpers (methods of its classes' bases, imported
+        functions): the fast path keeps the code that calls them, as it keeps
+        registrations."""
+        if self._helpers is None:
+            names: set[str] = set()
+            outline = self.summary(self.path) or {}
+            for class_name in outline.get("classes", {}):
+                for ref in self.mro(class_name)[1:]:
+                    if ref.path != self.path and ref.entry:
+                        names.update(n for n, e in ref.entry["methods"].items() if "wrapper" in e or "removes" in e)
+            for local in outline.get("imports", {}):
+                found = self.lookup(self.path, local) if not local.startswith("*") else None
+                if found is not None and found.kind == "function" and ("wrapper" in found.entry or "removes" in found.entry):
+                    names.add(local)
+            self._helpers = tuple(sorted(names))
+        return self._helpers
 
     def function(self, dotted: str) -> Ref | None:
         """A function the checked file imports (``helper`` or ``hooks.helper``) from

@@ -87,7 +87,10 @@ def with_evidence(finding: Finding, registration) -> Finding:
         return finding
     first = evidence[0]
     where = f"{first.path.rsplit('/', 1)[-1]}:{first.line}"
-    finding.message += f" (via `{registration.wrapper}`, {where})"
+    if registration.wrapper:
+        finding.message += f" (via `{registration.wrapper}`, {where})"
+    else:
+        finding.message += f" (hook defined in {where})"
     finding.related = (*finding.related, *evidence)
     return finding
 
