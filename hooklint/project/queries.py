@@ -54,7 +54,8 @@ def external_wrapper(view: FileView, call):
     from hooklint.analysis.wrappers import Wrapper
 
     ref = callee_ref(view, call)
-    wrapper = ref.entry.get("wrapper") if ref is not None and ref.entry else None
+    entry = view.facts_of(ref) if ref is not None else None
+    wrapper = entry.get("wrapper") if entry else None
     if wrapper is None:
         return None
     api = METHOD_APIS.get(wrapper["api"]) if wrapper.get("api") else None
@@ -67,10 +68,11 @@ def external_removal(view: FileView, call) -> tuple[list[str], set[str], set[str
     """``(parameter names, removed parameters, removed self attributes)`` of another
     file's helper that ``call`` reaches, when it removes anything."""
     ref = callee_ref(view, call)
-    removes = ref.entry.get("removes") if ref is not None and ref.entry else None
+    entry = view.facts_of(ref) if ref is not None else None
+    removes = entry.get("removes") if entry else None
     if not removes:
         return None
-    return list(ref.entry.get("params", [])), set(removes["params"]), set(removes["attrs"])
+    return list(entry.get("params", [])), set(removes["params"]), set(removes["attrs"])
 
 
 def _dotted(node) -> str | None:

@@ -24,6 +24,7 @@ them (:meth:`FileView.dependencies`).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,9 @@ from hooklint.project import store
 
 #: How many modules an import or re-export chain, or a class hierarchy, is followed.
 MAX_DEPTH = 8
+#: Star imports are searched only this many modules into a chain: a name that is not
+#: found would otherwise read every module a package re-exports with ``*``.
+MAX_STAR_DEPTH = 3
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,9 @@ class FileView:
         self._lookups: dict[tuple[str, str], Ref | None] = {}
         self._helpers: tuple[str, ...] | None = None
         self._mros: dict[str, list[Ref]] = {}
+        self._real_root: str | None = None
+        self._files: dict[tuple[str, int, str], str | None] = {}
+        self._roots: list[Path] | None = None
 
     # -- where modules are ----------------------------------------------------------
     @property
@@ -86,23 +93,28 @@ class FileView:
         return self._root
 
     def _import_roots(self) -> list[Path]:
-        roots = [self.root, self.root / "src", package_root(Path(self.path))]
-        unique: list[Path] = []
-        for root in roots:
-            if root not in unique and root.is_dir() and self._inside(root):
-                unique.append(root)
-        return unique
+        if self._roots is None:
+            roots = [self.root, self.root / "src", package_root(Path(self.path))]
+            self._roots = []
+            for root in roots:
+                if root not in self._roots and root.is_dir() and self._inside(root):
+                    self._roots.append(root)
+        return self._roots
 
     def _inside(self, path: Path) -> bool:
-        try:
-            path.resolve().relative_to(self.root.resolve())
-        except (ValueError, OSError):
-            return False
-        return True
+        if self._real_root is None:
+            self._real_root = os.path.join(os.path.realpath(self.root), "")
+        return os.path.join(os.path.realpath(path), "").startswith(self._real_root)
 
     def module_file(self, module: str, level: int, importer: str) -> str | None:
         """The file of ``module`` as imported from ``importer`` (``level``: the dots of
         a relative import), when it is in the project."""
+        key = (module, level, os.path.dirname(importer) if level else "")
+        if key not in self._files:
+            self._files[key] = self._module_file(module, level, importer)
+        return self._files[key]
+
+    def _module_file(self, module: str, level: int, importer: str) -> str | None:
         parts = [p for p in module.split(".") if p]
         if level:
             base = Path(importer).parent
@@ -121,18 +133,31 @@ class FileView:
         return None
 
     # -- summaries ------------------------------------------------------------------
-    def summary(self, path: str) -> dict | None:
-        if path == self.path:
+    def summary(self, path: str, full: bool = False) -> dict | None:
+        if path == self.path and not full:
             if self._outline is None:
                 from hooklint.project.summary import outline_of
 
                 self._outline = outline_of(self.text)
             return self._outline
-        found = store.load(path, self.cache_dir)
+        found = store.load(path, self.cache_dir, full)
         if found is None:
             return None
         self._used[path] = found.digest
         return found.data
+
+    def facts_of(self, ref: Ref) -> dict | None:
+        """The full summary entry (wrapper, removes) of a function or method that
+        ``ref`` names; None when its code holds no hook token."""
+        if not ref.entry or not ref.entry.get("hooky") or ref.path == self.path:
+            return None
+        data = self.summary(ref.path, full=True)
+        if data is None:
+            return None
+        if ref.kind == "method":
+            class_name, _, name = ref.name.rpartition(".")
+            return data["classes"].get(class_name, {}).get("methods", {}).get(name)
+        return data["functions"].get(ref.name)
 
     def dependencies(self) -> dict[str, str]:
         """The other modules whose summaries this file's analysis read: path → digest."""
@@ -160,6 +185,12 @@ class FileView:
         imported = data["imports"].get(name)
         if imported is not None:
             return self._imported(path, imported, depth)
+        if os.path.basename(path) == "__init__.py":  # ``from pkg import submodule``
+            target = self.module_file(name, 1, path)
+            if target is not None:
+                return Ref(target, "module", name)
+        if depth >= MAX_STAR_DEPTH:
+            return None
         for key, (module, _, level) in data["imports"].items():
             if key.startswith("*"):
                 target = self.module_file(module, level, path)
@@ -179,12 +210,7 @@ class FileView:
 
     def member(self, module: Ref, name: str, depth: int = 0) -> Ref | None:
         """``module.name``: a name the module defines or imports, or its submodule."""
-        found = self.lookup(module.path, name, depth)
-        if found is None and os.path.basename(module.path) == "__init__.py":
-            target = self.module_file(name, 1, module.path)
-            if target is not None:
-                return Ref(target, "module", f"{module.name}.{name}")
-        return found
+        return self.lookup(module.path, name, depth)
 
     def dotted(self, path: str, dotted: str, depth: int = 0) -> Ref | None:
         """``a.b.C`` as written in the module at ``path``."""
@@ -251,10 +277,12 @@ class FileView:
             for class_name in outline.get("classes", {}):
                 for ref in self.mro(class_name)[1:]:
                     if ref.path != self.path and ref.entry:
-                        names.update(n for n, e in ref.entry["methods"].items() if "wrapper" in e or "removes" in e)
+                        names.update(n for n, e in ref.entry["methods"].items() if e.get("hooky"))
             for local in outline.get("imports", {}):
-                found = self.lookup(self.path, local) if not local.startswith("*") else None
-                if found is not None and found.kind == "function" and ("wrapper" in found.entry or "removes" in found.entry):
+                if local.startswith("*") or not re.search(rf"\b{re.escape(local)}\s*[.(]", self.text):
+                    continue  # never called here: not looked up
+                found = self.lookup(self.path, local)
+                if found is not None and found.kind == "function" and found.path != self.path and found.entry.get("hooky"):
                     names.add(local)
             self._helpers = tuple(sorted(names))
         return self._helpers

@@ -1,6 +1,9 @@
 """Module summaries, cached by file content and hooklint's code.
 
-A summary is computed once per content: kept in memory for the process (keyed by
+A summary comes in two tiers: the *outline* (imports, classes, bases, methods, which
+functions hold hook tokens), read for every module resolution passes through, and
+the *full* summary with the hook facts, computed only for a module one of whose
+hook-token functions a checked file reaches.  Each is computed once per content: kept in memory for the process (keyed by
 path, modification time and size, so a worker that checks many files reads each
 imported module once) and, when a cache directory is in use, on disk next to the
 result cache (``.hooklint_cache/summaries/``), written by the same atomic writer.
@@ -28,7 +31,7 @@ class Summarised:
     data: dict
 
 
-_memory: dict[str, tuple[tuple[int, int], Summarised | None]] = {}
+_memory: dict[tuple[str, bool], tuple[tuple[int, int], Summarised | None]] = {}
 
 
 def content_digest(raw: bytes) -> str:
@@ -44,28 +47,30 @@ def file_digest(path: str) -> str | None:
         return None
 
 
-def _key(digest: str) -> str:
+def _key(digest: str, full: bool) -> str:
     from hooklint.cache import code_fingerprint
 
-    return hashlib.sha256(f"summary-{_summary.VERSION}\0{code_fingerprint()}\0{digest}".encode()).hexdigest()
+    kind = "full" if full else "outline"
+    return hashlib.sha256(f"summary-{_summary.VERSION}-{kind}\0{code_fingerprint()}\0{digest}".encode()).hexdigest()
 
 
-def load(path: str, cache_dir: str | None) -> Summarised | None:
-    """The summary of the module at ``path``; None when it cannot be read."""
+def load(path: str, cache_dir: str | None, full: bool = False) -> Summarised | None:
+    """The summary of the module at ``path`` (``full``: with its hook facts, else the
+    outline); None when it cannot be read."""
     try:
         status = os.stat(path)
     except OSError:
         return None
     stamp = (status.st_mtime_ns, status.st_size)
-    known = _memory.get(path)
+    known = _memory.get((path, full))
     if known is not None and known[0] == stamp:
         return known[1]
-    found = _compute(path, status.st_size, cache_dir)
-    _memory[path] = (stamp, found)
+    found = _compute(path, status.st_size, cache_dir, full)
+    _memory[(path, full)] = (stamp, found)
     return found
 
 
-def _compute(path: str, size: int, cache_dir: str | None) -> Summarised | None:
+def _compute(path: str, size: int, cache_dir: str | None, full: bool) -> Summarised | None:
     from hooklint.files import SourceError, read_source
 
     if size > MAX_SUMMARY_SIZE:
@@ -75,12 +80,12 @@ def _compute(path: str, size: int, cache_dir: str | None) -> Summarised | None:
     except (SourceError, OSError):
         return None
     digest = content_digest(source.raw)
-    entry = _entry(cache_dir, _key(digest)) if cache_dir else None
+    entry = _entry(cache_dir, _key(digest, full)) if cache_dir else None
     if entry is not None:
         data = _read(entry)
         if data is not None:
             return Summarised(path, digest, data)
-    data = _summary.summarise(source.text)
+    data = _summary.summarise(source.text, hook_facts=full)
     if entry is not None:
         from hooklint.cache import _prepare, _write_atomically
 

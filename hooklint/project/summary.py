@@ -16,13 +16,18 @@ Computed from the module alone and serialisable as JSON (it is cached by content
 The outline (imports, classes, bases, methods) comes from CPython's AST of the whole
 module, which costs a fraction of a libcst parse; the hook facts come from the facts
 layer (:func:`hooklint.analysis.collector.collect` and the handle model), run only on
-modules that contain a registration or a ``.remove(`` token.
+modules that contain a registration or a ``.remove(`` token, and only on the
+definitions the fast path keeps for those tokens.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+
+import libcst as cst
+
+from hooklint.lexical import split_lines
 
 #: Bumped when the summary's shape or meaning changes (part of the cache key).
 VERSION = 1
@@ -31,18 +36,22 @@ VERSION = 1
 _HOOK_TEXT = re.compile(r"register_\w*hook|register_\{|\.remove\(")
 
 
-def summarise(text: str) -> dict:
-    """The summary of one module's source ``text``; an empty summary when it does not parse."""
+def summarise(text: str, hook_facts: bool = True) -> dict:
+    """The summary of one module's source ``text``; an empty summary when it does not
+    parse.  ``hook_facts=False``: the outline alone, each function whose code holds a
+    registration or removal token marked ``"hooky": true`` (what resolution needs
+    first; the hook facts are computed only for a module whose hooky function a
+    checked file reaches)."""
     from hooklint.engine import python_ast
 
     try:
         tree = python_ast(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {"imports": {}, "classes": {}, "functions": {}}
-    summary = _outline(tree)
-    if _HOOK_TEXT.search(text):
+    summary = _outline(tree, split_lines(text, keepends=True) if _HOOK_TEXT.search(text) else None)
+    if hook_facts and _HOOK_TEXT.search(text):
         try:
-            _add_hook_facts(text, summary)
+            _add_hook_facts(text, tree, summary)
         except (RecursionError, ValueError, MemoryError):
             pass  # the outline alone: what cannot be analysed is unknown, never a finding
         except Exception as exc:  # libcst's parser errors
@@ -79,6 +88,8 @@ def _is_function(entry) -> bool:
         return False
     if not all(isinstance(p, str) for p in entry["params"]):
         return False
+    if entry.get("hooky") not in (None, True):
+        return False
     wrapper = entry.get("wrapper")
     if wrapper is not None and not (
         isinstance(wrapper, dict) and type(wrapper.get("hook")) is int and isinstance(wrapper.get("hook_param"), str)
@@ -98,16 +109,24 @@ def _is_function(entry) -> bool:
 def outline_of(text: str) -> dict:
     """The outline alone (imports, classes, methods): what the checked file itself
     contributes to resolution, its hook facts being the file's own analysis."""
-    from hooklint.engine import python_ast
-
-    try:
-        return _outline(python_ast(text))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {"imports": {}, "classes": {}, "functions": {}}
+    return summarise(text, hook_facts=False)
 
 
 # -- the outline (CPython's AST) -----------------------------------------------------------
-def _outline(tree: ast.Module) -> dict:
+def _hooky(node, lines: list[str] | None) -> bool:
+    if lines is None:
+        return False
+    return _HOOK_TEXT.search("".join(lines[node.lineno - 1 : node.end_lineno or node.lineno])) is not None
+
+
+def _entry(node, lines: list[str] | None, method: bool) -> dict:
+    entry = {"line": node.lineno, "params": _params(node, method=method)}
+    if _hooky(node, lines):
+        entry["hooky"] = True
+    return entry
+
+
+def _outline(tree: ast.Module, lines: list[str] | None = None) -> dict:
     imports: dict[str, list] = {}
     classes: dict[str, dict] = {}
     functions: dict[str, dict] = {}
@@ -126,16 +145,31 @@ def _outline(tree: ast.Module) -> dict:
                 else:
                     imports[alias.asname or alias.name] = [node.module or "", alias.name, node.level]
         elif isinstance(node, ast.ClassDef):
-            methods = {
-                item.name: {"line": item.lineno, "params": _params(item, method=True)}
-                for item in node.body
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
-            }
+            defs = [item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            methods = {item.name: _entry(item, lines, method=True) for item in defs}
+            _spread_hooky(defs, methods, lines)
             bases = [name for name in (_dotted(b) for b in node.bases) if name]
             classes[node.name] = {"line": node.lineno, "bases": bases, "methods": methods}
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions[node.name] = {"line": node.lineno, "params": _params(node, method=False)}
+            functions[node.name] = _entry(node, lines, method=False)
+    defs = [n for n in _top_level(tree.body) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    _spread_hooky(defs, functions, lines)
     return {"imports": imports, "classes": classes, "functions": functions}
+
+
+def _spread_hooky(defs, entries: dict[str, dict], lines: list[str] | None) -> None:
+    """A function that calls a hooky function of the same class or module is hooky too
+    (a wrapper that registers through its class's dispatch helper), one call deep."""
+    if lines is None:
+        return
+    hooky = [name for name, entry in entries.items() if entry.get("hooky")]
+    if not hooky:
+        return
+    calls = re.compile(r"\b(?:%s)\s*\(" % "|".join(re.escape(n) for n in hooky))
+    for node in defs:
+        entry = entries.get(node.name)
+        if entry is not None and not entry.get("hooky") and calls.search("".join(lines[node.lineno - 1 : node.end_lineno])):
+            entry["hooky"] = True
 
 
 def _top_level(body):
@@ -177,13 +211,27 @@ def _params(node, method: bool) -> list[str]:
 
 
 # -- hook facts (the facts layer) ----------------------------------------------------------
-def _add_hook_facts(text: str, summary: dict) -> None:
+def _add_hook_facts(text: str, tree: ast.Module, summary: dict) -> None:
+    """Wrappers and removal helpers, from the facts of the definitions that hold a
+    registration or removal token and what they call (:mod:`hooklint.sparse` keeps
+    them, as for a lint): the rest of a large module is never parsed by libcst."""
     from hooklint.analysis.collector import collect
     from hooklint.analysis.handles import handle_model
-    from hooklint.engine import parse_module
+    from hooklint.engine import _without_blank_lines, parse_module
+    from hooklint.lexical import lex
+    from hooklint.sparse import relevant_source
 
-    facts = collect(parse_module(text))
-    model = handle_model(facts)
+    code, _ = _without_blank_lines(relevant_source(text, tree, _HOOK_TEXT), lex(text))
+    facts = collect(parse_module(code))
+    from hooklint.analysis.wrappers import infer_wrappers
+
+    inferred = infer_wrappers(facts)
+    calls: dict[int, list] = {}
+    for call in facts.calls:
+        calls.setdefault(id(call.site.function), []).append(call)
+    registered = {id(r.call) for r in facts.registrations}
+    defined = {info.name for info in facts.functions}
+    model = None
     for info in facts.functions:
         if info.parent is not None:
             continue
@@ -193,41 +241,40 @@ def _add_hook_facts(text: str, summary: dict) -> None:
             entry = summary["functions"].get(info.name)
         if entry is None:
             continue
-        wrapper = _wrapper(facts, info)
-        if wrapper is not None:
-            entry["wrapper"] = wrapper
-        params, attrs = model.removed_by(info)
-        if params or attrs:
-            entry["removes"] = {"params": sorted(params), "attrs": sorted(attrs)}
+        own = calls.get(id(info.node), [])
+        if any(id(c.node) in registered or isinstance(c.node.func, cst.Name) for c in own):
+            wrapper = _wrapper(facts, info, inferred, own, registered)
+            if wrapper is not None:
+                entry["wrapper"] = wrapper
+        # Only a function that removes, or calls a same-file function that may, can remove.
+        if any(c.attr == "remove" or (c.attr or c.callee) in defined for c in own):
+            model = model or handle_model(facts)
+            params, attrs = model.removed_by(info)
+            if params or attrs:
+                entry["removes"] = {"params": sorted(params), "attrs": sorted(attrs)}
 
 
 _KEEPING_ROLES = ("returned", "bound", "appended", "exit_stack")
 
 
-def _wrapper(facts, info) -> dict | None:
+def _wrapper(facts, info, inferred_wrappers, own_calls, registered: set[int]) -> dict | None:
     """How ``info`` registers the hook it is given, when it does: a parameter passed
     as the hook of a registration (directly, or called inside a nested ``def`` that
     is the registered hook), the handle returned or stored.  A registration through
     a local name bound to a same-class method that returns
     ``getattr(target, f"register_{kind}_hook")`` counts (llm-compressor's
     ``HooksMixin`` shape)."""
-    import libcst as cst
-
-    from hooklint.analysis.wrappers import infer_wrappers
-
     params = _own_params(info)
-    inferred = infer_wrappers(facts).get(info.name)
+    inferred = inferred_wrappers.get(info.name)
     if inferred is not None and inferred.class_name == info.class_name:
         return {
             "hook": inferred.hook_index, "hook_param": inferred.hook_param, "target": inferred.target_index,
             "api": inferred.api.name if inferred.api is not None else None,
         }
     registrars = _local_registrars(facts, info)
-    for call in facts.calls:
-        if call.site.function is not info.node:
-            continue
+    for call in own_calls:
         node = call.node
-        direct = any(r.call is node for r in facts.registrations)
+        direct = id(node) in registered
         target = None
         if not direct:
             if not (isinstance(node.func, cst.Name) and node.func.value in registrars):
