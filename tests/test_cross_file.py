@@ -30,12 +30,15 @@ EXPECTED = {
     "base_removal/valid": [],
     "imported_hook/invalid": [("feats/run.py", 5, 5, "HL002", "(hook defined in taps.py:4)")],
     "imported_hook/valid": [],
+    "super_post_hook/invalid": [("track/timing.py", 21, 13, "HL001", "(state change in base.py:7)")],
+    "super_post_hook/valid": [],
 }
 #: What the same packages give with each file analysed alone (--no-cross-file).
 ALONE = {
     "mixin_wrapper/invalid": [],  # the wrapper is unknown: no registration seen
     "base_removal/valid": [("rec/features.py", 15, 33, "HL002")],  # the base's removal is not seen
     "imported_hook/invalid": [],  # the hook's body is unknown
+    "super_post_hook/invalid": [],  # what super()._enter/_leave change is unknown
 }
 
 
@@ -74,6 +77,18 @@ def test_each_file_alone_misses_the_other_files_evidence(case, tmp_path, monkeyp
     assert _where(_run(root, monkeypatch, "--no-cache", "--no-cross-file", ".")) == sorted(ALONE[case])
     (root / "pyproject.toml").write_text("[tool.hooklint]\ncross-file = false\n", encoding="utf-8")
     assert _where(_run(root, monkeypatch, "--no-cache", ".")) == sorted(ALONE[case])
+
+
+def test_the_fix_of_a_super_post_hook_pair_edits_only_the_checked_file(tmp_path, monkeypatch):
+    root = _project(tmp_path, "super_post_hook/invalid")
+    base = (root / "track" / "base.py").read_bytes()
+    monkeypatch.chdir(root)
+    result = check("--no-cache", "--config", "pyproject.toml", "--fix", ".")
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    fixed = (root / "track" / "timing.py").read_text(encoding="utf-8")
+    assert "block.register_forward_hook(self._leave, always_call=True)" in fixed
+    assert (root / "track" / "base.py").read_bytes() == base
+    assert _run(root, monkeypatch, "--no-cache", ".") == []
 
 
 def test_cross_file_setting_must_be_a_boolean(tmp_path, monkeypatch):

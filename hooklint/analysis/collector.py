@@ -484,7 +484,7 @@ def collect(module: cst.Module, registration_wrappers: tuple[str, ...] = (), pro
         if registration.hook is None and project is not None and registration.hook_arg is not None:
             from hooklint.project.queries import imported_hook
 
-            found = imported_hook(project, registration.hook_arg)
+            found = imported_hook(project, registration.hook_arg, registration.site)
             if found is not None:
                 registration.hook, where = found
                 registration.evidence = (*registration.evidence, where)

@@ -10,8 +10,11 @@ alone), and get back the same kind of answer a same-file definition gives:
   ``evidence`` names the definition;
 * :func:`external_removal`: what a called helper of another file removes (its
   parameters by name, ``self.*`` attributes by code);
-* :func:`imported_hook`: the body of a hook function imported from another module
-  (that module's facts, parsed on demand).
+* :func:`imported_hook`: the body of a hook function imported from another module,
+  or of a hook method (``self.m``) a base class in another file defines;
+* :func:`base_method`: the body of the method ``self.m()`` / ``super().m()`` reaches in
+  another file, whose state effects a hook's are followed into (those modules' facts
+  are parsed on demand, once per process and file version).
 
 A call whose target cannot be resolved within the project gets None: the caller
 treats it as it does any unknown call.
@@ -86,13 +89,25 @@ def _dotted(node) -> str | None:
     return None
 
 
-def imported_hook(view: FileView, hook_arg):
+def imported_hook(view: FileView, hook_arg, site=None):
     """The body of a hook that the checked file imports from another module of the
     project (``from .taps import grab``; ``taps.grab``), as a
     :class:`hooklint.analysis.facts.HookBody` of that module's facts, with the place
     of its definition; None when it is not one."""
     from hooklint.analysis.facts import HookBody
 
+    if isinstance(hook_arg, cst.Attribute) and isinstance(hook_arg.value, cst.Name) and hook_arg.value.value == "self":
+        class_def = site.class_def if site is not None else None
+        ref = view.method(class_def.name.value, hook_arg.attr.value) if class_def is not None else None
+        if ref is None:
+            return None
+        facts = module_facts(ref.path)
+        owner, _, name = ref.name.rpartition(".")
+        info = facts.method(owner, name) if facts is not None else None
+        if info is None:
+            return None
+        body = HookBody(info.node, ref.name, "method", function=info, imports=facts.imports, is_method=True)
+        return body, place(view, ref)
     dotted = _dotted(hook_arg)
     ref = view.function(dotted) if dotted else None
     if ref is None:
@@ -102,6 +117,21 @@ def imported_hook(view: FileView, hook_arg):
     if info is None:
         return None
     return HookBody(info.node, info.name, "function", function=info, imports=facts.imports), place(view, ref)
+
+
+def base_method(view: FileView, class_name: str, name: str, after_own: bool = False):
+    """The :class:`FunctionInfo` (in its own module's facts) of the method of another
+    file that ``self.name`` (``after_own``: ``super().name``) reaches from the checked
+    file's class ``class_name``; None when it is not one."""
+    ref = view.method(class_name, name, after_own=after_own)
+    if ref is None:
+        return None
+    facts = module_facts(ref.path)
+    owner, _, method = ref.name.rpartition(".")
+    info = facts.method(owner, method) if facts is not None else None
+    if info is not None:
+        view.note_foreign(info.node, place(view, ref))
+    return info
 
 
 _facts: dict[str, tuple[tuple[int, int], object]] = {}

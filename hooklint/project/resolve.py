@@ -84,6 +84,8 @@ class FileView:
         self._real_root: str | None = None
         self._files: dict[tuple[str, int, str], str | None] = {}
         self._roots: list[Path] | None = None
+        self._foreign: dict[int, tuple] = {}
+        self._inside_ids: dict[int, set[int]] = {}
 
     # -- where modules are ----------------------------------------------------------
     @property
@@ -158,6 +160,23 @@ class FileView:
             class_name, _, name = ref.name.rpartition(".")
             return data["classes"].get(class_name, {}).get("methods", {}).get(name)
         return data["functions"].get(ref.name)
+
+    def note_foreign(self, node, where) -> None:
+        """Record that the def ``node`` (of another module's facts) is at ``where``."""
+        self._foreign[id(node)] = (node, where)
+
+    def elsewhere(self, node):
+        """The place of the other file's def that holds ``node``, when it is one whose
+        body this file's analysis read; else None."""
+        from hooklint.analysis.walk import descendants
+
+        for def_id, (def_node, where) in self._foreign.items():
+            inside = self._inside_ids.get(def_id)
+            if inside is None:
+                inside = self._inside_ids[def_id] = {id(n) for n in descendants(def_node)} | {def_id}
+            if id(node) in inside:
+                return where
+        return None
 
     def dependencies(self) -> dict[str, str]:
         """The other modules whose summaries this file's analysis read: path → digest."""

@@ -95,6 +95,25 @@ def with_evidence(finding: Finding, registration) -> Finding:
     return finding
 
 
+def with_places(finding: Finding, facts, nodes, what: str) -> Finding:
+    """``finding`` saying that some of ``nodes`` (the evidence it rests on) are code of
+    another file whose body the analysis read (``what`` happens there), and listing
+    those places as related locations."""
+    project = getattr(facts, "project", None)
+    if project is None:
+        return finding
+    places = []
+    for node in nodes:
+        where = project.elsewhere(node)
+        if where is not None and where not in places:
+            places.append(where)
+    if places:
+        first = places[0]
+        finding.message += f" ({what} in {first.path.rsplit('/', 1)[-1]}:{first.line})"
+        finding.related = (*finding.related, *places)
+    return finding
+
+
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
