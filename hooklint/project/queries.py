@@ -35,8 +35,13 @@ def place(view: FileView, ref: Ref) -> Place:
 
 
 def callee_ref(view: FileView, call) -> Ref | None:
-    """The other file's function or method that ``call`` (a :class:`CallSite`) reaches."""
+    """The other file's function or method that ``call`` (a :class:`CallSite`) reaches,
+    when it may register or remove hooks: only names in :meth:`FileView.helper_names`
+    are resolved (a call of anything else costs a set lookup, not a module read)."""
     func = call.node.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    if name is None or name not in view.helper_names():
+        return None
     if isinstance(func, cst.Attribute):
         value = func.value
         if isinstance(value, cst.Name) and value.value in ("self", "cls"):
@@ -47,8 +52,8 @@ def callee_ref(view: FileView, call) -> Ref | None:
             if class_def is None:
                 return None
             return view.method(class_def.name.value, func.attr.value, after_own=True)
-    dotted = _dotted(func)
-    return view.function(dotted) if dotted else None
+        return None  # ``module.helper(...)``: not followed (only imported names are)
+    return view.function(func.value)
 
 
 def external_wrapper(view: FileView, call):
