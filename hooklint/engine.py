@@ -249,14 +249,19 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
     whole = not skip_irrelevant or any(r.whole_module and is_candidate(text, r.prefilter) for r in rules)
     screening = not whole and all(r.screenable for r in rules)
     wrappers = context.registration_wrappers
+    cpython = None
     if context.project is not None:  # other files' wrappers and removal helpers are evidence too
+        cpython = _cpython_parse(text)
+        if isinstance(cpython, ast.Module):
+            context.project.use_tree(cpython)  # its outline, without a second parse
         wrappers += context.project.helper_names()
     prefilter = prefilter_tokens(rules, wrappers)
     # Every registration is evidence (a rule's own tokens may name only one of a pair).
     seeds = seed_regex(prefilter + SEED_TOKENS)
     if screening and seeds.names.search(text) is None:
         return []  # the prefilter's tokens were only parts of longer names
-    cpython = _cpython_parse(text)
+    if context.project is None:
+        cpython = _cpython_parse(text)
     if isinstance(cpython, tuple):
         return [_syntax_violation(path, cpython[1], 1, "cannot parse: too deeply nested to analyse", "")]
     if isinstance(cpython, ast.Module):

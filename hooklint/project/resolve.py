@@ -37,6 +37,31 @@ MAX_DEPTH = 8
 MAX_STAR_DEPTH = 3
 
 
+#: A name followed by a call or an attribute access; an attribute that is called.
+_CALLED_WORD = re.compile(r"\b(\w+)\s*[.(]")
+_CALLED_ATTRIBUTE = re.compile(r"\.[\s\\]*(\w+)[\s\\]*\(")
+
+
+def _class_spans(tree, text: str) -> dict[str, tuple[int, int]]:
+    """The lines of each top-level class (the last definition of a name wins, as in
+    the outline); empty when the text does not parse."""
+    from hooklint.project.summary import _top_level
+
+    if tree is None:
+        from hooklint.engine import python_ast
+
+        try:
+            tree = python_ast(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return {}
+    import ast
+
+    return {
+        node.name: (node.lineno, node.end_lineno or node.lineno)
+        for node in _top_level(tree.body) if isinstance(node, ast.ClassDef)
+    }
+
+
 @dataclass(frozen=True)
 class Ref:
     """A resolved name: the module file, what it is (``module``, ``class``,
@@ -80,7 +105,9 @@ class FileView:
         self._used: dict[str, str] = {}
         self._lookups: dict[tuple[str, str], Ref | None] = {}
         self._helpers: tuple[str, ...] | None = None
-        self._mros: dict[str, list[Ref]] = {}
+        self._mros: dict[str, tuple[list[Ref], object]] = {}
+        self._tree = None
+        self._called: set[str] | None = None
         self._real_root: str | None = None
         self._files: dict[tuple[str, int, str], str | None] = {}
         self._roots: list[Path] | None = None
@@ -134,13 +161,18 @@ class FileView:
                     return os.path.abspath(candidate)
         return None
 
+    def use_tree(self, tree) -> None:
+        """CPython's AST of the checked file, as the engine parsed it: its outline is
+        read from it instead of a second parse."""
+        self._tree = tree
+
     # -- summaries ------------------------------------------------------------------
     def summary(self, path: str, full: bool = False) -> dict | None:
         if path == self.path and not full:
             if self._outline is None:
                 from hooklint.project.summary import outline_of
 
-                self._outline = outline_of(self.text)
+                self._outline = outline_of(self.text, self._tree)
             return self._outline
         found = store.load(path, self.cache_dir, full)
         if found is None:
@@ -244,40 +276,47 @@ class FileView:
     # -- classes --------------------------------------------------------------------
     def mro(self, class_name: str) -> list[Ref]:
         """The checked file's class ``class_name`` and its bases, resolved."""
+        return list(self._classes(class_name))
+
+    def _classes(self, class_name: str):
+        """``mro(class_name)`` one class at a time: a base is resolved only when the
+        walk reaches it (a method found in the first classes reads no module beyond
+        them); what was resolved is kept for the next walk."""
         known = self._mros.get(class_name)
         if known is None:
-            known = self._mros[class_name] = self._mro(class_name)
-        return known
+            known = self._mros[class_name] = ([], self._mro(class_name))
+        order, rest = known
+        yield from order
+        for ref in rest:
+            order.append(ref)
+            yield ref
 
-    def _mro(self, class_name: str) -> list[Ref]:
+    def _mro(self, class_name: str):
         start = self.lookup(self.path, class_name)
-        order: list[Ref] = []
         seen: set[tuple[str, str]] = set()
 
-        def visit(ref: Ref, depth: int) -> None:
+        def visit(ref: Ref, depth: int):
             key = (ref.path, ref.name)
             if key in seen or depth > MAX_DEPTH:
                 return
             seen.add(key)
-            order.append(ref)
+            yield ref
             for base in ref.entry.get("bases", ()) if ref.entry else ():
                 found = self.dotted(ref.path, base)
                 if found is not None and found.kind == "class":
-                    visit(found, depth + 1)
+                    yield from visit(found, depth + 1)
 
         if start is not None and start.kind == "class":
-            visit(start, 0)
-        return order
+            yield from visit(start, 0)
 
     def method(self, class_name: str, name: str, after_own: bool = False) -> Ref | None:
         """The method ``name`` that ``self.name`` reaches from the checked file's class
         ``class_name``, when it is defined in another file (a definition in this file
         is the file's own analysis: None).  ``after_own``: what ``super().name``
         reaches (the class's own definition skipped)."""
-        classes = self.mro(class_name)
-        if after_own:
-            classes = classes[1:]
-        for ref in classes:
+        for index, ref in enumerate(self._classes(class_name)):
+            if after_own and index == 0:
+                continue
             entry = ref.entry["methods"].get(name) if ref.entry else None
             if entry is not None:
                 if ref.path == self.path:
@@ -293,18 +332,42 @@ class FileView:
         if self._helpers is None:
             names: set[str] = set()
             outline = self.summary(self.path) or {}
-            for class_name in outline.get("classes", {}):
-                for ref in self.mro(class_name)[1:]:
-                    if ref.path != self.path and ref.entry:
-                        names.update(n for n, e in ref.entry["methods"].items() if e.get("hooky"))
+            for class_name, called in self._called_methods(outline).items():
+                # ``self.m(...)``/``super().m(...)`` reaches the first base after the class
+                # that defines ``m``: only the bases up to those of the names called are read.
+                for name in sorted(called):
+                    ref = self.method(class_name, name, after_own=True)
+                    if ref is not None and ref.entry.get("hooky"):
+                        names.add(name)
+            called_words = self._called_words()
             for local in outline.get("imports", {}):
-                if local.startswith("*") or not re.search(rf"\b{re.escape(local)}\s*[.(]", self.text):
+                if local.startswith("*") or local not in called_words:
                     continue  # never called here: not looked up
                 found = self.lookup(self.path, local)
                 if found is not None and found.kind == "function" and found.path != self.path and found.entry.get("hooky"):
                     names.add(local)
             self._helpers = tuple(sorted(names))
         return self._helpers
+
+    def _called_words(self) -> set[str]:
+        """Every name the text follows with ``(`` or ``.`` (a call or an attribute)."""
+        if self._called is None:
+            self._called = set(_CALLED_WORD.findall(self.text))
+        return self._called
+
+    def _called_methods(self, outline: dict) -> dict[str, set[str]]:
+        """For each class of the checked file, the names its code calls as an
+        attribute (``.m(``: a superset of ``self.m(``, ``cls.m(`` and ``super().m(``)."""
+        spans = _class_spans(self._tree, self.text)
+        lines = self.text.splitlines(keepends=True)
+        found: dict[str, set[str]] = {}
+        for class_name in outline.get("classes", {}):
+            span = spans.get(class_name)
+            text = "".join(lines[span[0] - 1 : span[1]]) if span else self.text
+            called = set(_CALLED_ATTRIBUTE.findall(text))
+            if called:
+                found[class_name] = called
+        return found
 
     def function(self, dotted: str) -> Ref | None:
         """A function the checked file imports (``helper`` or ``hooks.helper``) from

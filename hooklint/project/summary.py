@@ -30,7 +30,7 @@ import libcst as cst
 from hooklint.lexical import split_lines
 
 #: Bumped when the summary's shape or meaning changes (part of the cache key).
-VERSION = 1
+VERSION = 2
 
 #: A module can register or remove hooks only if one of these occurs in it.
 _HOOK_TEXT = re.compile(r"register_\w*hook|register_\{|\.remove\(")
@@ -106,17 +106,37 @@ def _is_function(entry) -> bool:
     return True
 
 
-def outline_of(text: str) -> dict:
+def outline_of(text: str, tree: ast.Module | None = None) -> dict:
     """The outline alone (imports, classes, methods): what the checked file itself
-    contributes to resolution, its hook facts being the file's own analysis."""
-    return summarise(text, hook_facts=False)
+    contributes to resolution, its hook facts being the file's own analysis
+    (``tree``: CPython's AST of ``text`` when the caller has it)."""
+    if tree is None:
+        return summarise(text, hook_facts=False)
+    return _outline(tree, split_lines(text, keepends=True) if _HOOK_TEXT.search(text) else None)
 
 
 # -- the outline (CPython's AST) -----------------------------------------------------------
 def _hooky(node, lines: list[str] | None) -> bool:
+    """Whether the code of ``node``'s body (its signature and docstring left out: a
+    ``def register_forward_hook`` that only stores the hook registers nothing) holds
+    a registration or removal token."""
     if lines is None:
         return False
-    return _HOOK_TEXT.search("".join(lines[node.lineno - 1 : node.end_lineno or node.lineno])) is not None
+    return _HOOK_TEXT.search(_body_text(node, lines)) is not None
+
+
+def _body_text(node, lines: list[str]) -> str:
+    body = node.body
+    if (
+        len(body) > 1 and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)
+    ):
+        body = body[1:]  # the docstring
+    first = body[0]
+    head = lines[first.lineno - 1]
+    if head.isascii():  # col_offset counts UTF-8 bytes: on another line, the whole line
+        head = head[first.col_offset :]
+    return head + "".join(lines[first.lineno : node.end_lineno or first.lineno])
 
 
 def _entry(node, lines: list[str] | None, method: bool) -> dict:
@@ -168,7 +188,7 @@ def _spread_hooky(defs, entries: dict[str, dict], lines: list[str] | None) -> No
     calls = re.compile(r"\b(?:%s)\s*\(" % "|".join(re.escape(n) for n in hooky))
     for node in defs:
         entry = entries.get(node.name)
-        if entry is not None and not entry.get("hooky") and calls.search("".join(lines[node.lineno - 1 : node.end_lineno])):
+        if entry is not None and not entry.get("hooky") and calls.search(_body_text(node, lines)):
             entry["hooky"] = True
 
 
