@@ -337,17 +337,23 @@ class FileView:
                 # that defines ``m``: only the bases up to those of the names called are read.
                 for name in sorted(called):
                     ref = self.method(class_name, name, after_own=True)
-                    if ref is not None and ref.entry.get("hooky"):
+                    if ref is not None and self._is_helper(ref):
                         names.add(name)
             called_words = self._called_words()
             for local in outline.get("imports", {}):
                 if local.startswith("*") or local not in called_words:
                     continue  # never called here: not looked up
                 found = self.lookup(self.path, local)
-                if found is not None and found.kind == "function" and found.path != self.path and found.entry.get("hooky"):
+                if found is not None and found.kind == "function" and found.path != self.path and self._is_helper(found):
                     names.add(local)
             self._helpers = tuple(sorted(names))
         return self._helpers
+
+    def _is_helper(self, ref: Ref) -> bool:
+        """Whether ``ref`` (another file's function or method) is a registration
+        wrapper or a removal helper: only those are evidence for the fast path."""
+        entry = self.facts_of(ref)
+        return bool(entry and (entry.get("wrapper") or entry.get("removes")))
 
     def _called_words(self) -> set[str]:
         """Every name the text follows with ``(`` or ``.`` (a call or an attribute)."""

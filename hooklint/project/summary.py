@@ -30,10 +30,11 @@ import libcst as cst
 from hooklint.lexical import split_lines
 
 #: Bumped when the summary's shape or meaning changes (part of the cache key).
-VERSION = 2
+VERSION = 3
 
-#: A module can register or remove hooks only if one of these occurs in it.
-_HOOK_TEXT = re.compile(r"register_\w*hook|register_\{|\.remove\(")
+#: A module can register or remove hooks only if one of these occurs in it (a handle's
+#: ``remove()`` takes no argument: ``os.remove(path)``, ``items.remove(x)`` are not one).
+_HOOK_TEXT = re.compile(r"register_\w*hook|register_\{|\.remove\([\s\\]*\)")
 
 
 def summarise(text: str, hook_facts: bool = True) -> dict:
