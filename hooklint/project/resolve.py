@@ -37,9 +37,63 @@ MAX_DEPTH = 8
 MAX_STAR_DEPTH = 3
 
 
-#: A name followed by a call or an attribute access; an attribute that is called.
-_CALLED_WORD = re.compile(r"\b(\w+)\s*[.(]")
+#: A name that is called (only a call of an imported name reaches another file's
+#: helper: ``module.helper(...)`` is not followed); an attribute that is called.
+_CALLED_WORD = re.compile(r"\b(\w+)[\s\\]*\(")
 _CALLED_ATTRIBUTE = re.compile(r"\.[\s\\]*(\w+)[\s\\]*\(")
+
+
+_STAR_IMPORT = re.compile(r"\bimport[\s\\(]*\*")
+_IMPORT_WORD = re.compile(r"\bimport\b")
+_COMMENT = re.compile(r"#[^\n]*")
+_WORD = re.compile(r"\w+")
+
+
+_known_texts: dict[str, tuple[tuple[int, int], tuple | None]] = {}
+
+
+def _text_facts(path: str) -> tuple[str, bool, frozenset] | None:
+    """``(digest, holds a hook token or a star import, words of its import
+    statements)`` of the module at ``path``, read once per process and file version;
+    None when it cannot be read."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    stamp = (status.st_mtime_ns, status.st_size)
+    known = _known_texts.get(path)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    found = store.source_text(path)
+    if found is not None:
+        from hooklint.project.summary import _HOOK_TEXT
+
+        digest, text = found
+        hooky = bool(_HOOK_TEXT.search(text) or _STAR_IMPORT.search(text))
+        found = (digest, hooky, frozenset() if hooky else _import_words(text))
+    if len(_known_texts) > 4096:
+        _known_texts.clear()
+    _known_texts[path] = (stamp, found)
+    return found
+
+
+def _import_words(text: str) -> frozenset:
+    """The words of every ``import`` keyword's statement (to the closing parenthesis
+    of its list or over backslash continuations, comments left out): a superset of
+    the names the module's imports bind (a keyword inside a string only adds words)."""
+    words: set[str] = set()
+    for match in _IMPORT_WORD.finditer(text):
+        position, depth = match.start(), 0
+        while position < len(text):
+            end = text.find("\n", position)
+            end = len(text) if end < 0 else end
+            code = _COMMENT.sub("", text[position:end])
+            words.update(_WORD.findall(code))
+            depth += code.count("(") - code.count(")")
+            if depth <= 0 and not code.rstrip().endswith("\\"):
+                break
+            position = end + 1
+    return frozenset(words)
 
 
 def _class_spans(tree, text: str) -> dict[str, tuple[int, int]]:
@@ -343,11 +397,33 @@ class FileView:
             for local in outline.get("imports", {}):
                 if local.startswith("*") or local not in called_words:
                     continue  # never called here: not looked up
+                if not self._may_reach_hook_code(outline["imports"][local]):
+                    continue
                 found = self.lookup(self.path, local)
                 if found is not None and found.kind == "function" and found.path != self.path and self._is_helper(found):
                     names.add(local)
             self._helpers = tuple(sorted(names))
         return self._helpers
+
+    def _may_reach_hook_code(self, imported: list) -> bool:
+        """False when ``from module import name`` cannot bind a function that holds hook
+        code, read from the module's text without parsing it: a module other than a
+        package ``__init__`` with no registration or removal token, no star import,
+        and no import statement that names ``name``, defines ``name`` or lacks it."""
+        module, attr, level = imported
+        if attr is None:
+            return True
+        target = self.module_file(module, level, self.path)
+        if target is None or target == self.path or os.path.basename(target) == "__init__.py":
+            return True
+        found = _text_facts(target)
+        if found is None:
+            return True
+        digest, hook_text, import_words = found
+        if hook_text or attr in import_words:
+            return True
+        self._used[target] = digest  # the answer rests on this file's text
+        return False
 
     def _is_helper(self, ref: Ref) -> bool:
         """Whether ``ref`` (another file's function or method) is a registration
@@ -356,7 +432,7 @@ class FileView:
         return bool(entry and (entry.get("wrapper") or entry.get("removes")))
 
     def _called_words(self) -> set[str]:
-        """Every name the text follows with ``(`` or ``.`` (a call or an attribute)."""
+        """Every name the text follows with ``(``."""
         if self._called is None:
             self._called = set(_CALLED_WORD.findall(self.text))
         return self._called

@@ -70,6 +70,20 @@ def load(path: str, cache_dir: str | None, full: bool = False) -> Summarised | N
     return found
 
 
+def source_text(path: str) -> tuple[str, str] | None:
+    """``(digest, text)`` of the module at ``path``; None when it cannot be read or is
+    too large to summarise."""
+    from hooklint.files import SourceError, read_source
+
+    try:
+        if os.stat(path).st_size > MAX_SUMMARY_SIZE:
+            return None
+        source = read_source(Path(path), MAX_SUMMARY_SIZE)
+    except (SourceError, OSError):
+        return None
+    return content_digest(source.raw), source.text
+
+
 def _compute(path: str, size: int, cache_dir: str | None, full: bool) -> Summarised | None:
     from hooklint.files import SourceError, read_source
 
