@@ -198,6 +198,36 @@ def test_a_module_outside_the_project_root_is_never_read(tmp_path):
     assert view.dependencies() == {}
 
 
+def test_only_other_files_wrappers_and_removal_helpers_the_file_calls_widen_the_fast_path(tmp_path):
+    from hooklint.project import store
+    from hooklint.project.resolve import FileView
+
+    _tree(tmp_path, {
+        "lib/hooks.py": "def attach(m, fn):\n    return m.register_forward_hook(fn)\n\n"
+        "def detach(handles):\n    for h in handles:\n        h.remove()\n\n"
+        "def stored(m, fn):\n    m.register_forward_hook(fn)\n",
+        # a plain module re-exporting the wrapper, across a parenthesised import list
+        "lib/again.py": "from lib.hooks import (  # (re-exported)\n    detach,\n    attach,\n)\n",
+        "lib/plain.py": "import os\n\ndef wipe(path):\n    os.remove(path)\n",
+        "lib/named.py": "def register_forward_hook(m, fn):\n    \"\"\"Like m.register_forward_hook(fn).\"\"\"\n    return None\n",
+        "lib/base.py": "class Base:\n    def add(self, m, fn):\n        return m.register_forward_hook(fn)\n\n"
+        "    def never_called(self, m, fn):\n        return m.register_forward_hook(fn)\n",
+        "app/use.py": "from lib.again import attach, detach\nfrom lib.plain import wipe\nfrom lib.named import register_forward_hook\n"
+        "from lib.hooks import stored\nfrom lib.base import Base\n\n"
+        "class A(Base):\n    def go(self, m, f):\n        self.h = self.add(m, f)\n        attach(m, f)\n"
+        "        detach([])\n        wipe('x')\n        stored(m, f)\n        register_forward_hook(m, f)\n",
+    })  # fmt: skip
+    store._memory.clear()
+    use = tmp_path / "app" / "use.py"
+    view = FileView(str(use), use.read_text(encoding="utf-8"))
+    # ``stored`` registers but neither returns nor keeps the handle: no wrapper; ``wipe``
+    # (os.remove) and a def only named like a registration hold no hook code.
+    assert view.helper_names() == ("add", "attach", "detach")
+    outlined = {Path(p).name for p, full in store._memory if not full}
+    assert "plain.py" not in outlined  # no hook token, no import naming them: never parsed
+    assert str(tmp_path / "lib" / "plain.py") in view.dependencies()
+
+
 def test_summaries_are_json_data_with_wrappers_and_removal_helpers():
     from hooklint.project.summary import is_summary, summarise
 
