@@ -28,7 +28,7 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-from hooklint.violation import SAFE, UNSAFE, Edit, Fix, Location, Violation
+from hooklint.violation import SAFE, UNSAFE, Edit, Fix, Location, Place, Violation
 
 DEFAULT_DIR = ".hooklint_cache"
 
@@ -74,13 +74,36 @@ def _entry(directory: str, key: str) -> Path:
 def load(directory: str, key: str) -> list[Violation] | None:
     """The entry's violations; None (a miss) when it is absent, unreadable, not JSON,
     too deeply nested to decode, or JSON of another shape."""
+    found = load_with_dependencies(directory, key)
+    return found[0] if found is not None else None
+
+
+def load_with_dependencies(directory: str, key: str) -> tuple[list[Violation], dict[str, str]] | None:
+    """The entry's violations and the other files they rest on (cross-file evidence:
+    path → content digest); a miss too when any of those files changed."""
     data = _read_json(_entry(directory, key))
-    return violations_from(data.get("violations")) if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    dependencies = data.get("dependencies", {})
+    if not _unchanged(dependencies):
+        return None
+    violations = violations_from(data.get("violations"))
+    return (violations, dependencies) if violations is not None else None
 
 
-def store(directory: str, key: str, violations: list[Violation]) -> None:
-    payload = json.dumps({"violations": [v.to_dict() for v in violations]})
-    _write_atomically(Path(directory), _entry(directory, key), payload)
+def _unchanged(dependencies) -> bool:
+    from hooklint.project.store import file_digest
+
+    if not isinstance(dependencies, dict):
+        return False
+    return all(isinstance(d, str) and file_digest(p) == d for p, d in dependencies.items())
+
+
+def store(directory: str, key: str, violations: list[Violation], dependencies: dict[str, str] | None = None) -> None:
+    entry: dict = {"violations": [v.to_dict() for v in violations]}
+    if dependencies:
+        entry["dependencies"] = dependencies
+    _write_atomically(Path(directory), _entry(directory, key), json.dumps(entry))
 
 
 def _read_json(path: Path):
@@ -126,7 +149,7 @@ def _violation_from(data) -> Violation | None:
     related = data.get("related", [])
     if not isinstance(related, list):
         return None
-    related = [_location(r) for r in related]
+    related = [_place(r) if isinstance(r, dict) and "path" in r else _location(r) for r in related]
     if any(r is None for r in related):
         return None
     cell = data.get("cell")
@@ -161,6 +184,13 @@ def _location(data) -> Location | None:
     if type(line) is not int or type(column) is not int or line < 1 or column < 1:
         return None
     return Location(line, column)
+
+
+def _place(data) -> Location | None:
+    if not isinstance(data, dict) or not isinstance(data.get("path"), str):
+        return None
+    location = _location({k: v for k, v in data.items() if k != "path"})
+    return Place(location.line, location.column, data["path"]) if location is not None else None
 
 
 def _write_atomically(directory: Path, path: Path, payload: str) -> None:
@@ -217,15 +247,21 @@ class RunIndex:
         """The violations recorded for ``path`` at this ``stamp``; None (a miss, and the
         file is checked and recorded again) when absent, stale or of another shape."""
         entry = self.entries.get(path)
-        if not isinstance(entry, list) or len(entry) != 3 or [entry[0], entry[1]] != [stamp[0], stamp[1]]:
+        if not isinstance(entry, list) or len(entry) not in (3, 4) or [entry[0], entry[1]] != [stamp[0], stamp[1]]:
             return None
+        if len(entry) == 4 and not _stamps_unchanged(entry[3]):
+            return None  # a file whose summary this result used has changed
         violations = violations_from(entry[2])
         if violations is not None:
             self.seen[path] = entry
         return violations
 
-    def record(self, path: str, stamp: tuple[int, int], violations: list[Violation]) -> None:
+    def record(
+        self, path: str, stamp: tuple[int, int], violations: list[Violation], dependencies: dict[str, str] | None = None
+    ) -> None:
         self.seen[path] = [stamp[0], stamp[1], [v.to_dict() for v in violations]]
+        if dependencies:
+            self.seen[path].append({p: _stamp(p) for p in dependencies})
 
     def save(self) -> None:
         try:
@@ -234,3 +270,16 @@ class RunIndex:
             same = False
         if not same:
             _write_atomically(self.directory, self.path, json.dumps({"files": self.seen}))
+
+
+def _stamp(path: str) -> list[int] | None:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return [status.st_mtime_ns, status.st_size]
+
+
+def _stamps_unchanged(stamps) -> bool:
+    """Each dependency of a run-index entry has the modification time and size it had."""
+    return isinstance(stamps, dict) and all(_stamp(p) == s for p, s in stamps.items() if isinstance(p, str))

@@ -169,10 +169,11 @@ def main() -> None:
 @click.option("--force-exclude", is_flag=True, help="Apply the excludes to files named on the command line too (for pre-commit).")
 @click.option("--color", "color", type=click.Choice(("auto", "always", "never")), default="auto", show_default=True,
               help="Colour the human formats (auto: on a terminal, unless NO_COLOR; FORCE_COLOR forces it).")
+@click.option("--no-cross-file", is_flag=True, help="Analyse each file alone (config `cross-file = false`).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the violations, no summary.")
 def check(paths, select, extend_select, ignore, extend_ignore, fix, unsafe_fixes, fix_only, exit_non_zero_on_fix, show_fixes,
           diff, add_noqa, output_format, output_file, stdin_filename, exit_zero, statistics, no_cache, cache_dir, jobs,
-          max_file_size, target_torch, preview, config_file, force_exclude, color, quiet) -> None:
+          max_file_size, target_torch, preview, no_cross_file, config_file, force_exclude, color, quiet) -> None:
     """Check PATHS (default: .) for hook misuse."""
     from hooklint.runner import CheckRequest, run_check
 
@@ -190,6 +191,8 @@ def check(paths, select, extend_select, ignore, extend_ignore, fix, unsafe_fixes
                 config.target_torch = torch_override
             if preview:
                 config.preview = True
+            if no_cross_file:
+                config.cross_file = False
 
         configs = None
         if config_file is not None:

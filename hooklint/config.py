@@ -49,6 +49,8 @@ class Config:
     extend_exclude: list[str] = field(default_factory=list)
     target_torch: tuple[int, int] | None = None
     preview: bool = False
+    #: Read the project's other modules (base classes, mixins, imported helpers).
+    cross_file: bool = True
     registration_wrappers: list[str] = field(default_factory=list)
     #: Bytes; files larger than this are skipped with a diagnostic (None: 4 MiB).
     max_file_size: int | None = None
@@ -63,7 +65,7 @@ class Config:
 
 _CODE_LISTS = ("select", "extend-select", "ignore")
 _STRING_LISTS = ("exclude", "extend-exclude", "registration-wrappers")
-KNOWN_KEYS = frozenset(_CODE_LISTS + _STRING_LISTS + ("per-file-ignores", "target-torch", "preview", "max-file-size", "extend"))
+KNOWN_KEYS = frozenset(_CODE_LISTS + _STRING_LISTS + ("per-file-ignores", "target-torch", "preview", "max-file-size", "extend", "cross-file"))
 #: Standalone configuration files (flat tables), before ``pyproject.toml`` in one directory.
 STANDALONE_NAMES = (".hooklint.toml", "hooklint.toml")
 #: Inherited settings that the extending file's own value adds to rather than replaces.
@@ -280,6 +282,10 @@ def _apply(config: Config, key: str, value, where: str) -> None:
         if not isinstance(value, bool):
             raise ConfigError(f"{where}: expected true or false, got {_short(value)}")
         config.preview = value
+    elif key == "cross-file":
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true or false, got {_short(value)}")
+        config.cross_file = value
 
 
 def _string_list(value, where: str) -> list[str]:

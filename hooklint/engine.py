@@ -71,6 +71,8 @@ class FileResult:
     fix_failures: list[str] = field(default_factory=list)
     #: The code of each fix applied (``--show-fixes``).
     fixed_codes: list[str] = field(default_factory=list)
+    #: Other files whose summaries the result rests on: path → content digest.
+    dependencies: dict[str, str] = field(default_factory=dict)
 
 
 # -- linting a text --------------------------------------------------------------------
@@ -213,7 +215,7 @@ def _nodes_named(findings) -> set:
     stack = []
     for _, finding in findings:
         nodes.add(finding.node)
-        nodes.update(finding.related)
+        nodes.update(r for r in finding.related if not isinstance(r, Location))
         stack.extend(finding.fix_edits or ())
     while stack:
         value = stack.pop()
@@ -257,12 +259,20 @@ def _collector_paused():
 def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevant: bool) -> list[Violation]:
     whole = not skip_irrelevant or any(r.whole_module and is_candidate(text, r.prefilter) for r in rules)
     screening = not whole and all(r.screenable for r in rules)
-    prefilter = prefilter_tokens(rules, context.registration_wrappers)
+    wrappers = context.registration_wrappers
+    cpython = None
+    if context.project is not None:  # other files' wrappers and removal helpers are evidence too
+        cpython = _cpython_parse(text)
+        if isinstance(cpython, ast.Module):
+            context.project.use_tree(cpython)  # its outline, without a second parse
+        wrappers += context.project.helper_names()
+    prefilter = prefilter_tokens(rules, wrappers)
     # Every registration is evidence (a rule's own tokens may name only one of a pair).
     seeds = seed_regex(prefilter + SEED_TOKENS)
     if screening and seeds.names.search(text) is None:
         return []  # the prefilter's tokens were only parts of longer names
-    cpython = _cpython_parse(text)
+    if context.project is None:
+        cpython = _cpython_parse(text)
     if isinstance(cpython, tuple):
         return [_syntax_violation(path, cpython[1], 1, "cannot parse: too deeply nested to analyse", "")]
     if isinstance(cpython, ast.Module):
@@ -316,7 +326,12 @@ def _report(outcome, path: str, text: str, line_numbers: list[int] | None = None
     if not findings:
         return []
     locator = _Locator(module, text, _nodes_named(findings), line_numbers)
-    violations = [_violation(rule, finding, path, locator) for rule, finding in findings]
+    violations = []
+    for rule, finding in findings:
+        try:
+            violations.append(_violation(rule, finding, path, locator))
+        except KeyError:  # it points into another module (a hook body imported from it): that file's finding
+            continue
     return sorted(set(violations), key=lambda v: v.sort_key)
 
 
@@ -432,7 +447,7 @@ def _findings(code: str, rules, context: RuleContext):
         return exc
     except (RecursionError, ValueError) as exc:  # deeply nested or unparseable input
         return type(exc).__name__
-    facts = collect(module, context.registration_wrappers)
+    facts = collect(module, context.registration_wrappers, context.project)
     findings = []
     for rule in rules:
         if rule.code == "HL000":
@@ -468,8 +483,11 @@ def _violation(rule, finding: Finding, path: str, locator: _Locator) -> Violatio
     if finding.fix_edits and finding.fix_withheld is None:
         from hooklint.fixes.edits import resolve_edits
 
-        edits = tuple(sorted(set(resolve_edits(finding.fix_edits, locator)), key=lambda e: (e.start, e.end)))
-        fix = Fix(finding.fix_message, UNSAFE if finding.unsafe_fix or rule.fix_applicability == UNSAFE else SAFE, edits)
+        try:
+            edits = tuple(sorted(set(resolve_edits(finding.fix_edits, locator)), key=lambda e: (e.start, e.end)))
+        except KeyError:  # an edit of another module's code (cross-file evidence) is never offered
+            edits = None
+        fix = None if edits is None else Fix(finding.fix_message, UNSAFE if finding.unsafe_fix or rule.fix_applicability == UNSAFE else SAFE, edits)
     message = " ".join(finding.message.split())  # one line: names copied from source may hold line breaks
     if finding.fix_withheld:
         message += f" (fix withheld: {finding.fix_withheld})"
@@ -484,7 +502,7 @@ def _violation(rule, finding: Finding, path: str, locator: _Locator) -> Violatio
         fix=fix,
         fix_withheld=finding.fix_withheld,
         source_line=locator.line(start.line),
-        related=tuple(locator.start(node) for node in finding.related),
+        related=tuple(node if isinstance(node, Location) else locator.start(node) for node in finding.related),
     )
 
 
@@ -658,9 +676,14 @@ def _check_source(source: SourceFile, shown: str, settings: Settings) -> FileRes
     tokens = prefilter_tokens(rules, settings.context.registration_wrappers)
     if not is_candidate(source.text, tokens) and not _noqa_candidate(source.text, settings):
         return result
+    context = settings.context
+    if context.cross_file:
+        from hooklint.project.resolve import FileView
+
+        context = replace(context, project=FileView(str(source.path), source.text, settings.cache_dir))
     if settings.fix or settings.diff:
         notebook = source.notebook
-        outcome = fix_text(source.text, shown, rules, settings.context, settings.unsafe_fixes, notebook)
+        outcome = fix_text(source.text, shown, rules, context, settings.unsafe_fixes, notebook)
         result.violations = outcome.violations
         result.fixed = outcome.fixed
         result.fixed_codes = outcome.codes
@@ -675,13 +698,16 @@ def _check_source(source: SourceFile, shown: str, settings: Settings) -> FileRes
 
     kind = "" if source.notebook is None else "\0notebook"  # the same bytes read as Python give another result
     key = cache.key(source.raw, settings.fingerprint(rules) + kind) if settings.cache_dir else None
-    cached = cache.load(settings.cache_dir, key) if key else None
+    cached = cache.load_with_dependencies(settings.cache_dir, key) if key else None
     if cached is not None:
-        result.violations = [replace(v, path=shown) for v in cached]
+        result.violations = [replace(v, path=shown) for v in cached[0]]
+        result.dependencies = cached[1]
     else:
-        result.violations = lint_text(source.text, shown, rules, settings.context)
+        result.violations = lint_text(source.text, shown, rules, context)
+        if context.project is not None:
+            result.dependencies = context.project.dependencies()
         if key:
-            cache.store(settings.cache_dir, key, result.violations)
+            cache.store(settings.cache_dir, key, result.violations, result.dependencies)
     return result
 
 

@@ -126,11 +126,16 @@ def mentions_hooklint_code(text: str) -> bool:
 
 
 # -- applying suppressions, and HL100 ------------------------------------------------------
+SYNTAX_ERROR = "HL000"
+
+
 def apply(text: str, path: str, violations, selected: tuple[str, ...]) -> list:
     """``violations`` without the suppressed ones; with HL100 in ``selected`` (the codes
     that ran on this file), plus an HL100 violation for each unused ``HL`` code."""
     suppressions = Suppressions.parse(text)
-    kept = [v for v in violations if not suppressions.suppresses(v.code, v.start.line, v.end.line)]
+    kept = [  # a syntax error is never suppressed: the comment may not even be a comment
+        v for v in violations if v.code == SYNTAX_ERROR or not suppressions.suppresses(v.code, v.start.line, v.end.line)
+    ]
     if UNUSED_NOQA in selected and mentions_hooklint_code(text):
         kept += unused(text, path, violations, selected, suppressions)
         kept.sort(key=lambda v: v.sort_key)

@@ -92,6 +92,7 @@ def build_settings(request: CheckRequest) -> Settings:
     context = RuleContext(
         target_torch=config.effective_target_torch,
         registration_wrappers=tuple(config.registration_wrappers),
+        cross_file=getattr(config, "cross_file", True),
     )
     return Settings(
         rule_codes=codes,
@@ -129,6 +130,7 @@ def run_key(request: CheckRequest) -> str:
         config.extend_exclude,
         config.effective_target_torch,
         list(config.registration_wrappers),
+        getattr(config, "cross_file", True),
         str(config.root),
         sorted(os.path.abspath(p) for p in request.paths),
         os.getcwd(),
@@ -232,7 +234,7 @@ def _results(request: CheckRequest, files: list[Path], explicit: list[bool]) -> 
         for position, result in zip(misses, checked):
             results[position] = result
             if position in stamps and result.error is None:
-                index.record(str(files[position]), stamps[position], result.violations)
+                index.record(str(files[position]), stamps[position], result.violations, result.dependencies)
     index.save()
     return results  # type: ignore[return-value]
 

@@ -20,6 +20,13 @@ class Location:
     column: int
 
 
+@dataclass(frozen=True, order=True)
+class Place(Location):
+    """A position in another file (cross-file evidence: a base class, an imported helper)."""
+
+    path: str = ""
+
+
 @dataclass(frozen=True)
 class Edit:
     """Replace the text from ``start`` to ``end`` (exclusive) with ``content``."""
@@ -91,6 +98,6 @@ class Violation:
             fix=fix,
             fix_withheld=data.get("fix_withheld"),
             source_line=data.get("source_line", ""),
-            related=tuple(Location(**r) for r in data.get("related", ())),
+            related=tuple(Place(**r) if "path" in r else Location(**r) for r in data.get("related", ())),
             cell=data.get("cell"),
         )

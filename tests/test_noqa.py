@@ -278,3 +278,12 @@ def test_hl100_a_file_level_suppression_is_not_counted_as_use(tree):
     source = "# hooklint: noqa: HL001\n" + BUGGY.replace(CALL, CALL + "  # noqa: HL001")
     result = _hl100(tree, source)
     assert "unused: HL001" in result.stdout
+
+
+@pytest.mark.parametrize("comment", ["# noqa", "# noqa: HL000", "# hooklint: noqa"])
+def test_a_syntax_error_is_never_suppressed(tree, comment):
+    # As in ruff: a file that does not parse is reported whatever its comments say
+    # (on a broken line, what looks like a comment may not be one).
+    write(tree, "m.py", f"x = (  {comment}\nmodule.register_forward_hook(hook)\n")
+    result = check("m.py", "--no-cache")
+    assert result.exit_code == 1 and "HL000" in result.stdout

@@ -461,21 +461,31 @@ def _returned_name(node: cst.FunctionDef) -> str | None:
     return None
 
 
-def collect(module: cst.Module, registration_wrappers: tuple[str, ...] = ()) -> ModuleFacts:
+def collect(module: cst.Module, registration_wrappers: tuple[str, ...] = (), project=None) -> ModuleFacts:
     """Walk ``module`` once and return its facts.
 
     ``registration_wrappers``: names of functions that register the hook they are
     given (the ``registration-wrappers`` setting); calls to them, and to wrappers
-    inferred in the file, are recorded as registrations too.
+    inferred in the file, are recorded as registrations too.  ``project``: the
+    other files' summaries as this file sees them (:mod:`hooklint.project`), for
+    wrappers and removal helpers defined there.
     """
     from hooklint.analysis.wrappers import promote_wrapper_calls
 
     collector = _Collector(module)
     collector.visit_all(module.body)
     facts = collector.facts
+    facts.project = project
     resolver = _HookResolver(facts, collector.local_values)
     promote_wrapper_calls(facts, registration_wrappers, resolver.resolve)
     for registration in facts.registrations:
         if registration.hook is None:
             registration.hook = resolver.resolve(registration.hook_arg, registration.site)
+        if registration.hook is None and project is not None and registration.hook_arg is not None:
+            from hooklint.project.queries import imported_hook
+
+            found = imported_hook(project, registration.hook_arg, registration.site)
+            if found is not None:
+                registration.hook, where = found
+                registration.evidence = (*registration.evidence, where)
     return facts

@@ -714,10 +714,18 @@ class _Walker:
             self_key = scope.name_key(owner, rebinding=False)
             if owner in ("self", "cls") or (self_key is not None and self_key == scope.aliases.get(owner)):
                 info = self.model.methods.get((class_name, func.attr.value))
+                if info is None and self.model.facts.project is not None:
+                    info = _base_method(self.model.facts.project, class_name, func.attr.value, False)
                 if info is not None and not _is_static(info):
                     return info, self_key or owner
                 if info is not None:
                     return info, False
+        if _is_super_call(func) and self.model.facts.project is not None:
+            # ``super().m(...)``: the base's method, in another file of the project.
+            class_name = _class_of(scope.function)
+            info = _base_method(self.model.facts.project, class_name, func.attr.value, True) if class_name else None
+            if info is not None and not _is_static(info):
+                return info, scope.name_key("self", rebinding=False) or "self"
         return None, None
 
     def bind(self, info: "FunctionInfo", call: cst.Call, bound_self) -> dict[str, str]:
@@ -740,6 +748,20 @@ class _Walker:
                 if key is not None:
                     aliases[arg.keyword.value] = key
         return aliases
+
+
+def _is_super_call(func: cst.BaseExpression) -> bool:
+    return (
+        isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and not func.value.args
+        and isinstance(func.value.func, cst.Name) and func.value.func.value == "super"
+    )
+
+
+def _base_method(project, class_name: str, name: str, after_own: bool):
+    """The method of another file that ``self.name`` (``super().name``) reaches."""
+    from hooklint.project.queries import base_method
+
+    return base_method(project, class_name, name, after_own)
 
 
 def _aliasable(node: cst.BaseExpression) -> bool:

@@ -198,6 +198,9 @@ class Registration:
     #: The wrapper function called (``register_hook`` of a ``HooksMixin``...), when the
     #: hook is registered through one (see :mod:`hooklint.analysis.wrappers`).
     wrapper: str | None = None
+    #: Places in other files this registration's reading rests on (the wrapper's
+    #: definition in a base class or an imported module: :mod:`hooklint.project`).
+    evidence: tuple = ()
 
     def same_target(self, other: "Registration", *, same_function: bool = True) -> bool:
         """Whether two registrations hook the same thing: both process-wide of one kind
@@ -241,6 +244,9 @@ class ModuleFacts:
     calls: list[CallSite] = field(default_factory=list)
     #: ``X.remove()`` calls, keyed by the code of ``X`` (``h``, ``self._handle``...).
     removals: dict[str, list[CallSite]] = field(default_factory=dict)
+    #: The rest of the project as this file sees it (a
+    #: :class:`hooklint.project.resolve.FileView`), or None: analysed alone.
+    project: object = field(default=None, repr=False, compare=False)
 
     def code(self, node: "cst.CSTNode") -> str:
         """The source of ``node``: a plain dotted name (``self._hooks``) is joined from

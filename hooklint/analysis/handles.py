@@ -551,6 +551,9 @@ class HandleModel:
             return found
         for call in scope.calls:
             helper = self.callee(call)
+            if helper is None and self.facts.project is not None:
+                found.extend(self._external_removals(call, scope_id, scope))
+                continue
             if helper is None or helper.node is (scope.info.node if scope.info else None):
                 continue
             params, attrs = self.removed_by(helper, depth)
@@ -568,6 +571,26 @@ class HandleModel:
                     owner = self.owner("self", scope_id) if scope.info is not None else ""
                     if owner.startswith("class:"):
                         found.append(Removal(call.node, call.site, f"{owner}|{attr}", "helper"))
+        return found
+
+    def _external_removals(self, call: CallSite, scope_id: int, scope: _Scope) -> list[Removal]:
+        """Removals by another file's helper (a base class's method, an imported
+        function: :mod:`hooklint.project`), read as a same-file helper's."""
+        from hooklint.project.queries import external_removal
+
+        removes = external_removal(self.facts.project, call)
+        if removes is None:
+            return []
+        names, params, attrs = removes
+        found = []
+        for index, arg in enumerate(call.node.args):
+            name = arg.keyword.value if arg.keyword is not None else (names[index] if index < len(names) else None)
+            raw = self.raw_key(arg.value, scope_id)
+            if name in params and raw is not None:
+                found.append(Removal(call.node, call.site, raw, "helper"))
+        owner = self.owner("self", scope_id) if scope.info is not None and attrs else ""
+        if owner.startswith("class:"):
+            found.extend(Removal(call.node, call.site, f"{owner}|{attr}", "helper") for attr in attrs)
         return found
 
     def returns_handles(self, info: FunctionInfo, depth: int = 0) -> bool:

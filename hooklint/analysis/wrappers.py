@@ -48,6 +48,8 @@ class Wrapper:
     target_index: int | None = None
     api: HookApi | None = None
     class_name: str | None = None
+    #: Where a wrapper of another file is defined (:mod:`hooklint.project`).
+    evidence: tuple = ()
 
 
 def infer_wrappers(facts: ModuleFacts) -> dict[str, Wrapper]:
@@ -95,7 +97,11 @@ def promote_wrapper_calls(
             continue
         wrapper = wrappers.get(name)
         registration = existing.get(id(node))
-        if wrapper is not None:
+        if wrapper is None and facts.project is not None and (registration is None or registration.wrapper is None):
+            wrapper = _external_wrapper(facts, call, registration)
+        if wrapper is not None and wrapper.evidence:
+            pass  # another file's wrapper (resolved through imports and bases)
+        elif wrapper is not None:
             if registration is not None and registration.wrapper is None and registration.api.name == name:
                 continue  # a real torch API shadowed by a same-named in-file function: keep both readings apart
             if wrapper.class_name is not None and not _is_self_call(node.func):
@@ -117,6 +123,16 @@ def promote_wrapper_calls(
         else:
             facts.registrations.append(promoted)
     facts.registrations.sort(key=lambda r: r.site.order)
+
+
+def _external_wrapper(facts: ModuleFacts, call, registration) -> Wrapper | None:
+    """Another file's wrapper that ``call`` reaches; a real torch API call stays one
+    (``self.register_hook(...)`` of a class whose base defines it is the base's)."""
+    if registration is not None and registration.api.name == _called_name(call.node.func) and not _is_self_call(call.node.func):
+        return None
+    from hooklint.project.queries import external_wrapper
+
+    return external_wrapper(facts.project, call)
 
 
 def _called_name(func: cst.BaseExpression) -> str | None:
@@ -182,6 +198,7 @@ def _registration(facts: ModuleFacts, call, wrapper: Wrapper, resolve_hook) -> R
         handle=call.use,
         hook=hook_body,
         wrapper=wrapper.name,
+        evidence=wrapper.evidence,
     )
 
 

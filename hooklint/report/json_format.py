@@ -9,6 +9,7 @@ Schema (each item)::
       "location": {"row": 14, "column": 5},          # 1-based
       "end_location": {"row": 14, "column": 66},      # exclusive column
       "related": [{"row": 20, "column": 9}],          # other sites of the same bug
+                                                      # (+ "filename" when in another file)
       "url": "https://.../docs/rules.md#hl001",        # the rule's documentation
       "fix": null | {
         "applicability": "safe" | "unsafe", "message": "...",
@@ -27,6 +28,12 @@ from hooklint.violation import Location, Violation
 
 def _location(location: Location) -> dict:
     return {"row": location.line, "column": location.column}
+
+
+def _related(location: Location) -> dict:
+    """Another site of the bug; in another file (cross-file evidence) with its ``filename``."""
+    path = getattr(location, "path", None)
+    return {**_location(location), "filename": path} if path else _location(location)
 
 
 def as_dict(v: Violation) -> dict:
@@ -49,7 +56,7 @@ def as_dict(v: Violation) -> dict:
         "location": _location(v.start),
         "end_location": _location(v.end),
         "fix": fix,
-        "related": [_location(r) for r in v.related],
+        "related": [_related(r) for r in v.related],
         "url": rule_url(v.code),
     }
 

@@ -71,17 +71,20 @@ def _region(start: Location, end: Location, *, nonempty: bool) -> dict:
     return {"startLine": start.line, "startColumn": start.column, "endLine": end.line, "endColumn": end_column}
 
 
-def _related(v: Violation, artifact: dict) -> dict:
+def _related(v: Violation, artifact: dict, artifacts: "_Artifacts") -> dict:
     """Other sites of the same bug (HL004's other registrations of one hook into one
-    store) as ``relatedLocations``."""
+    store), and evidence in another file (cross-file analysis), as ``relatedLocations``."""
     if not v.related:
         return {}
     return {
         "relatedLocations": [
             {
                 "id": number,
-                "message": {"text": "another site of the same problem"},
-                "physicalLocation": {"artifactLocation": artifact, "region": {"startLine": r.line, "startColumn": r.column}},
+                "message": {"text": "evidence in another file" if getattr(r, "path", "") else "another site of the same problem"},
+                "physicalLocation": {
+                    "artifactLocation": artifacts.location(r.path) if getattr(r, "path", "") else artifact,
+                    "region": {"startLine": r.line, "startColumn": r.column},
+                },
             }
             for number, r in enumerate(v.related, start=1)
         ]
@@ -117,7 +120,7 @@ def render(violations: list[Violation], *, root: Path | None = None, **_: object
             "message": {"text": v.message},
             "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": _region(v.start, v.end, nonempty=True)}}],
             "partialFingerprints": {"hooklint/v1": fingerprint},
-            **_related(v, artifact),
+            **_related(v, artifact, artifacts),
             **_fixes(v, artifact),
         }
         if v.cell is not None:

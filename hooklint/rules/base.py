@@ -63,6 +63,11 @@ class RuleContext:
 
     target_torch: tuple[int, int] = (2, 4)
     registration_wrappers: tuple[str, ...] = ()
+    #: Read other modules of the project (``cross-file`` setting, ``--no-cross-file``).
+    cross_file: bool = True
+    #: The checked file's view of its project (:class:`hooklint.project.resolve.FileView`),
+    #: set per file by the engine; not part of the settings' identity.
+    project: object = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -79,6 +84,42 @@ class Finding:
     #: Other nodes of the same bug (the other registrations of one hook into one store),
     #: reported as related locations (SARIF ``relatedLocations``, JSON ``related``).
     related: Sequence = ()
+
+
+def with_evidence(finding: Finding, registration) -> Finding:
+    """``finding`` saying where the other file's evidence its registration rests on is
+    (a wrapper in a base class or an imported module), and listing those places as
+    related locations."""
+    evidence = getattr(registration, "evidence", ())
+    if not evidence:
+        return finding
+    first = evidence[0]
+    where = f"{first.path.rsplit('/', 1)[-1]}:{first.line}"
+    if registration.wrapper:
+        finding.message += f" (via `{registration.wrapper}`, {where})"
+    else:
+        finding.message += f" (hook defined in {where})"
+    finding.related = (*finding.related, *evidence)
+    return finding
+
+
+def with_places(finding: Finding, facts, nodes, what: str) -> Finding:
+    """``finding`` saying that some of ``nodes`` (the evidence it rests on) are code of
+    another file whose body the analysis read (``what`` happens there), and listing
+    those places as related locations."""
+    project = getattr(facts, "project", None)
+    if project is None:
+        return finding
+    places = []
+    for node in nodes:
+        where = project.elsewhere(node)
+        if where is not None and where not in places:
+            places.append(where)
+    if places:
+        first = places[0]
+        finding.message += f" ({what} in {first.path.rsplit('/', 1)[-1]}:{first.line})"
+        finding.related = (*finding.related, *places)
+    return finding
 
 
 class Rule:

@@ -9,7 +9,7 @@ from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.hook_roles import HookCallable, effects_of, hook_callable, same_hooked_object
 from hooklint.fixes.always_call import add_always_call, clamp_decrement
 from hooklint.fixes.release_guard import acquired_flag_guard
-from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, format_version
+from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, format_version, with_places
 
 ALWAYS_CALL_SINCE = (2, 1)
 #: Releases that assume the acquire happened (a skipped or doubled one is wrong).
@@ -113,7 +113,8 @@ class PostHookWithoutAlwaysCall(Rule):
                     continue
                 pairs = undone(effects_of(facts, pre_hook), effects_of(facts, post_hook))
                 if pairs:
-                    yield self._finding(facts, context, pre_hook, post, post_hook, pairs)
+                    finding = self._finding(facts, context, pre_hook, post, post_hook, pairs)
+                    yield with_places(finding, facts, [e.node for pair in pairs for e in pair], "state change")
                     break
 
     def _finding(self, facts, context, pre: HookCallable, post: Registration, post_hook: HookCallable, pairs) -> Finding:

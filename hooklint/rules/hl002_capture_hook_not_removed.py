@@ -11,7 +11,7 @@ from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
 from hooklint.analysis.handles import handle_model
 from hooklint.analysis.walk import descendants
 from hooklint.fixes.capture import keyed_removal, with_block
-from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
+from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, with_evidence
 
 _EVENT = {
     "forward": "forward", "forward_pre": "forward", "wrapper": "call", "dynamic": "call",
@@ -40,9 +40,10 @@ class CaptureHookNotRemoved(Rule):
     Registrations are every `register_*hook` of `nn.Module`, `Tensor` and optimizers,
     the global `register_module_*` functions, `getattr(m, f"register_{kind}_hook")`,
     and calls to *registration wrappers*: functions of the same file that register
-    the hook they are given and return or store the handle (inferred), names listed
-    in the `registration-wrappers` setting (for wrappers in other packages, such as
-    llm-compressor's `HooksMixin.register_hook`), and `x.register_hook(target, hook,
+    the hook they are given and return or store the handle (inferred), such functions
+    of other files of the project (a mixin or base class's method, an imported
+    helper: llm-compressor's `HooksMixin.register_hook`; the message names it), names
+    listed in the `registration-wrappers` setting (for wrappers outside the project), and `x.register_hook(target, hook,
     ...)` calls with two or more positional arguments (never `Tensor.register_hook`).
 
     A handle discarded into a wrapper that keeps it (llm-compressor's `HooksMixin`)
@@ -136,7 +137,7 @@ class CaptureHookNotRemoved(Rule):
                 continue  # a parameter hooked on every Function.forward: HL003's pile-up
             if registration.wrapper and _reruns_with_hooks_disabled(facts, registration):
                 continue
-            yield self._finding(facts, registration, hook, found, fate.kind, fate.targets)
+            yield with_evidence(self._finding(facts, registration, hook, found, fate.kind, fate.targets), registration)
 
     def _finding(self, facts, registration: Registration, hook: HookBody, found, kind, kept) -> Finding:
         capture = found[0]

@@ -1,0 +1,165 @@
+"""What the facts layer asks of other files, answered from summaries.
+
+The analysis modules call these with the checked file's :class:`FileView`
+(``facts.project``; None when cross-file analysis is off or the file is analysed
+alone), and get back the same kind of answer a same-file definition gives:
+
+* :func:`external_wrapper`: the registration wrapper a call reaches (``self.m(...)``
+  through the class's bases, ``super().m(...)``, an imported ``helper(...)`` or
+  ``module.helper(...)``), as a :class:`hooklint.analysis.wrappers.Wrapper` whose
+  ``evidence`` names the definition;
+* :func:`external_removal`: what a called helper of another file removes (its
+  parameters by name, ``self.*`` attributes by code);
+* :func:`imported_hook`: the body of a hook function imported from another module,
+  or of a hook method (``self.m``) a base class in another file defines;
+* :func:`base_method`: the body of the method ``self.m()`` / ``super().m()`` reaches in
+  another file, whose state effects a hook's are followed into (those modules' facts
+  are parsed on demand, once per process and file version).
+
+A call whose target cannot be resolved within the project gets None: the caller
+treats it as it does any unknown call.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+
+from hooklint.project.resolve import FileView, Ref
+from hooklint.violation import Place
+
+
+def place(view: FileView, ref: Ref) -> Place:
+    return Place(ref.line, 1, view.shown(ref))
+
+
+def callee_ref(view: FileView, call) -> Ref | None:
+    """The other file's function or method that ``call`` (a :class:`CallSite`) reaches,
+    when it may register or remove hooks: only names in :meth:`FileView.helper_names`
+    are resolved (a call of anything else costs a set lookup, not a module read)."""
+    func = call.node.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    if name is None or name not in view.helper_names():
+        return None
+    if isinstance(func, cst.Attribute):
+        value = func.value
+        if isinstance(value, cst.Name) and value.value in ("self", "cls"):
+            class_def = call.site.class_def
+            return view.method(class_def.name.value, func.attr.value) if class_def is not None else None
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "super":
+            class_def = call.site.class_def
+            if class_def is None:
+                return None
+            return view.method(class_def.name.value, func.attr.value, after_own=True)
+        return None  # ``module.helper(...)``: not followed (only imported names are)
+    return view.function(func.value)
+
+
+def external_wrapper(view: FileView, call):
+    """A :class:`Wrapper` for a call of another file's registration wrapper, or None."""
+    from hooklint.analysis.hookapi import METHOD_APIS
+    from hooklint.analysis.wrappers import Wrapper
+
+    ref = callee_ref(view, call)
+    entry = view.facts_of(ref) if ref is not None else None
+    wrapper = entry.get("wrapper") if entry else None
+    if wrapper is None:
+        return None
+    api = METHOD_APIS.get(wrapper["api"]) if wrapper.get("api") else None
+    return Wrapper(
+        ref.name, wrapper["hook"], wrapper["hook_param"], wrapper.get("target"), api, None, evidence=(place(view, ref),)
+    )
+
+
+def external_removal(view: FileView, call) -> tuple[list[str], set[str], set[str]] | None:
+    """``(parameter names, removed parameters, removed self attributes)`` of another
+    file's helper that ``call`` reaches, when it removes anything."""
+    ref = callee_ref(view, call)
+    entry = view.facts_of(ref) if ref is not None else None
+    removes = entry.get("removes") if entry else None
+    if not removes:
+        return None
+    return list(entry.get("params", [])), set(removes["params"]), set(removes["attrs"])
+
+
+def _dotted(node) -> str | None:
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def imported_hook(view: FileView, hook_arg, site=None):
+    """The body of a hook that the checked file imports from another module of the
+    project (``from .taps import grab``; ``taps.grab``), as a
+    :class:`hooklint.analysis.facts.HookBody` of that module's facts, with the place
+    of its definition; None when it is not one."""
+    from hooklint.analysis.facts import HookBody
+
+    if isinstance(hook_arg, cst.Attribute) and isinstance(hook_arg.value, cst.Name) and hook_arg.value.value == "self":
+        class_def = site.class_def if site is not None else None
+        ref = view.method(class_def.name.value, hook_arg.attr.value) if class_def is not None else None
+        if ref is None:
+            return None
+        facts = module_facts(ref.path)
+        owner, _, name = ref.name.rpartition(".")
+        info = facts.method(owner, name) if facts is not None else None
+        if info is None:
+            return None
+        body = HookBody(info.node, ref.name, "method", function=info, imports=facts.imports, is_method=True)
+        return body, place(view, ref)
+    dotted = _dotted(hook_arg)
+    ref = view.function(dotted) if dotted else None
+    if ref is None:
+        return None
+    facts = module_facts(ref.path)
+    info = facts.module_function(ref.name) if facts is not None else None
+    if info is None:
+        return None
+    return HookBody(info.node, info.name, "function", function=info, imports=facts.imports), place(view, ref)
+
+
+def base_method(view: FileView, class_name: str, name: str, after_own: bool = False):
+    """The :class:`FunctionInfo` (in its own module's facts) of the method of another
+    file that ``self.name`` (``after_own``: ``super().name``) reaches from the checked
+    file's class ``class_name``; None when it is not one."""
+    ref = view.method(class_name, name, after_own=after_own)
+    if ref is None:
+        return None
+    facts = module_facts(ref.path)
+    owner, _, method = ref.name.rpartition(".")
+    info = facts.method(owner, method) if facts is not None else None
+    if info is not None:
+        view.note_foreign(info.node, place(view, ref))
+    return info
+
+
+_facts: dict[str, tuple[tuple[int, int], object]] = {}
+
+
+def module_facts(path: str):
+    """Another module's facts (parsed once per process and file version), or None."""
+    import os
+
+    from hooklint.analysis.collector import collect
+    from hooklint.engine import parse_module
+    from hooklint.files import SourceError, read_source
+
+    try:
+        status = os.stat(path)
+        stamp = (status.st_mtime_ns, status.st_size)
+        known = _facts.get(path)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        facts = collect(parse_module(read_source(Path(path), 4 * 1024 * 1024).text))
+    except (OSError, SourceError, RecursionError, ValueError, cst.ParserSyntaxError):
+        return None
+    if len(_facts) > 64:
+        _facts.clear()
+    _facts[path] = (stamp, facts)
+    return facts

@@ -1,0 +1,466 @@
+"""Names, imports and classes resolved within the project root, over summaries.
+
+The *project root* of a checked file is the directory of the nearest
+``pyproject.toml`` at or above it; without one, the directory above the outermost
+package (``__init__.py`` chain) that holds the file.  Absolute imports are looked up
+under the root (and ``root/src``) and under that package chain's parent; relative
+imports from the importing module's package.  ``import a.b [as c]``,
+``from a import b as c``, ``from . import b``, star imports, package ``__init__``
+re-exports (followed up to :data:`MAX_DEPTH` modules) and dotted bases
+(``nn.Module``) are followed.  Anything that leads outside the root — torch,
+transformers, a module that is not there — stays unknown: :meth:`FileView.method`
+and friends return None, and an unknown name never produces a finding.
+
+Classes are linearised depth-first, left to right, each class once (the order
+``super()`` and attribute lookup follow for the single and mixin inheritance
+these libraries use; full C3 only differs for diamonds that override the same
+method on both sides).
+
+A :class:`FileView` belongs to one checked file and records every other module
+whose summary it read (path and content digest): the file's result depends on
+them (:meth:`FileView.dependencies`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from hooklint.project import store
+
+#: How many modules an import or re-export chain, or a class hierarchy, is followed.
+MAX_DEPTH = 8
+#: Star imports are searched only this many modules into a chain: a name that is not
+#: found would otherwise read every module a package re-exports with ``*``.
+MAX_STAR_DEPTH = 3
+
+
+#: A name that is called (only a call of an imported name reaches another file's
+#: helper: ``module.helper(...)`` is not followed); an attribute that is called.
+_CALLED_WORD = re.compile(r"\b(\w+)[\s\\]*\(")
+_CALLED_ATTRIBUTE = re.compile(r"\.[\s\\]*(\w+)[\s\\]*\(")
+
+
+_STAR_IMPORT = re.compile(r"\bimport[\s\\(]*\*")
+_IMPORT_WORD = re.compile(r"\bimport\b")
+_COMMENT = re.compile(r"#[^\n]*")
+_WORD = re.compile(r"\w+")
+
+
+_known_texts: dict[str, tuple[tuple[int, int], tuple | None]] = {}
+
+
+def _text_facts(path: str) -> tuple[str, bool, frozenset] | None:
+    """``(digest, holds a hook token or a star import, words of its import
+    statements)`` of the module at ``path``, read once per process and file version;
+    None when it cannot be read."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    stamp = (status.st_mtime_ns, status.st_size)
+    known = _known_texts.get(path)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    found = store.source_text(path)
+    if found is not None:
+        from hooklint.project.summary import _HOOK_TEXT
+
+        digest, text = found
+        hooky = bool(_HOOK_TEXT.search(text) or _STAR_IMPORT.search(text))
+        found = (digest, hooky, frozenset() if hooky else _import_words(text))
+    if len(_known_texts) > 4096:
+        _known_texts.clear()
+    _known_texts[path] = (stamp, found)
+    return found
+
+
+def _import_words(text: str) -> frozenset:
+    """The words of every ``import`` keyword's statement (to the closing parenthesis
+    of its list or over backslash continuations, comments left out): a superset of
+    the names the module's imports bind (a keyword inside a string only adds words)."""
+    words: set[str] = set()
+    for match in _IMPORT_WORD.finditer(text):
+        position, depth = match.start(), 0
+        while position < len(text):
+            end = text.find("\n", position)
+            end = len(text) if end < 0 else end
+            code = _COMMENT.sub("", text[position:end])
+            words.update(_WORD.findall(code))
+            depth += code.count("(") - code.count(")")
+            if depth <= 0 and not code.rstrip().endswith("\\"):
+                break
+            position = end + 1
+    return frozenset(words)
+
+
+def _class_spans(tree, text: str) -> dict[str, tuple[int, int]]:
+    """The lines of each top-level class (the last definition of a name wins, as in
+    the outline); empty when the text does not parse."""
+    from hooklint.project.summary import _top_level
+
+    if tree is None:
+        from hooklint.engine import python_ast
+
+        try:
+            tree = python_ast(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return {}
+    import ast
+
+    return {
+        node.name: (node.lineno, node.end_lineno or node.lineno)
+        for node in _top_level(tree.body) if isinstance(node, ast.ClassDef)
+    }
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A resolved name: the module file, what it is (``module``, ``class``,
+    ``function``, ``method``), its qualified name there and its summary entry."""
+
+    path: str
+    kind: str
+    name: str
+    entry: dict | None = None
+
+    @property
+    def line(self) -> int:
+        return self.entry.get("line", 1) if self.entry else 1
+
+
+def project_root(path: Path) -> Path:
+    directory = path.parent
+    for candidate in (directory, *directory.parents):
+        if (candidate / "pyproject.toml").is_file():
+            return candidate
+    return package_root(path)
+
+
+def package_root(path: Path) -> Path:
+    """The directory above the outermost package that holds ``path``."""
+    directory = path.parent
+    while (directory / "__init__.py").is_file() and directory.parent != directory:
+        directory = directory.parent
+    return directory
+
+
+class FileView:
+    """What one checked file can see of the rest of its project."""
+
+    def __init__(self, path: str, text: str, cache_dir: str | None = None) -> None:
+        self.path = os.path.abspath(path)
+        self.text = text
+        self.cache_dir = cache_dir
+        self._root: Path | None = None
+        self._outline: dict | None = None
+        self._used: dict[str, str] = {}
+        self._lookups: dict[tuple[str, str], Ref | None] = {}
+        self._helpers: tuple[str, ...] | None = None
+        self._mros: dict[str, tuple[list[Ref], object]] = {}
+        self._tree = None
+        self._called: set[str] | None = None
+        self._real_root: str | None = None
+        self._files: dict[tuple[str, int, str], str | None] = {}
+        self._roots: list[Path] | None = None
+        self._foreign: dict[int, tuple] = {}
+        self._inside_ids: dict[int, set[int]] = {}
+
+    # -- where modules are ----------------------------------------------------------
+    @property
+    def root(self) -> Path:
+        if self._root is None:
+            self._root = project_root(Path(self.path))
+        return self._root
+
+    def _import_roots(self) -> list[Path]:
+        if self._roots is None:
+            roots = [self.root, self.root / "src", package_root(Path(self.path))]
+            self._roots = []
+            for root in roots:
+                if root not in self._roots and root.is_dir() and self._inside(root):
+                    self._roots.append(root)
+        return self._roots
+
+    def _inside(self, path: Path) -> bool:
+        if self._real_root is None:
+            self._real_root = os.path.join(os.path.realpath(self.root), "")
+        return os.path.join(os.path.realpath(path), "").startswith(self._real_root)
+
+    def module_file(self, module: str, level: int, importer: str) -> str | None:
+        """The file of ``module`` as imported from ``importer`` (``level``: the dots of
+        a relative import), when it is in the project."""
+        key = (module, level, os.path.dirname(importer) if level else "")
+        if key not in self._files:
+            self._files[key] = self._module_file(module, level, importer)
+        return self._files[key]
+
+    def _module_file(self, module: str, level: int, importer: str) -> str | None:
+        parts = [p for p in module.split(".") if p]
+        if level:
+            base = Path(importer).parent
+            for _ in range(level - 1):
+                base = base.parent
+            bases = [base]
+        else:
+            if not parts:
+                return None
+            bases = self._import_roots()
+        for base in bases:
+            target = base.joinpath(*parts)
+            for candidate in (target / "__init__.py", target.with_name(target.name + ".py") if parts else None):
+                if candidate is not None and candidate.is_file() and self._inside(candidate):
+                    return os.path.abspath(candidate)
+        return None
+
+    def use_tree(self, tree) -> None:
+        """CPython's AST of the checked file, as the engine parsed it: its outline is
+        read from it instead of a second parse."""
+        self._tree = tree
+
+    # -- summaries ------------------------------------------------------------------
+    def summary(self, path: str, full: bool = False) -> dict | None:
+        if path == self.path and not full:
+            if self._outline is None:
+                from hooklint.project.summary import outline_of
+
+                self._outline = outline_of(self.text, self._tree)
+            return self._outline
+        found = store.load(path, self.cache_dir, full)
+        if found is None:
+            return None
+        self._used[path] = found.digest
+        return found.data
+
+    def facts_of(self, ref: Ref) -> dict | None:
+        """The full summary entry (wrapper, removes) of a function or method that
+        ``ref`` names; None when its code holds no hook token."""
+        if not ref.entry or not ref.entry.get("hooky") or ref.path == self.path:
+            return None
+        data = self.summary(ref.path, full=True)
+        if data is None:
+            return None
+        if ref.kind == "method":
+            class_name, _, name = ref.name.rpartition(".")
+            return data["classes"].get(class_name, {}).get("methods", {}).get(name)
+        return data["functions"].get(ref.name)
+
+    def note_foreign(self, node, where) -> None:
+        """Record that the def ``node`` (of another module's facts) is at ``where``."""
+        self._foreign[id(node)] = (node, where)
+
+    def elsewhere(self, node):
+        """The place of the other file's def that holds ``node``, when it is one whose
+        body this file's analysis read; else None."""
+        from hooklint.analysis.walk import descendants
+
+        for def_id, (def_node, where) in self._foreign.items():
+            inside = self._inside_ids.get(def_id)
+            if inside is None:
+                inside = self._inside_ids[def_id] = {id(n) for n in descendants(def_node)} | {def_id}
+            if id(node) in inside:
+                return where
+        return None
+
+    def dependencies(self) -> dict[str, str]:
+        """The other modules whose summaries this file's analysis read: path → digest."""
+        return dict(self._used)
+
+    # -- names ----------------------------------------------------------------------
+    def lookup(self, path: str, name: str, depth: int = 0) -> Ref | None:
+        """What ``name`` is in the module at ``path``."""
+        key = (path, name)
+        if key in self._lookups:
+            return self._lookups[key]
+        self._lookups[key] = None  # an import cycle resolves to nothing
+        found = self._lookup(path, name, depth)
+        self._lookups[key] = found
+        return found
+
+    def _lookup(self, path: str, name: str, depth: int) -> Ref | None:
+        data = self.summary(path)
+        if data is None or depth > MAX_DEPTH:
+            return None
+        if name in data["classes"]:
+            return Ref(path, "class", name, data["classes"][name])
+        if name in data["functions"]:
+            return Ref(path, "function", name, data["functions"][name])
+        imported = data["imports"].get(name)
+        if imported is not None:
+            return self._imported(path, imported, depth)
+        if os.path.basename(path) == "__init__.py":  # ``from pkg import submodule``
+            target = self.module_file(name, 1, path)
+            if target is not None:
+                return Ref(target, "module", name)
+        if depth >= MAX_STAR_DEPTH:
+            return None
+        for key, (module, _, level) in data["imports"].items():
+            if key.startswith("*"):
+                target = self.module_file(module, level, path)
+                found = self.lookup(target, name, depth + 1) if target else None
+                if found is not None:
+                    return found
+        return None
+
+    def _imported(self, path: str, imported: list, depth: int) -> Ref | None:
+        module, attr, level = imported
+        target = self.module_file(module, level, path)
+        if target is None:
+            return None
+        if attr is None:
+            return Ref(target, "module", module)
+        return self.member(Ref(target, "module", module), attr, depth + 1)
+
+    def member(self, module: Ref, name: str, depth: int = 0) -> Ref | None:
+        """``module.name``: a name the module defines or imports, or its submodule."""
+        return self.lookup(module.path, name, depth)
+
+    def dotted(self, path: str, dotted: str, depth: int = 0) -> Ref | None:
+        """``a.b.C`` as written in the module at ``path``."""
+        first, *rest = dotted.split(".")
+        found = self.lookup(path, first, depth)
+        for part in rest:
+            if found is None or found.kind != "module":
+                return None  # attributes of classes and functions are not followed
+            found = self.member(found, part, depth + 1)
+        return found
+
+    # -- classes --------------------------------------------------------------------
+    def mro(self, class_name: str) -> list[Ref]:
+        """The checked file's class ``class_name`` and its bases, resolved."""
+        return list(self._classes(class_name))
+
+    def _classes(self, class_name: str):
+        """``mro(class_name)`` one class at a time: a base is resolved only when the
+        walk reaches it (a method found in the first classes reads no module beyond
+        them); what was resolved is kept for the next walk."""
+        known = self._mros.get(class_name)
+        if known is None:
+            known = self._mros[class_name] = ([], self._mro(class_name))
+        order, rest = known
+        yield from order
+        for ref in rest:
+            order.append(ref)
+            yield ref
+
+    def _mro(self, class_name: str):
+        start = self.lookup(self.path, class_name)
+        seen: set[tuple[str, str]] = set()
+
+        def visit(ref: Ref, depth: int):
+            key = (ref.path, ref.name)
+            if key in seen or depth > MAX_DEPTH:
+                return
+            seen.add(key)
+            yield ref
+            for base in ref.entry.get("bases", ()) if ref.entry else ():
+                found = self.dotted(ref.path, base)
+                if found is not None and found.kind == "class":
+                    yield from visit(found, depth + 1)
+
+        if start is not None and start.kind == "class":
+            yield from visit(start, 0)
+
+    def method(self, class_name: str, name: str, after_own: bool = False) -> Ref | None:
+        """The method ``name`` that ``self.name`` reaches from the checked file's class
+        ``class_name``, when it is defined in another file (a definition in this file
+        is the file's own analysis: None).  ``after_own``: what ``super().name``
+        reaches (the class's own definition skipped)."""
+        for index, ref in enumerate(self._classes(class_name)):
+            if after_own and index == 0:
+                continue
+            entry = ref.entry["methods"].get(name) if ref.entry else None
+            if entry is not None:
+                if ref.path == self.path:
+                    return None
+                return Ref(ref.path, "method", f"{ref.name}.{name}", entry)
+        return None
+
+    def helper_names(self) -> tuple[str, ...]:
+        """The names by which the checked file reaches other files' registration
+        wrappers and removal helpers (methods of its classes' bases, imported
+        functions): the fast path keeps the code that calls them, as it keeps
+        registrations."""
+        if self._helpers is None:
+            names: set[str] = set()
+            outline = self.summary(self.path) or {}
+            for class_name, called in self._called_methods(outline).items():
+                # ``self.m(...)``/``super().m(...)`` reaches the first base after the class
+                # that defines ``m``: only the bases up to those of the names called are read.
+                for name in sorted(called):
+                    ref = self.method(class_name, name, after_own=True)
+                    if ref is not None and self._is_helper(ref):
+                        names.add(name)
+            called_words = self._called_words()
+            for local in outline.get("imports", {}):
+                if local.startswith("*") or local not in called_words:
+                    continue  # never called here: not looked up
+                if not self._may_reach_hook_code(outline["imports"][local]):
+                    continue
+                found = self.lookup(self.path, local)
+                if found is not None and found.kind == "function" and found.path != self.path and self._is_helper(found):
+                    names.add(local)
+            self._helpers = tuple(sorted(names))
+        return self._helpers
+
+    def _may_reach_hook_code(self, imported: list) -> bool:
+        """False when ``from module import name`` cannot bind a function that holds hook
+        code, read from the module's text without parsing it: a module other than a
+        package ``__init__`` with no registration or removal token, no star import,
+        and no import statement that names ``name``, defines ``name`` or lacks it."""
+        module, attr, level = imported
+        if attr is None:
+            return True
+        target = self.module_file(module, level, self.path)
+        if target is None or target == self.path or os.path.basename(target) == "__init__.py":
+            return True
+        found = _text_facts(target)
+        if found is None:
+            return True
+        digest, hook_text, import_words = found
+        if hook_text or attr in import_words:
+            return True
+        self._used[target] = digest  # the answer rests on this file's text
+        return False
+
+    def _is_helper(self, ref: Ref) -> bool:
+        """Whether ``ref`` (another file's function or method) is a registration
+        wrapper or a removal helper: only those are evidence for the fast path."""
+        entry = self.facts_of(ref)
+        return bool(entry and (entry.get("wrapper") or entry.get("removes")))
+
+    def _called_words(self) -> set[str]:
+        """Every name the text follows with ``(``."""
+        if self._called is None:
+            self._called = set(_CALLED_WORD.findall(self.text))
+        return self._called
+
+    def _called_methods(self, outline: dict) -> dict[str, set[str]]:
+        """For each class of the checked file, the names its code calls as an
+        attribute (``.m(``: a superset of ``self.m(``, ``cls.m(`` and ``super().m(``)."""
+        spans = _class_spans(self._tree, self.text)
+        lines = self.text.splitlines(keepends=True)
+        found: dict[str, set[str]] = {}
+        for class_name in outline.get("classes", {}):
+            span = spans.get(class_name)
+            text = "".join(lines[span[0] - 1 : span[1]]) if span else self.text
+            called = set(_CALLED_ATTRIBUTE.findall(text))
+            if called:
+                found[class_name] = called
+        return found
+
+    def function(self, dotted: str) -> Ref | None:
+        """A function the checked file imports (``helper`` or ``hooks.helper``) from
+        another module of the project."""
+        found = self.dotted(self.path, dotted)
+        if found is None or found.kind != "function" or found.path == self.path:
+            return None
+        return found
+
+    def shown(self, ref: Ref) -> str:
+        """The path of ``ref``'s module as reports show it."""
+        from hooklint.files import display_path
+
+        return display_path(Path(ref.path))

@@ -1,0 +1,3 @@
+from .watching import WatchMixin
+
+__all__ = ["WatchMixin"]

@@ -1,0 +1,267 @@
+"""Cross-file analysis (hooklint/project): small packages of our own under
+tests/cross_file/<case>/<valid|invalid>/, each checked as a project of its own (a copy
+under an empty ``[tool.hooklint]``), and the released llm-compressor pair.
+
+Cases: a mixin's registration wrapper re-exported through a package ``__init__``
+(mixin_wrapper), a removal helper in a base class reached by a relative import
+(base_removal), a capture hook imported from a sibling module (imported_hook), a
+mixin from outside the project (outside), and a ``super()`` post-hook whose body is
+in the base class's file (super_post_hook).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from _hooklint_cli import check
+from _released import released
+
+CASES = Path(__file__).parent / "cross_file"
+
+#: case/kind -> the findings expected: (file, row, column, code, a part of the message)
+EXPECTED = {
+    "mixin_wrapper/invalid": [("tapkit/probe.py", 24, 13, "HL002", "(via `WatchMixin.watch`, watching.py:10)")],
+    "mixin_wrapper/valid": [],
+    "outside/valid": [],
+    "base_removal/invalid": [("rec/features.py", 15, 33, "HL002", "its handle (`self.handles`) is never removed")],
+    "base_removal/valid": [],
+    "imported_hook/invalid": [("feats/run.py", 5, 5, "HL002", "(hook defined in taps.py:4)")],
+    "imported_hook/valid": [],
+    "super_post_hook/invalid": [("track/timing.py", 21, 13, "HL001", "(state change in base.py:7)")],
+    "super_post_hook/valid": [],
+}
+#: What the same packages give with each file analysed alone (--no-cross-file).
+ALONE = {
+    "mixin_wrapper/invalid": [],  # the wrapper is unknown: no registration seen
+    "base_removal/valid": [("rec/features.py", 15, 33, "HL002")],  # the base's removal is not seen
+    "imported_hook/invalid": [],  # the hook's body is unknown
+    "super_post_hook/invalid": [],  # what super()._enter/_leave change is unknown
+}
+
+
+def _project(tmp_path: Path, case: str, config: str = "") -> Path:
+    root = tmp_path / "project"
+    shutil.copytree(CASES / case, root)
+    (root / "pyproject.toml").write_text(f"[tool.hooklint]\n{config}", encoding="utf-8")
+    return root
+
+
+def _run(root: Path, monkeypatch, *args: str) -> list[dict]:
+    monkeypatch.chdir(root)
+    result = check("--format", "json", "--config", "pyproject.toml", *args)
+    assert result.exception is None and "Traceback" not in result.output, result.output
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def _where(findings: list[dict]) -> list[tuple]:
+    return sorted((f["filename"], f["location"]["row"], f["location"]["column"], f["code"]) for f in findings)
+
+
+@pytest.mark.parametrize("case", sorted(EXPECTED))
+def test_case_gives_the_expected_findings(case, tmp_path, monkeypatch):
+    findings = _run(_project(tmp_path, case), monkeypatch, "--no-cache", ".")
+    assert _where(findings) == sorted(e[:4] for e in EXPECTED[case]), findings
+    for expected in EXPECTED[case]:
+        (finding,) = [f for f in findings if (f["filename"], f["location"]["row"]) == expected[:2]]
+        assert expected[4] in finding["message"], finding["message"]
+        assert "\n" not in finding["message"]
+
+
+@pytest.mark.parametrize("case", sorted(ALONE))
+def test_each_file_alone_misses_the_other_files_evidence(case, tmp_path, monkeypatch):
+    root = _project(tmp_path, case)
+    assert _where(_run(root, monkeypatch, "--no-cache", "--no-cross-file", ".")) == sorted(ALONE[case])
+    (root / "pyproject.toml").write_text("[tool.hooklint]\ncross-file = false\n", encoding="utf-8")
+    assert _where(_run(root, monkeypatch, "--no-cache", ".")) == sorted(ALONE[case])
+
+
+def test_the_fix_of_a_super_post_hook_pair_edits_only_the_checked_file(tmp_path, monkeypatch):
+    root = _project(tmp_path, "super_post_hook/invalid")
+    base = (root / "track" / "base.py").read_bytes()
+    monkeypatch.chdir(root)
+    result = check("--no-cache", "--config", "pyproject.toml", "--fix", ".")
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    fixed = (root / "track" / "timing.py").read_text(encoding="utf-8")
+    assert "block.register_forward_hook(self._leave, always_call=True)" in fixed
+    assert (root / "track" / "base.py").read_bytes() == base
+    assert _run(root, monkeypatch, "--no-cache", ".") == []
+
+
+def test_cross_file_setting_must_be_a_boolean(tmp_path, monkeypatch):
+    root = _project(tmp_path, "mixin_wrapper/invalid", 'cross-file = "no"\n')
+    monkeypatch.chdir(root)
+    result = check("--no-cache", "--config", "pyproject.toml", ".")
+    assert result.exit_code == 2 and "cross-file" in result.output and "Traceback" not in result.output
+
+
+def test_evidence_in_another_file_is_a_related_location(tmp_path, monkeypatch):
+    root = _project(tmp_path, "mixin_wrapper/invalid")
+    (finding,) = _run(root, monkeypatch, "--no-cache", ".")
+    assert finding["related"] == [{"row": 10, "column": 1, "filename": "tapkit/watching.py"}]
+    monkeypatch.chdir(root)
+    result = check("--no-cache", "--format", "sarif", "--config", "pyproject.toml", ".")
+    (sarif,) = json.loads(result.stdout)["runs"][0]["results"]
+    (related,) = sarif["relatedLocations"]
+    assert related["physicalLocation"]["artifactLocation"]["uri"] == "tapkit/watching.py"
+    assert related["physicalLocation"]["region"]["startLine"] == 10
+
+
+def _stop_registering(root: Path) -> None:
+    """The mixin's ``watch`` no longer registers anything (and its size changes)."""
+    path = root / "tapkit" / "watching.py"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("handle = register(guarded)", "handle = None  # registering switched off"), encoding="utf-8")
+
+
+def test_a_result_resting_on_another_file_is_recomputed_when_that_file_changes(tmp_path, monkeypatch):
+    root = _project(tmp_path, "mixin_wrapper/invalid")
+    assert len(_run(root, monkeypatch, ".")) == 1
+    assert len(_run(root, monkeypatch, ".")) == 1  # warm: from the run index
+    assert len(_run(root, monkeypatch, "tapkit/probe.py")) == 1  # another run key: from the content cache
+    assert any((root / ".hooklint_cache" / "summaries").rglob("*.json"))
+    _stop_registering(root)
+    assert _run(root, monkeypatch, ".") == []  # the run index entry recorded watching.py's stamp
+    shutil.rmtree(root / ".hooklint_cache" / "runs")
+    assert _run(root, monkeypatch, "tapkit/probe.py") == []  # the content cache entry recorded its digest
+
+
+def test_a_corrupt_summary_entry_is_a_miss(tmp_path, monkeypatch):
+    root = _project(tmp_path, "mixin_wrapper/invalid")
+    assert len(_run(root, monkeypatch, ".")) == 1
+    entries = list((root / ".hooklint_cache" / "summaries").rglob("*.json"))
+    assert entries
+    for entry in entries:
+        entry.write_text('{"imports": [], "classes": 1}', encoding="utf-8")
+    shutil.rmtree(root / ".hooklint_cache" / "runs")
+    for entry in (root / ".hooklint_cache").glob("??/*.json"):
+        entry.unlink()
+    assert len(_run(root, monkeypatch, ".")) == 1
+
+
+def test_one_file_reads_only_the_modules_it_needs(tmp_path, monkeypatch):
+    from hooklint.project import store
+
+    root = _project(tmp_path, "mixin_wrapper/invalid")
+    (root / "tapkit" / "unrelated.py").write_text(
+        "def add(m, f):\n    return m.register_forward_hook(f)\n", encoding="utf-8"
+    )
+    store._memory.clear()
+    assert len(_run(root, monkeypatch, "--no-cache", "tapkit/probe.py")) == 1
+    read = {(Path(p).relative_to(root.resolve()).as_posix(), full) for p, full in store._memory}
+    # Outlines of the modules resolution passes through; hook facts of the mixin's only.
+    assert read == {("tapkit/__init__.py", False), ("tapkit/watching.py", False), ("tapkit/watching.py", True)}
+
+
+# -- resolution, in process ----------------------------------------------------------------
+def _tree(root: Path, files: dict[str, str]) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text("", encoding="utf-8")
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def test_imports_aliases_star_imports_and_cycles_resolve_within_the_root(tmp_path):
+    from hooklint.project.resolve import FileView
+
+    _tree(tmp_path, {
+        "pkg/__init__.py": "from .core import *\n",
+        "pkg/core.py": "from pkg.more import Base as Root\n\nclass Mixin(Root):\n    def hook_in(self, m, fn):\n        pass\n",
+        "pkg/more.py": "import pkg.cycle\n\nclass Base:\n    def done(self):\n        pass\n",
+        "pkg/cycle.py": "from pkg.more import *\nfrom pkg.cycle import Nothing\n",
+        "app/use.py": "import pkg.core as c\nimport torch.nn as nn\nfrom pkg import Mixin\n\n"
+        "class A(c.Mixin, nn.Module):\n    pass\n\nclass B(Mixin):\n    pass\n",
+    })  # fmt: skip
+    text = (tmp_path / "app" / "use.py").read_text(encoding="utf-8")
+    view = FileView(str(tmp_path / "app" / "use.py"), text)
+    assert [r.name for r in view.mro("A")] == ["A", "Mixin", "Base"]  # nn.Module: outside, unknown
+    assert [r.name for r in view.mro("B")] == ["B", "Mixin", "Base"]  # through the star re-export
+    assert view.method("B", "done").name == "Base.done"
+    assert view.method("B", "missing") is None
+    assert view.lookup(str(tmp_path / "pkg" / "cycle.py"), "Nothing") is None  # a cycle ends
+    assert view.dotted(view.path, "nn.Module") is None
+    assert set(view.dependencies()) == {str(tmp_path / "pkg" / n) for n in ("__init__.py", "core.py", "more.py", "cycle.py")}
+
+
+def test_a_module_outside_the_project_root_is_never_read(tmp_path):
+    from hooklint.project.resolve import FileView
+
+    _tree(tmp_path / "inner", {"app/use.py": "from lib import Mixin\n\nclass A(Mixin):\n    pass\n"})
+    (tmp_path / "lib.py").write_text("class Mixin:\n    def watch(self, m, fn):\n        return m.register_forward_hook(fn)\n")
+    view = FileView(str(tmp_path / "inner" / "app" / "use.py"), (tmp_path / "inner" / "app" / "use.py").read_text())
+    assert [r.name for r in view.mro("A")] == ["A"]
+    assert view.dependencies() == {}
+
+
+def test_only_other_files_wrappers_and_removal_helpers_the_file_calls_widen_the_fast_path(tmp_path):
+    from hooklint.project import store
+    from hooklint.project.resolve import FileView
+
+    _tree(tmp_path, {
+        "lib/hooks.py": "def attach(m, fn):\n    return m.register_forward_hook(fn)\n\n"
+        "def detach(handles):\n    for h in handles:\n        h.remove()\n\n"
+        "def stored(m, fn):\n    m.register_forward_hook(fn)\n",
+        # a plain module re-exporting the wrapper, across a parenthesised import list
+        "lib/again.py": "from lib.hooks import (  # (re-exported)\n    detach,\n    attach,\n)\n",
+        "lib/plain.py": "import os\n\ndef wipe(path):\n    os.remove(path)\n",
+        "lib/named.py": "def register_forward_hook(m, fn):\n    \"\"\"Like m.register_forward_hook(fn).\"\"\"\n    return None\n",
+        "lib/base.py": "class Base:\n    def add(self, m, fn):\n        return m.register_forward_hook(fn)\n\n"
+        "    def never_called(self, m, fn):\n        return m.register_forward_hook(fn)\n",
+        "app/use.py": "from lib.again import attach, detach\nfrom lib.plain import wipe\nfrom lib.named import register_forward_hook\n"
+        "from lib.hooks import stored\nfrom lib.base import Base\n\n"
+        "class A(Base):\n    def go(self, m, f):\n        self.h = self.add(m, f)\n        attach(m, f)\n"
+        "        detach([])\n        wipe('x')\n        stored(m, f)\n        register_forward_hook(m, f)\n",
+    })  # fmt: skip
+    store._memory.clear()
+    use = tmp_path / "app" / "use.py"
+    view = FileView(str(use), use.read_text(encoding="utf-8"))
+    # ``stored`` registers but neither returns nor keeps the handle: no wrapper; ``wipe``
+    # (os.remove) and a def only named like a registration hold no hook code.
+    assert view.helper_names() == ("add", "attach", "detach")
+    outlined = {Path(p).name for p, full in store._memory if not full}
+    assert "plain.py" not in outlined  # no hook token, no import naming them: never parsed
+    assert str(tmp_path / "lib" / "plain.py") in view.dependencies()
+
+
+def test_summaries_are_json_data_with_wrappers_and_removal_helpers():
+    from hooklint.project.summary import is_summary, summarise
+
+    text = (CASES / "mixin_wrapper" / "invalid" / "tapkit" / "watching.py").read_text(encoding="utf-8")
+    data = json.loads(json.dumps(summarise(text)))
+    assert is_summary(data)
+    methods = data["classes"]["WatchMixin"]["methods"]
+    assert methods["watch"]["wrapper"] == {"hook": 1, "hook_param": "fn", "target": 0, "api": None}
+    base = summarise((CASES / "base_removal" / "valid" / "rec" / "base.py").read_text(encoding="utf-8"))
+    assert base["classes"]["Recorder"]["methods"]["_finish"]["removes"] == {"params": [], "attrs": ["self.handles"]}
+    assert summarise("def broken(:\n") == {"imports": {}, "classes": {}, "functions": {}}
+
+
+# -- the released llm-compressor pair -----------------------------------------------------
+AUTOROUND = "llmcompressor/modifiers/autoround/base.py"
+
+
+def _released_project(tmp_path: Path, version: str) -> Path:
+    root = tmp_path / version
+    shutil.copytree(released("llmcompressor", version), root)
+    (root / "pyproject.toml").write_text("[tool.hooklint]\n", encoding="utf-8")  # no registration-wrappers
+    return root
+
+
+def test_autoround_capture_before_the_fix_is_flagged_through_the_mixins_wrapper(tmp_path, monkeypatch):
+    root = _released_project(tmp_path, "0.13.0")
+    for paths in ((".",), (AUTOROUND,)):
+        findings = [f for f in _run(root, monkeypatch, "--no-cache", *paths) if f["filename"] == AUTOROUND]
+        assert _where(findings) == [(AUTOROUND, 239, 17, "HL002")], findings
+        assert "(via `HooksMixin.register_hook`, hooks.py:69)" in findings[0]["message"]
+        assert {"row": 69, "column": 1, "filename": "llmcompressor/modifiers/utils/hooks.py"} in findings[0]["related"]
+
+
+def test_autoround_capture_after_the_fix_is_clean(tmp_path, monkeypatch):
+    root = _released_project(tmp_path, "0.14.0.1")
+    for paths in ((".",), (AUTOROUND,)):
+        assert [f for f in _run(root, monkeypatch, "--no-cache", *paths) if f["filename"] == AUTOROUND] == []
