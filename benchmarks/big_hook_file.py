@@ -101,13 +101,15 @@ def generate(lines: int) -> str:
 
 
 def _linter(text: str):
-    """A function that lints ``text`` once with every default-on rule and returns
+    """A function that lints ``text`` once with the default rules and returns
     ``(cpu seconds, wall seconds, findings)``; the first lint (imports, caches) is done."""
     import hooklint.engine as engine
     from hooklint.rules import all_rules
     from hooklint.rules.base import RuleContext
 
-    rules = [r for r in all_rules() if r.default_on]
+    # What a plain `hooklint check` runs: the default-on rules outside preview (a preview
+    # rule's `default_on` only applies with --preview).
+    rules = [r for r in all_rules() if r.default_on and not getattr(r, "preview", False)]
     context = RuleContext()
 
     def lint() -> tuple[float, float, int]:
