@@ -132,6 +132,12 @@ def autograd_fake_quantize(grouped, bits, sym, offset, min_scale, max_scale):
     def round_ste(x):
         return x + (torch.round(x) - x).detach()
 
+    def clamp_inclusive(x, low, high):
+        # The gradient passes where low <= x <= high, bounds included (as the hand-written
+        # backward does); torch.clamp's own gradient exactly at a bound differs across
+        # torch versions (2.15 drops it), and rounded codes land on the bounds often.
+        return torch.where((x >= low) & (x <= high), x, x.clamp(low, high).detach())
+
     wmin = grouped.min(-1).values.clamp(max=0) * min_scale.clamp(0, 1)
     wmax = grouped.max(-1).values.clamp(min=0) * max_scale.clamp(0, 1)
     if sym:
@@ -140,13 +146,13 @@ def autograd_fake_quantize(grouped, bits, sym, offset, min_scale, max_scale):
         scale = torch.where(scale < 0, scale.clamp(max=-1e-5), scale.clamp(min=1e-5))[
             :, None
         ]
-        return scale * torch.clamp(round_ste(grouped / scale + offset), -half, half - 1)
+        return scale * clamp_inclusive(round_ste(grouped / scale + offset), -half, half - 1)
     top = 2**bits - 1
     scale = ((wmax - wmin) / top).clamp(min=1e-5)
     zero = round_ste(-wmin / scale)[:, None]
     scale = scale[:, None]
     return scale * (
-        torch.clamp(round_ste(grouped / scale + offset) + zero, 0, top) - zero
+        clamp_inclusive(round_ste(grouped / scale + offset) + zero, 0, top) - zero
     )
 
 
