@@ -27,7 +27,7 @@ from hooklint.analysis.facts import (
     Registration,
     Site,
 )
-from hooklint.analysis.names import dotted_name, record_import, resolve
+from hooklint.analysis.names import dotted_name, record_import, resolve, returned_name
 from hooklint.analysis.vocabulary import COLLECTION_BUILTINS, STORE_METHODS
 from hooklint.analysis.walk import NODE, SEQUENCE, fields, value_kind
 
@@ -412,7 +412,7 @@ class _HookResolver:
                 )
             factory = self._callable_function(expr.func, site)
             if factory is not None:
-                returned = _returned_name(factory.node)
+                returned = returned_name(factory.node)
                 if returned is not None and returned in factory.nested:
                     return self._body(factory.nested[returned], "factory")
         return None
@@ -449,16 +449,6 @@ class _HookResolver:
         return HookBody(
             info.node, info.name, via, function=info, imports=self.facts.imports, is_method=via == "method"
         )
-
-
-def _returned_name(node: cst.FunctionDef) -> str | None:
-    """The name a factory returns: ``return inner``, as the last statement."""
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    if body and isinstance(body[-1], cst.SimpleStatementLine):
-        last = body[-1].body[0]
-        if isinstance(last, cst.Return) and isinstance(last.value, cst.Name):
-            return last.value.value
-    return None
 
 
 def collect(module: cst.Module, registration_wrappers: tuple[str, ...] = (), project=None) -> ModuleFacts:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from hooklint.analysis.facts import parameter_names
-from hooklint.analysis.names import dotted_name
+from hooklint.analysis.names import dotted_name, returned_name
 from hooklint.analysis.scopes import target_names
 from hooklint.analysis.vocabulary import (
     ACQUIRING_VERBS,
@@ -676,7 +676,7 @@ class _Walker:
         if not factory_call:
             return [(info, self.bind(info, node, bound_self), frozenset())]
         result = [(info, self.bind(info, func, bound_self), frozenset())]  # type: ignore[arg-type]
-        returned = _returned_name(info.node)
+        returned = returned_name(info.node)
         closure = info.nested.get(returned) if returned else None
         if closure is not None:
             # The factory's locals are the closure's cells, fresh per call (not shared
@@ -778,16 +778,6 @@ def _class_of(info) -> str | None:
 
 def _is_static(info) -> bool:
     return "staticmethod" in info.decorators or any(d.endswith(".staticmethod") for d in info.decorators)
-
-
-def _returned_name(node: cst.FunctionDef) -> str | None:
-    """The name a factory returns: ``return inner``, as its last statement."""
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    if body and isinstance(body[-1], cst.SimpleStatementLine):
-        last = body[-1].body[0]
-        if isinstance(last, cst.Return) and isinstance(last.value, cst.Name):
-            return last.value.value
-    return None
 
 
 def _statements(suite: cst.BaseSuite):

@@ -59,3 +59,13 @@ def record_import(node: cst.Import | cst.ImportFrom, imports: dict[str, str]) ->
         if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
             bound = alias.asname.name.value
         imports[bound] = f"{base}.{name}" if base and not base.endswith(".") else base + name
+
+
+def returned_name(node: cst.FunctionDef) -> str | None:
+    """The name a factory returns: ``return inner``, as its last statement."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    if body and isinstance(body[-1], cst.SimpleStatementLine):
+        last = body[-1].body[0]
+        if isinstance(last, cst.Return) and isinstance(last.value, cst.Name):
+            return last.value.value
+    return None
