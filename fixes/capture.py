@@ -22,6 +22,7 @@ from hooklint.fixes.edits import (
     IndentLines,
     InsertAfter,
     InsertBefore,
+    InsertLinesBefore,
     Replace,
     indentation_of,
 )
@@ -54,21 +55,6 @@ class WrapLines:
                 spot = Location(number, 1)
                 edits.append(Edit(spot, spot, self.unit))
         return edits
-
-
-@dataclass(frozen=True)
-class InsertLinesBefore:
-    """Insert whole lines before a statement, at its indentation (``unit`` marks one
-    extra level at the start of a line)."""
-
-    node: cst.CSTNode
-    lines: tuple[str, ...]
-
-    def resolve(self, at) -> list[Edit]:
-        indent = indentation_of(at, self.node)
-        start = at.start(self.node)
-        text = "".join(f"{line}\n{indent}" for line in self.lines)
-        return [Edit(start, start, text)]
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,21 @@ class InsertBefore:
 
 
 @dataclass(frozen=True)
+class InsertLinesBefore:
+    """Insert whole lines before a statement, at its indentation (a line may start with
+    more indentation of its own: the body of an ``if`` it opens)."""
+
+    node: cst.CSTNode
+    lines: tuple[str, ...]
+
+    def resolve(self, at: Locator) -> list[Edit]:
+        indent = indentation_of(at, self.node)
+        start = at.start(self.node)
+        text = "".join(f"{line}\n{indent}" for line in self.lines)
+        return [Edit(start, start, text)]
+
+
+@dataclass(frozen=True)
 class InsertAfter:
     """Insert text right after a node."""
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 from hooklint.fixes.always_call import clamp_decrement
-from hooklint.fixes.edits import InsertAfter, Replace, indentation_of
+from hooklint.fixes.edits import InsertAfter, InsertLinesBefore, Replace, indentation_of
 
 from hooklint.analysis.effects import StateEffect
 from hooklint.analysis.facts import HookBody, ModuleFacts, parameter_names
@@ -55,20 +55,7 @@ class ReturnUnless:
     condition: str
 
     def resolve(self, at) -> list[Edit]:
-        return StatementBefore(self.node, f"if not {self.condition}:\n    return").resolve(at)
-
-
-@dataclass(frozen=True)
-class StatementBefore:
-    """Add the lines of ``text`` before a statement, at the statement's indentation."""
-
-    node: cst.CSTNode
-    text: str
-
-    def resolve(self, at) -> list[Edit]:
-        indent = indentation_of(at, self.node)
-        start = at.start(self.node)
-        return [Edit(start, start, "".join(f"{line}\n{indent}" for line in self.text.split("\n")))]
+        return InsertLinesBefore(self.node, (f"if not {self.condition}:", "    return")).resolve(at)
 
 
 @dataclass(frozen=True)
@@ -129,7 +116,7 @@ def acquired_flag_guard(facts: ModuleFacts, pre: HookBody, post: HookBody, acqui
     edits: list = []
     if isinstance(small, cst.Return):
         if small.value is None:
-            edits.append(StatementBefore(acquire_line, mark))  # a bare return after acquiring
+            edits.append(InsertLinesBefore(acquire_line, (mark,)))  # a bare return after acquiring
         else:
             name = "result"
             taken = set(parameter_names(pre.node.params)) | local_names(pre.node)[0]
