@@ -74,45 +74,37 @@ class _EntryPoint:
         return self.target == _GLOBAL
 
 
-def _module_entries() -> list[_EntryPoint]:
-    kinds = {
-        "register_forward_pre_hook": "forward pre-hook",
-        "register_forward_hook": "forward hook",
-        "register_full_backward_pre_hook": "full backward pre-hook",
-        "register_full_backward_hook": "full backward hook",
-        "register_backward_hook": "backward hook",
-        "_register_state_dict_hook": "state-dict hook",
-        "register_state_dict_pre_hook": "state-dict pre-hook",
-        "register_state_dict_post_hook": "state-dict hook",
-        "_register_load_state_dict_pre_hook": "load-state-dict pre-hook",
-        "register_load_state_dict_pre_hook": "load-state-dict pre-hook",
-        "register_load_state_dict_post_hook": "load-state-dict post-hook",
-    }
-    return [
-        _EntryPoint(torch.nn.Module, name, kind)
-        for name, kind in kinds.items()
-        if hasattr(torch.nn.Module, name)  # the state-dict names vary across torch versions
-    ]
+def _entries(owner: type, kinds: dict[str, str]) -> list[_EntryPoint]:
+    """The entry points of ``kinds`` (method name -> what it registers) that ``owner``
+    has: the state-dict names vary across torch versions."""
+    return [_EntryPoint(owner, name, kind) for name, kind in kinds.items() if hasattr(owner, name)]
 
 
-def _optimizer_entries() -> list[_EntryPoint]:
-    kinds = {
-        "register_step_pre_hook": "optimizer step pre-hook",
-        "register_step_post_hook": "optimizer step post-hook",
-        "register_state_dict_pre_hook": "optimizer state-dict pre-hook",
-        "register_state_dict_post_hook": "optimizer state-dict hook",
-        "register_load_state_dict_pre_hook": "optimizer load-state-dict pre-hook",
-        "register_load_state_dict_post_hook": "optimizer load-state-dict post-hook",
-    }
-    return [
-        _EntryPoint(torch.optim.Optimizer, name, kind)
-        for name, kind in kinds.items()
-        if hasattr(torch.optim.Optimizer, name)
-    ]
+_MODULE_KINDS = {
+    "register_forward_pre_hook": "forward pre-hook",
+    "register_forward_hook": "forward hook",
+    "register_full_backward_pre_hook": "full backward pre-hook",
+    "register_full_backward_hook": "full backward hook",
+    "register_backward_hook": "backward hook",
+    "_register_state_dict_hook": "state-dict hook",
+    "register_state_dict_pre_hook": "state-dict pre-hook",
+    "register_state_dict_post_hook": "state-dict hook",
+    "_register_load_state_dict_pre_hook": "load-state-dict pre-hook",
+    "register_load_state_dict_pre_hook": "load-state-dict pre-hook",
+    "register_load_state_dict_post_hook": "load-state-dict post-hook",
+}
+_OPTIMIZER_KINDS = {
+    "register_step_pre_hook": "optimizer step pre-hook",
+    "register_step_post_hook": "optimizer step post-hook",
+    "register_state_dict_pre_hook": "optimizer state-dict pre-hook",
+    "register_state_dict_post_hook": "optimizer state-dict hook",
+    "register_load_state_dict_pre_hook": "optimizer load-state-dict pre-hook",
+    "register_load_state_dict_post_hook": "optimizer load-state-dict post-hook",
+}
 
 
 _ENTRY_POINTS = (
-    *_module_entries(),
+    *_entries(torch.nn.Module, _MODULE_KINDS),
     _EntryPoint(torch.Tensor, "register_hook", "tensor hook"),
     _EntryPoint(
         torch.Tensor, "register_post_accumulate_grad_hook", "post-accumulate-grad hook"
@@ -120,7 +112,7 @@ _ENTRY_POINTS = (
     # grad_fn.register_hook / register_prehook (C++ autograd nodes) create their
     # handle through this staticmethod, looked up on the class at every call.
     _EntryPoint(torch.autograd.Function, "_register_hook", "grad_fn hook", target=_HOOKS_DICT),
-    *_optimizer_entries(),
+    *_entries(torch.optim.Optimizer, _OPTIMIZER_KINDS),
     *(
         _EntryPoint(
             _module_globals,
