@@ -108,9 +108,6 @@ class HookIgnoresKwargs(Rule):
             hook = registration.hook
             if hook is None or len(hook.params) < 2:
                 continue
-            resolved = hook_callable(facts, registration)
-            if resolved is not None and signature_mismatch(facts, registration, resolved.body) is not None:
-                continue  # its parameters do not fit the registration at all: HL018 says so
             args_name = hook.params[1]
             indexed, unpacked = positional_reads(hook.node, args_name)
             if not indexed and not unpacked:
@@ -118,6 +115,9 @@ class HookIgnoresKwargs(Rule):
             evidence = keyword_only_call(facts, registration)
             if evidence is None:
                 continue
+            resolved = hook_callable(facts, registration)
+            if resolved is not None and signature_mismatch(facts, registration, resolved.body) is not None:
+                continue  # its parameters do not fit the registration at all: HL018 says so
             yield self._finding(facts, context, registration, args_name, indexed, unpacked, shared, evidence)
 
     def _finding(self, facts, context, registration: Registration, args_name, indexed, unpacked, shared, evidence) -> Finding:
