@@ -416,21 +416,11 @@ def rules_command(output_format: str) -> None:
     each rule's full documentation and its URL)."""
     import json
 
+    from hooklint.report.rule_docs import fix_column, readme_table, rule_row
     from hooklint.report.urls import rule_url
     from hooklint.rules import all_rules
 
-    rows = [
-        {
-            "code": r.code,
-            "name": r.name,
-            "default": "on" if r.default_on and not r.preview else "off",
-            "tier": "preview" if r.preview else "stable",
-            "fix": r.fix_applicability or "none",
-            "some_fixes_unsafe": bool(r.fix_applicability == "safe" and r.some_fixes_unsafe),
-            "summary": r.summary(),
-        }
-        for r in all_rules()
-    ]
+    rows = [rule_row(r) for r in all_rules()]
     if output_format == "json":
         for row, rule in zip(rows, all_rules()):
             row["url"] = rule_url(rule.code)
@@ -438,30 +428,11 @@ def rules_command(output_format: str) -> None:
         click.echo(json.dumps(rows, indent=2))
         return
     if output_format == "markdown":
-        click.echo(rules_markdown(rows), nl=False)
+        click.echo(readme_table(rows), nl=False)
         return
     click.echo(f"{'code':<6} {'name':<36} {'default':<8} {'tier':<8} {'fix':<7} summary")
     for row in rows:
-        click.echo(f"{row['code']:<6} {row['name']:<36} {row['default']:<8} {row['tier']:<8} {_fix_column(row):<7} {row['summary']}")
-
-
-def fix_label(rule) -> str:
-    """``safe``, ``unsafe``, ``safe, some unsafe`` or ``none``."""
-    some = rule.fix_applicability == "safe" and rule.some_fixes_unsafe
-    return (rule.fix_applicability or "none") + (", some unsafe" if some else "")
-
-
-def _fix_column(row: dict) -> str:
-    return row["fix"] + (", some unsafe" if row.get("some_fixes_unsafe") else "")
-
-
-def rules_markdown(rows: list[dict]) -> str:
-    """The README's rules table."""
-    lines = ["| code | name | default | tier | fix | what it finds |", "|---|---|---|---|---|---|"]
-    for row in rows:
-        summary = row["summary"].replace("|", "\\|")
-        lines.append(f"| {row['code']} | `{row['name']}` | {row['default']} | {row['tier']} | {_fix_column(row)} | {summary} |")
-    return "\n".join(lines) + "\n"
+        click.echo(f"{row['code']:<6} {row['name']:<36} {row['default']:<8} {row['tier']:<8} {fix_column(row):<7} {row['summary']}")
 
 
 @main.command()
@@ -479,6 +450,7 @@ def rule_command(rule: str) -> None:
 
 
 def _explain(rule: str) -> None:
+    from hooklint.report.rule_docs import fix_label
     from hooklint.report.urls import rule_url
     from hooklint.rules import find_rule
 

@@ -8,7 +8,8 @@ What an editor gets, as from ``ruff server``:
   finds them (re-read when that file changes);
 * a quick fix per finding that has a fix (an unsafe one says so and is never the
   preferred action), and ``source.fixAll.hooklint``, every safe fix of a file;
-* on hover over a finding, its rule's documentation (``hooklint explain``);
+* on hover over a finding, its rule's documentation (``hooklint explain``) and a link
+  to its page (``docs/rules/HLxxx.md``), which each diagnostic's code links to too;
 * notebooks through the LSP's notebook document sync: the code cells are linted as
   one module (:mod:`hooklint.notebook`) and each cell gets its own diagnostics.
 
@@ -170,6 +171,8 @@ class _Session:
         self.server.text_document_publish_diagnostics(self.types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def diagnostic(self, v: Violation, lines: list[str]):
+        from hooklint.report.urls import rule_url
+
         types = self.types
         severity = types.DiagnosticSeverity.Error if v.code == "HL000" else types.DiagnosticSeverity.Warning
         return types.Diagnostic(
@@ -177,6 +180,7 @@ class _Session:
             message=v.message,
             severity=severity,
             code=v.code,
+            code_description=types.CodeDescription(href=rule_url(v.code)),
             source="hooklint",
             data={"fix": v.fix.applicability if v.fix is not None and v.fix.edits else None},
         )
@@ -254,6 +258,7 @@ class _Session:
         )
 
     def hover(self, params):
+        from hooklint.report.urls import rule_url
         from hooklint.rules import find_rule
 
         types = self.types
@@ -266,7 +271,7 @@ class _Session:
         for code in dict.fromkeys(v.code for v in found):
             rule = find_rule(code)
             if rule is not None:
-                parts.append(f"**{rule.code} `{rule.name}`**\n\n{rule.documentation()}")
+                parts.append(f"**{rule.code} `{rule.name}`**\n\n{rule.documentation()}\n\n[{rule.code} on the web]({rule_url(rule.code)})")
         first = found[0]
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)),

@@ -11,6 +11,8 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
+from hooklint.report.urls import rule_url
+
 from _hooklint_cli import BUGGY, BUGGY_COLUMN, BUGGY_LINE, FIXED, check, hooklint, write
 
 #: HL013 (on by default) too, which the workspace's configuration ignores.
@@ -211,6 +213,8 @@ def test_an_editor_session_end_to_end(tmp_path):
     hover = seen["hover"]
     assert hover is not None and hover.contents.kind == types.MarkupKind.Markdown
     assert "HL001" in hover.contents.value and "## What it does" in hover.contents.value
+    assert f"]({rule_url('HL001')})" in hover.contents.value  # a link to the rule's page
+    assert diagnostic.code_description.href == rule_url("HL001")
     assert seen["hover_elsewhere"] is None
 
     # An unsafe fix says so.

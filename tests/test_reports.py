@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from _hooklint_cli import BUGGY, BUGGY_COLUMN, BUGGY_LINE, FIXED, check, write
+from _hooklint_cli import BUGGY, BUGGY_COLUMN, BUGGY_LINE, FIXED, PROJECT_ROOT, check, write
 
 SYNTAX = "import torch\n\ndef broken(:\n    module.register_forward_hook(f)\n"
 
@@ -33,7 +33,8 @@ def test_json_schema(tree):
     for item in data:
         assert set(item) == {"code", "name", "message", "filename", "cell", "location", "end_location", "fix", "related", "url"}
         assert item["related"] == [] and item["cell"] is None  # a notebook's cell: tests/test_notebooks.py
-        assert item["url"].startswith("https://") and item["url"].endswith(f"/docs/rules.md#{item['code'].lower()}")
+        assert item["url"].startswith("https://") and item["url"].endswith(f"/docs/rules/{item['code']}.md")
+        assert (PROJECT_ROOT / "docs" / "rules" / f"{item['code']}.md").is_file()
         _location(item["location"])
         _location(item["end_location"])
         assert (item["end_location"]["row"], item["end_location"]["column"]) >= (item["location"]["row"], item["location"]["column"])
@@ -143,7 +144,7 @@ def test_sarif_levels_follow_the_tier_and_rules_link_their_docs(tree):
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tree.resolve().as_uri() + "/"
     rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
     for code, descriptor in rules.items():
-        assert descriptor["helpUri"].endswith(f"docs/rules.md#{code.lower()}")
+        assert descriptor["helpUri"].endswith(f"/docs/rules/{code}.md")
         assert descriptor["defaultConfiguration"]["level"] == ("note" if rules_by_code()[code].preview else "error")
     levels = {r["ruleId"]: r["level"] for r in run["results"]}
     assert levels["HL001"] == "error" and levels["HL014"] == "note"

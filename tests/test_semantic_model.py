@@ -266,8 +266,7 @@ FUSED = """
 
 
 def test_tensor_hooks_on_parameters_in_a_function_forward_are_one_hl003_finding():
-    # The whole file: the `Fused.apply(..., self.weight, ...)` caller is the evidence
-    # (the screen does not keep it yet; see docs/rules-HL003-HL004-HL009-HL011.md).
+    # The whole file: the `Fused.apply(..., self.weight, ...)` caller is the evidence.
     found = _lint(FUSED, "HL003", whole=True)
     assert [v.start.line for v in found] == [6]
     assert "(1 more registration like it here)" in found[0].message

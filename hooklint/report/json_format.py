@@ -10,7 +10,7 @@ Schema (each item)::
       "end_location": {"row": 14, "column": 66},      # exclusive column
       "related": [{"row": 20, "column": 9}],          # other sites of the same bug
                                                       # (+ "filename" when in another file)
-      "url": "https://.../docs/rules.md#hl001",        # the rule's documentation
+      "url": "https://.../docs/rules/HL001.md",        # the rule's documentation
       "fix": null | {
         "applicability": "safe" | "unsafe", "message": "...",
         "edits": [{"content": "...", "location": {...}, "end_location": {...}}]

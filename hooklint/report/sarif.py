@@ -1,7 +1,7 @@
 """``--format sarif``: SARIF 2.1.0 for GitHub code scanning (and any SARIF viewer).
 
 - ``tool.driver.rules``: every rule, its documentation as help text and markdown,
-  ``helpUri`` (its section of ``docs/rules.md``), and ``defaultConfiguration.level``
+  ``helpUri`` (its page, ``docs/rules/HLxxx.md``), and ``defaultConfiguration.level``
   from its tier (``error`` for stable rules, ``note`` for preview ones); each
   result's ``level`` is its rule's.
 - ``columnKind: unicodeCodePoints``: columns count characters, as hooklint's do

@@ -61,6 +61,15 @@ class CaptureHookNotRemoved(Rule):
     overwritten); hooks that remove themselves (or all hooks) unconditionally on
     their first call.
 
+    Handles are followed as HL004 follows them (see its documentation): bound and
+    then appended or stored in a dict, aliased, returned or passed on (the
+    caller's), removed through `while hs: hs.pop().remove()`, a loop or a same-file
+    helper; bindings are per scope, so another function's `handle.remove()` is
+    another handle. Two lifetimes end the hook without a removal: a model built in
+    the registering call and never handed out takes its hooks with it (not
+    flagged), and a tensor hook put on a module's parameters in every
+    `autograd.Function.forward` is HL003's pile-up, not a capture.
+
     ## Why is this bad?
     The store grows with every forward (or backward) for as long as the hook is
     installed, and each stored tensor can pin the autograd graph behind it.
@@ -108,6 +117,28 @@ class CaptureHookNotRemoved(Rule):
     removes it right before the store's entry is first read. This is unsafe: it
     assumes that the captured data for a key is complete when it is first read.
     Otherwise no fix is offered and the message says what to do.
+
+    ## Options
+    `registration-wrappers`: functions and methods of other packages that register
+    the hook they are given and return (or keep) its handle, such as
+    llm-compressor's `HooksMixin.register_hook`:
+    ```toml
+    [tool.hooklint]
+    registration-wrappers = ["HooksMixin.register_hook"]
+    ```
+    The last dotted part is matched against the called name
+    (`self.register_hook(...)` matches). A call of a wrapper is read as a
+    registration whose hook is the first argument that resolves to a hook body,
+    whose target is the first other positional argument, and whose kind comes from
+    a string argument (`"forward_pre"` is `register_forward_pre_hook`). Wrappers in
+    the same file, and in other files of the project (`cross-file = true`, the
+    default), are found without it.
+
+    ## Precision on real code
+    Development set (29 released libraries, `python ../shared/accuracy/score.py`):
+    2 findings, 2 true positives, no false positive (100%): timm's
+    `extract_spp_stats` leaves its capture hooks on the caller's model, and one
+    brevitas subclass discards the handles its `remove_hooks()` would need.
     """
 
     code = "HL002"

@@ -31,6 +31,10 @@ class HookRemovalNotExceptionSafe(Rule):
     that is not in a `finally` block or a `with` statement. This includes a removal
     after the `yield` of a `@contextmanager` function, which is skipped when the body of
     the caller's `with` raises.
+    It fires only when a removal exists (a hook never removed is HL002's or HL009's
+    business) and something other than plain assignments sits between the
+    registration and the removal. A call of a helper of another file whose name says
+    it removes (`remove_hooks(handles)`) is trusted to remove.
 
     Handles are followed the way code keeps them (see
     `hooklint.analysis.handles`): bound and then appended, extended or added; built
@@ -81,7 +85,21 @@ class HookRemovalNotExceptionSafe(Rule):
     when the handle is a local name used for nothing else, and into
     `try`/`finally` otherwise (for a `@contextmanager`, that puts `yield` in
     `try`/`finally`). No fix is offered when the registration and the removal are
-    not in the same block, or the span holds a multi-line string.
+    not in the same block, or the span holds a multi-line string, or when the
+    removal statement does more than remove.
+
+    ## Known problems
+    Some evidence sits outside the definitions that use a hook token, which the
+    default fast path lints first (`hooklint/screen.py`): a same-file removal
+    helper whose name does not say it removes (`detach_all(handles)`), and a
+    class's setup call paired with its removal method (`self.register_hooks(model)`
+    ... `self.cleanup()`) when the setup method itself registers nothing. On the
+    whole file these are reported; on the fast path they are missed.
+
+    ## Precision on real code
+    Development set (29 released libraries, `python ../shared/accuracy/score.py`):
+    37 findings, 31 true positives, no false positive, 3 debatable (100% of the
+    judged ones), 3 not labelled yet.
     """
 
     code = "HL004"

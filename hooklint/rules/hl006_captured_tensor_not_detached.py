@@ -57,10 +57,8 @@ class CapturedTensorNotDetached(Rule):
 
     Gradients received by backward hooks are not reported: they carry a graph only
     under `create_graph=True`.
-
-    Precision: not measurable on the development set (`score.py --preview`): 1 finding
-    left, debatable (17 before, 16 of them false; docs/rules-HL005-HL008.md), so the
-    rule stays in preview.
+    Nor is a whole args tuple stored as it is (the "capture the inputs to replay
+    them" idiom): it may hold non-tensors and is captured once.
 
     ## Example
     ```python
@@ -90,6 +88,15 @@ class CapturedTensorNotDetached(Rule):
     value is a tensor (a module that returns a tuple needs each element detached).
     No fix is offered when the stored value is the whole args tuple, a literal that
     holds the tensor, or is added with `extend`/`update`.
+
+    ## Precision on real code
+    Development set (29 released libraries, `python ../shared/accuracy/score.py --preview`):
+    1 finding, debatable (MONAI's class activation maps keep the last activation
+    until the next call); before the grad-mode and store-use analysis the rule made
+    17 findings there, 16 of them false. No true or false positive is left, so
+    precision cannot be measured and the rule stays in preview. On torch 2.13's
+    own sources (`hooklint check --preview --select HL006 <site-packages>/torch`):
+    no finding.
     """
 
     code = "HL006"
@@ -98,7 +105,7 @@ class CapturedTensorNotDetached(Rule):
     # store, a sibling that detaches it): such files are read whole (only with --preview).
     whole_module = True
     fix_applicability = "unsafe"
-    #: Measured precision on real code is under 90% (see docs/rules-HL005-HL008.md).
+    #: Not measured at 90% precision on real code yet (the docstring's "Precision on real code").
     preview = True
     prefilter = ("register_forward_hook", "register_forward_pre_hook", "register_module_forward")
 

@@ -27,6 +27,11 @@ class GlobalHookNotRemoved(Rule):
     `torch.optim.optimizer.register_optimizer_step_pre_hook`/`_post_hook`, import
     aliases included, whose handle is discarded, is kept but never removed anywhere
     in the file, or that are registered at module import time.
+    Not flagged: a registration under `with` or an `ExitStack`, a handle returned to
+    the caller or removed anywhere in the file (`__exit__`, a `stop()` method), a
+    handle kept on `self` in a subclass of an imported class (the base class's
+    `__exit__` may remove it), and registrations under
+    `if __name__ == "__main__":` or behind an environment-variable opt-in.
 
     ## Why is this bad?
     A global hook fires for every module (or optimizer) of every model in the
@@ -60,6 +65,13 @@ class GlobalHookNotRemoved(Rule):
     statements follow the registration in its block; those statements go into
     `with register_module_*(...):`. No fix for import-time registrations or
     handles kept on objects.
+
+    ## Precision on real code
+    Development set (29 released libraries, `python ../shared/accuracy/score.py`)
+    and torch 2.13's own sources (`hooklint check --select HL009
+    <site-packages>/torch`): no finding, so precision is not measured there. The
+    rule is stable because its shape is exact: a process-wide hook whose handle
+    nothing in the file removes.
     """
 
     code = "HL009"

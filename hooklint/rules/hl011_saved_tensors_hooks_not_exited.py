@@ -29,6 +29,10 @@ class SavedTensorsHooksNotExited(Rule):
     `disable_saved_tensors_hooks(...)` (import aliases included) that are entered
     with `.__enter__()` and never exited, exited outside `finally` after code that
     can raise, or created and never used as a context manager at all.
+    Entering one on a temporary (`save_on_cpu().__enter__()`) counts as never
+    exited. Not flagged: `with`, `ExitStack.enter_context`, an object returned to
+    the caller, `__enter__`/`__exit__` methods that delegate to it, and an exit
+    through an alias in another hook.
 
     ## Why is this bad?
     These are not handles: they push pack/unpack hooks on a thread-local stack
@@ -64,6 +68,13 @@ class SavedTensorsHooksNotExited(Rule):
     statement, which exits on the same path and also when the span raises. No fix
     when the object is never exited (where it should end is unknown), or when
     enter and exit are in different blocks or functions.
+
+    ## Precision on real code
+    Development set (29 released libraries, `python ../shared/accuracy/score.py`)
+    and torch 2.13's own sources (`hooklint check --select HL011
+    <site-packages>/torch`): no finding, so precision is not measured there. The
+    rule is stable because its shape is exact: a context entered by hand and not
+    exited on every path.
     """
 
     code = "HL011"

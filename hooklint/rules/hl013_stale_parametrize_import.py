@@ -54,6 +54,12 @@ class StaleParametrizeImport(Rule):
     and drops them from `global` statements. It is withheld when a name is also
     bound locally (a parameter or a non-global assignment), where the rewrite would
     change which variable is meant.
+
+    ## Precision on real code
+    Development set (29 released libraries, `python ../shared/accuracy/score.py`)
+    and torch 2.13's own sources (`hooklint check --select HL013
+    <site-packages>/torch`): no finding. The rule is stable because it matches one
+    exact import, whose effect follows from how Python binds imported names.
     """
 
     code = "HL013"
