@@ -1,97 +1,21 @@
-"""HL005-HL008 beyond their VALID/INVALID examples: agreement with HL001's fix, fix
-safety, target-torch withholding, ``# noqa`` waivers and the preview tier."""
+"""HL006 captured-tensor-not-detached beyond its VALID/INVALID examples: the ``# noqa``
+waiver and the unsafe fix, rebindings, backward hooks, and grad mode, store lifetime
+and graph use (issue 14)."""
 
 from __future__ import annotations
 
-import textwrap
+from _checks import dedented as _code
 
 from hooklint.engine import fix_text, lint_text
 from hooklint.rules import find_rule
 from hooklint.rules.base import RuleContext
-from hooklint.selection import resolve_rules
 
-HL001 = find_rule("HL001")
-HL005 = find_rule("HL005")
 HL006 = find_rule("HL006")
-HL007 = find_rule("HL007")
-HL008 = find_rule("HL008")
 CONTEXT = RuleContext(target_torch=(2, 4))
-
-
-def _code(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")
 
 
 def _codes(text: str, rules, context=CONTEXT) -> list[str]:
     return [v.code for v in lint_text(_code(text), "t.py", rules, context)]
-
-
-PAIR = """
-import torch.nn.utils.parametrize as P
-
-def enter(module, args):
-    P._cache_enabled += 1
-    STACK.append(module)
-
-def leave(module, args, output):
-    P._cache_enabled -= 1
-    STACK.pop()
-
-def install(module):
-    module.register_forward_pre_hook(enter)
-    module.register_forward_hook(leave)
-"""
-
-
-def test_hl001_fix_output_is_clamped_for_hl005_and_the_pair_fixes_to_clean():
-    after_hl001 = fix_text(_code(PAIR), "t.py", [HL001], CONTEXT, unsafe=False).text
-    assert "always_call=True" in after_hl001
-    assert "P._cache_enabled = max(0, P._cache_enabled - 1)" in after_hl001
-    # The clamped counter is fine for HL005; the stack pop HL001 leaves alone is not.
-    findings = lint_text(after_hl001, "t.py", [HL005], CONTEXT)
-    assert [v.code for v in findings] == ["HL005"]
-    assert "`STACK`" in findings[0].message and findings[0].source_line.strip() == "STACK.pop()"
-    both = fix_text(_code(PAIR), "t.py", [HL001, HL005], CONTEXT, unsafe=False)
-    assert both.violations == []
-    assert "if STACK:\n        STACK.pop()" in both.text
-
-
-def test_hl005_fix_is_safe_and_applied_without_unsafe_fixes():
-    source = _code(
-        """
-        def enter(module, args):
-            global depth
-            depth += 1
-
-        def leave(module, args, output):
-            global depth
-            depth -= 1
-
-        layer.register_forward_pre_hook(enter)
-        layer.register_forward_hook(leave, always_call=True)
-        """
-    )
-    [violation] = lint_text(source, "t.py", [HL005], CONTEXT)
-    assert violation.fix is not None and violation.fix.applicability == "safe"
-    fixed = fix_text(source, "t.py", [HL005], CONTEXT, unsafe=False)
-    assert "depth = max(0, depth - 1)" in fixed.text and fixed.violations == []
-
-
-def test_hl005_offers_no_fix_when_the_container_type_is_unknown():
-    source = _code(
-        """
-        def enter(module, args):
-            REGISTRY[id(module)] = module
-
-        def leave(module, args, output):
-            REGISTRY.remove(id(module))
-
-        layer.register_forward_pre_hook(enter)
-        layer.register_forward_hook(leave, always_call=True)
-        """
-    )
-    [violation] = lint_text(source, "t.py", [HL005], CONTEXT)
-    assert violation.fix is None
 
 
 def test_hl006_is_waived_with_noqa_and_its_fix_is_unsafe():
@@ -199,63 +123,3 @@ def test_hl006_a_store_read_only_outside_forward_is_still_reported():
     assert _codes(source.format(reader="features"), [HL006]) == ["HL006"]
     assert _codes(source.format(reader="forward"), [HL006]) == []
     assert _codes(source.format(reader="feature_loss"), [HL006]) == []
-
-
-def test_hl007_withholds_its_fix_below_torch_1_8_and_offers_it_from_1_8():
-    source = "encoder.register_backward_hook(hook)\n"
-    [old] = lint_text(source, "t.py", [HL007], RuleContext(target_torch=(1, 7)))
-    assert old.fix is None and old.fix_withheld and "1.8" in old.fix_withheld
-    [new] = lint_text(source, "t.py", [HL007], RuleContext(target_torch=(1, 8)))
-    assert new.fix is not None and new.fix.applicability == "unsafe"
-    fixed = fix_text(source, "t.py", [HL007], RuleContext(target_torch=(1, 8)), unsafe=True)
-    assert fixed.text == "encoder.register_full_backward_hook(hook)\n"
-
-
-def test_hl008_leaves_hooks_that_return_on_some_path_alone():
-    assert _codes(
-        """
-        def scale(module, args, output):
-            if module.training:
-                return None
-            output = output * 0.5
-            return output
-
-        layer.register_forward_hook(scale)
-        """,
-        [HL008],
-    ) == []
-
-
-def test_hl008_in_place_changes_and_local_unwraps_are_not_rebindings():
-    assert _codes(
-        """
-        def clamp(module, args, output):
-            output.clamp_(-1, 1)
-
-        def peek(module, args, output):
-            output = output[0]
-            print(output.shape)
-
-        layer.register_forward_hook(clamp)
-        layer.register_forward_hook(peek)
-        """,
-        [HL008],
-    ) == []
-
-
-def test_hl008_fix_is_unsafe_and_idempotent():
-    source = "layer.register_forward_hook(lambda m, i, o: CACHE.pop(m, None))\n"
-    [violation] = lint_text(source, "t.py", [HL008], CONTEXT)
-    assert violation.fix.applicability == "unsafe"
-    once = fix_text(source, "t.py", [HL008], CONTEXT, unsafe=True)
-    assert once.text == "layer.register_forward_hook(lambda m, i, o: (CACHE.pop(m, None), None)[1])\n"
-    assert fix_text(once.text, "t.py", [HL008], CONTEXT, unsafe=True).text == once.text
-
-
-def test_preview_tier_hl006_and_hl008_run_only_in_preview():
-    default = {r.code for r in resolve_rules(None)}
-    assert {"HL005", "HL007"} <= default
-    assert not {"HL006", "HL008"} & default
-    assert not {"HL006", "HL008"} & {r.code for r in resolve_rules(["HL006", "HL008"])}
-    preview = {r.code for r in resolve_rules(None, preview=True)}
-    assert {"HL005", "HL006", "HL007", "HL008"} <= preview
