@@ -1,4 +1,6 @@
-"""Fixes for HL012, HL013, HL014 and HL015 (hook semantics, second half).
+"""Fix for HL013: read ``_cache`` / ``_cache_enabled`` through the
+``torch.nn.utils.parametrize`` module instead of names imported from it (a name
+imported by value never sees the module's later changes).
 
 Each function returns edit primitives (:mod:`hooklint.fixes.edits`) or an empty list
 when no fix can be built; none of them decides whether code is wrong.
@@ -7,141 +9,14 @@ when no fix can be built; none of them decides whether code is wrong.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import libcst as cst
-from hooklint.fixes.edits import DeleteLines, InsertAfter, Replace, indentation_of
+from hooklint.fixes.edits import DeleteLines, Replace, ReplaceWithLines
 
 from hooklint.analysis.facts import ModuleFacts
-from hooklint.analysis.module_kinds import is_known_module
 from hooklint.analysis.walk import descendants
-from hooklint.violation import Edit, Location
 
 
-@dataclass(frozen=True)
-class InsertStatementBefore:
-    """Insert a statement on its own line before ``node`` (a statement), at its indentation."""
-
-    node: cst.CSTNode
-    text: str
-
-    def resolve(self, at) -> list[Edit]:
-        start = at.start(self.node)
-        indent = indentation_of(at, self.node)
-        return [Edit(start, start, f"{self.text}\n{indent}")]
-
-
-@dataclass(frozen=True)
-class ReplaceStatementWithLines:
-    """Replace a statement's text with several statements, one per line, at its indentation."""
-
-    node: cst.CSTNode
-    lines: tuple[str, ...]
-
-    def resolve(self, at) -> list[Edit]:
-        indent = indentation_of(at, self.node)
-        return [Edit(at.start(self.node), at.end(self.node), ("\n" + indent).join(self.lines))]
-
-
-@dataclass(frozen=True)
-class DeleteStatementLine:
-    """Delete the whole line(s) of a simple statement line."""
-
-    node: cst.CSTNode
-
-    def resolve(self, at) -> list[Edit]:
-        first, last = at.start(self.node).line, at.end(self.node).line
-        return [Edit(Location(first, 1), Location(last + 1, 1), "")]
-
-
-# -- HL014 -----------------------------------------------------------------------------
-def call_module_instead_of_forward(facts: ModuleFacts, call: cst.Call, class_def: cst.ClassDef | None) -> list:
-    """``x.forward(a)`` → ``x(a)``, only where ``x`` is known, in this file, to be an
-    ``nn.Module`` (``class_def``: the class the call is in): ``x(a)`` runs
-    ``Module.__call__``, which runs ``forward``; on anything else it runs whatever
-    ``__call__`` is (or nothing), and ``self(...)`` in a class that is no module may
-    recurse."""
-    func = call.func
-    if not isinstance(func, cst.Attribute) or not is_known_module(facts, func.value, class_def):
-        return []
-    return [Replace(func, facts.code(func.value))]
-
-
-# -- HL012 -----------------------------------------------------------------------------
-def _positional_params(node: cst.FunctionDef | cst.Lambda) -> list[cst.Param]:
-    return list(node.params.posonly_params) + list(node.params.params)
-
-
-def accept_both_arities(node: cst.FunctionDef | cst.Lambda, skip: int) -> list:
-    """``def hook(module, args, kwargs, output):`` → ``def hook(module, args, *rest):``
-    plus a first statement that unpacks ``rest`` whether torch passed three arguments
-    (the always_call exception path) or four.  ``skip`` counts leading bound params
-    (``self``)."""
-    if not isinstance(node, cst.FunctionDef) or not isinstance(node.body, cst.IndentedBlock):
-        return []
-    params = node.params
-    positional = _positional_params(node)
-    if params.posonly_params or params.kwonly_params or not isinstance(params.star_arg, cst.MaybeSentinel):
-        return []
-    if params.star_kwarg is not None or len(positional) != skip + 4:
-        return []
-    if any(p.default is not None for p in positional):
-        return []
-    kwargs_param, output_param = positional[skip + 2], positional[skip + 3]
-    kwargs, output = kwargs_param.name.value, output_param.name.value
-    rest = "rest" if "rest" not in (p.name.value for p in positional) else "_hook_rest"
-    first = node.body.body[0]
-    body_statements = node.body.body
-    anchor = first
-    if _is_docstring(first) and len(body_statements) > 1:
-        anchor = body_statements[1]
-    unpack = (
-        f"{kwargs}, {output} = ({rest}[0], {rest}[1]) if len({rest}) == 2 else ({{}}, {rest}[0])"
-        "  # torch 2.6-2.13 call always_call hooks with 3 arguments on the exception path"
-    )
-    edits: list = [Replace(kwargs_param.name, f"*{rest}")]
-    # Drop ", output" (the comma after kwargs up to the end of the output param).
-    edits.append(_RemoveParamAfter(kwargs_param, output_param))
-    if anchor is first and _is_docstring(first):
-        # a docstring-only body: put the unpacking after it
-        edits.append(_InsertStatementAfter(first, unpack))
-    else:
-        edits.append(InsertStatementBefore(anchor, unpack))
-    return edits
-
-
-@dataclass(frozen=True)
-class _RemoveParamAfter:
-    """Delete from the end of ``kept``'s name/annotation to the end of ``removed``."""
-
-    kept: cst.Param
-    removed: cst.Param
-
-    def resolve(self, at) -> list[Edit]:
-        start_node = self.kept.annotation if self.kept.annotation is not None else self.kept.name
-        return [Edit(at.end(start_node), at.end(self.removed.annotation or self.removed.name), "")]
-
-
-@dataclass(frozen=True)
-class _InsertStatementAfter:
-    node: cst.CSTNode
-    text: str
-
-    def resolve(self, at) -> list[Edit]:
-        end = at.end(self.node)
-        return [Edit(end, end, f"\n{indentation_of(at, self.node)}{self.text}")]
-
-
-def _is_docstring(statement: cst.CSTNode) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
-
-
-# -- HL013 -----------------------------------------------------------------------------
 PARAMETRIZE = "torch.nn.utils.parametrize"
 
 
@@ -172,7 +47,7 @@ def import_parametrize_module(
         lines.append("from torch.nn.utils import parametrize")
     else:
         lines.append(f"import {PARAMETRIZE} as {module_name}")
-    edits: list = [ReplaceStatementWithLines(node, tuple(lines)) if lines else DeleteLines(statement)]
+    edits: list = [ReplaceWithLines(node, tuple(lines)) if lines else DeleteLines(statement)]
     shadowed: list[str] = []
     for name_node, kind in _name_uses(scope, set(stale)):
         if kind == "use":
@@ -250,27 +125,3 @@ def _drop_from_global(node: cst.Global, names: set[str]) -> list:
     if left:
         return [Replace(node, "global " + ", ".join(left))]
     return [Replace(node, "pass")]
-
-
-# -- HL015 -----------------------------------------------------------------------------
-def add_with_kwargs(
-    facts: ModuleFacts,
-    registration_call: cst.Call,
-    hook_node: cst.FunctionDef | cst.Lambda,
-    args_param: cst.Param,
-    index_nodes: list[cst.Subscript],
-    kwargs_name: str,
-) -> list:
-    """Register with ``with_kwargs=True``, add a ``kwargs`` parameter after the args
-    parameter, and read ``args[0]`` from the first keyword argument when the module was
-    called by keyword."""
-    last = registration_call.args[-1]
-    edits: list = [InsertAfter(last.value, ", with_kwargs=True")]
-    anchor = args_param.annotation if args_param.annotation is not None else args_param.name
-    edits.append(InsertAfter(anchor, f", {kwargs_name}"))
-    name = args_param.name.value
-    for subscript in index_nodes:
-        edits.append(
-            Replace(subscript, f"({name}[0] if {name} else next(iter({kwargs_name}.values())))")
-        )
-    return edits

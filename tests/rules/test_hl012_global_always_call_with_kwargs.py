@@ -67,3 +67,9 @@ def test_hl012_fixed_hook_runs_its_cleanup_when_forward_raises():
         assert len(namespace["CLEANUPS"]) == 1
     finally:
         namespace["HANDLE"].remove()
+
+
+def test_hl012_fix_after_a_docstring_only_body_keeps_the_docstrings_comment():
+    source = GLOBAL_HOOK.replace("    CLEANUPS.append(module)\n", '    """Leave."""  # the exit side\n')
+    fixed = fix_text(_code(source), "t.py", [HL012], RuleContext(), unsafe=True).text
+    assert '    """Leave."""  # the exit side\n    kwargs, output = (rest[0], rest[1]) if len(rest) == 2' in fixed
