@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from hooklint.analysis.effects import StateEffect
-    from hooklint.analysis.hookapi import HookApi
+    from hooklint.analysis.vocabulary import HookApi
 
 
 @dataclass(frozen=True)

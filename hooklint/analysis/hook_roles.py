@@ -15,6 +15,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import FunctionInfo, HookBody, ModuleFacts, Registration
 from hooklint.analysis.names import dotted_name, resolve
+from hooklint.analysis.vocabulary import ITEM_ADDS
 from hooklint.analysis.walk import child_nodes, descendants
 
 #: Roles of the positional parameters torch passes, per hook kind (the module first).
@@ -221,7 +222,7 @@ def _assigned_instance(node, wanted: str, item: bool):
                 if isinstance(node.value, cst.Call):
                     return node.value
     if item and isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        if node.func.attr.value in ("append", "insert", "add") and dotted_name(node.func.value) == wanted:
+        if node.func.attr.value in ITEM_ADDS and dotted_name(node.func.value) == wanted:
             for arg in node.args:
                 if isinstance(arg.value, cst.Call):
                     return arg.value

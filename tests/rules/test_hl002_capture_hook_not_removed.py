@@ -396,3 +396,9 @@ def test_inferred_in_file_wrapper():
     assert len(found) == 1 and "appends to `acts`" in found[0].message
     facts = collect(libcst.parse_module(_code(source)))
     assert [r.wrapper for r in facts.registrations] == [None, "add_hook"]
+
+
+def test_every_store_method_has_the_verb_the_message_says():
+    from hooklint.analysis.vocabulary import STORE_METHODS, STORE_VERBS
+
+    assert set(STORE_VERBS) == STORE_METHODS
