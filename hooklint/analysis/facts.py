@@ -260,10 +260,6 @@ class ModuleFacts:
             found = known[id(node)] = self.module.code_for_node(node)
         return found
 
-    def calls_named(self, *callees: str) -> Iterator[CallSite]:
-        wanted = set(callees)
-        return (c for c in self.calls if c.callee in wanted)
-
     def calls_to_attr(self, attr: str) -> Iterator[CallSite]:
         return (c for c in self.calls if c.attr == attr)
 

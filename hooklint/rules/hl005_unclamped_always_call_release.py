@@ -104,7 +104,6 @@ class UnclampedAlwaysCallRelease(Rule):
 
     def _finding(self, facts, post: Registration, post_hook: HookCallable, effect: StateEffect,
                  acquire: StateEffect, pre_hook: HookCallable) -> Finding:
-        code = facts.code(effect.node).strip()
         if effect.op == "decrement":
             what = "goes below zero"
         elif effect.op == "release":
