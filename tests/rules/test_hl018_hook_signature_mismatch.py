@@ -78,12 +78,12 @@ def test_torch_calls_forward_hooks_with_the_arity_hl018_expects():
 
     layer = torch.nn.Linear(2, 2)
     x = torch.randn(1, 2)
-    three = layer.register_forward_hook(lambda m, a, out: None, with_kwargs=True)
+    three = layer.register_forward_hook(lambda m, a, out: None, with_kwargs=True)  # noqa: HL004  the layer is local
     with pytest.raises(TypeError):
         layer(x)
     three.remove()
     received = []
-    silent = layer.register_forward_hook(lambda m, a, out, extra=None: received.append(out), with_kwargs=True)
+    silent = layer.register_forward_hook(lambda m, a, out, extra=None: received.append(out), with_kwargs=True)  # noqa: HL004  the layer is local
     layer(x)
     assert received == [{}]  # ``out`` got the kwargs dict
     silent.remove()
