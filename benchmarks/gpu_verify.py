@@ -115,7 +115,7 @@ def install_original_pair(module: nn.Module) -> list:
     """The bitsandbytes pair as first shipped: the post-hook is skipped when forward raises."""
     return [
         module.register_forward_pre_hook(_enable_cache),
-        module.register_forward_hook(_disable_cache),
+        module.register_forward_hook(_disable_cache),  # noqa: HL001  the bug as first shipped, on purpose
     ]
 
 

@@ -8,13 +8,13 @@ import libcst as cst
 
 from hooklint.analysis.effects import StateEffect
 from hooklint.analysis.facts import ModuleFacts, Registration
-from hooklint.fixes.edits import InsertAfter, Replace
+from hooklint.fixes.edits import Replace
+from hooklint.fixes.registration_keywords import add_keywords
 
 
 def add_always_call(registration: Registration) -> list:
     """``register_forward_hook(hook)`` → ``register_forward_hook(hook, always_call=True)``."""
-    last = registration.call.args[-1]
-    return [InsertAfter(last.value, ", always_call=True")]
+    return add_keywords(registration.call, "always_call=True")
 
 
 def clamp_decrement(facts: ModuleFacts, effect: StateEffect) -> list:

@@ -15,60 +15,26 @@ Both only name nodes and text; the engine resolves positions.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import libcst as cst
 from hooklint.fixes.edits import (
     IndentLines,
     InsertAfter,
     InsertBefore,
+    InsertLineAfter,
     InsertLinesBefore,
     Replace,
-    indentation_of,
+    WrapLines,
+    is_docstring,
 )
 
 from hooklint.analysis.captures import Capture, store_reads
 from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.analysis.lifetime import word_count
 from hooklint.analysis.names import dotted_name
 from hooklint.analysis.walk import descendants
-from hooklint.violation import Edit, Location
 
 _STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
-
-
-@dataclass(frozen=True)
-class WrapLines:
-    """Put the lines from ``first``'s to ``last``'s under a new ``header`` line."""
-
-    first: cst.CSTNode
-    last: cst.CSTNode
-    header: str
-    unit: str
-
-    def resolve(self, at) -> list[Edit]:
-        first_line = at.start(self.first).line
-        indent = indentation_of(at, self.first)
-        here = Location(first_line, 1)
-        edits = [Edit(here, here, f"{indent}{self.header}\n{self.unit}")]
-        for number in range(first_line + 1, at.end(self.last).line + 1):
-            if at.line(number).strip():
-                spot = Location(number, 1)
-                edits.append(Edit(spot, spot, self.unit))
-        return edits
-
-
-@dataclass(frozen=True)
-class InsertLineAfter:
-    """Insert a line after the line a statement ends on, at its indentation."""
-
-    node: cst.CSTNode
-    text: str
-
-    def resolve(self, at) -> list[Edit]:
-        indent = indentation_of(at, self.node)
-        end = at.end(self.node).line
-        spot = Location(end, len(at.line(end)) + 1)
-        return [Edit(spot, spot, f"\n{indent}{self.text}")]
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -85,7 +51,7 @@ def _block_of(root: cst.CSTNode, statement: cst.CSTNode):
 
 def _mentions(facts: ModuleFacts, node: cst.CSTNode, names: list[str]) -> bool:
     code = facts.code(node)
-    return any(re.search(r"(?<![\w.])" + re.escape(n) + r"(?!\w)", code) for n in names)
+    return any(word_count(code, n) for n in names)
 
 
 def _runs_something(facts: ModuleFacts, node: cst.CSTNode, stores: list[str]) -> bool:
@@ -124,17 +90,9 @@ def _contextlib(facts: ModuleFacts) -> tuple[str, list]:
     first = body[0] if body else None
     if first is None:
         return "contextlib.ExitStack", []
-    if _is_docstring(first) and len(body) > 1:
+    if is_docstring(first) and len(body) > 1:
         first = body[1]
     return "contextlib.ExitStack", [InsertBefore(first, "import contextlib\n\n")]
-
-
-def _is_docstring(statement: cst.CSTNode) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
 
 
 def _has_multiline_string(facts: ModuleFacts, nodes) -> bool:

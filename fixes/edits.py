@@ -94,6 +94,44 @@ class InsertAfter:
 
 
 @dataclass(frozen=True)
+class InsertLineAfter:
+    """Insert a line after the line a statement ends on, at the statement's indentation."""
+
+    node: cst.CSTNode
+    text: str
+
+    def resolve(self, at: Locator) -> list[Edit]:
+        indent = indentation_of(at, self.node)
+        end = at.end(self.node).line
+        spot = Location(end, len(at.line(end)) + 1)
+        return [Edit(spot, spot, f"\n{indent}{self.text}")]
+
+
+@dataclass(frozen=True)
+class ReplaceWithLines:
+    """Replace a statement's text with several lines, each at the statement's indentation."""
+
+    node: cst.CSTNode
+    lines: tuple[str, ...]
+
+    def resolve(self, at: Locator) -> list[Edit]:
+        indent = indentation_of(at, self.node)
+        return [Edit(at.start(self.node), at.end(self.node), ("\n" + indent).join(self.lines))]
+
+
+@dataclass(frozen=True)
+class DeleteAfter:
+    """Delete the text from the end of ``previous`` to the end of ``node`` (``, x=1``
+    after an argument)."""
+
+    previous: cst.CSTNode
+    node: cst.CSTNode
+
+    def resolve(self, at: Locator) -> list[Edit]:
+        return [Edit(at.end(self.previous), at.end(self.node), "")]
+
+
+@dataclass(frozen=True)
 class IndentLines:
     """Indent every non-blank line from ``first``'s line to ``last``'s by ``unit``."""
 
@@ -102,12 +140,34 @@ class IndentLines:
     unit: str
 
     def resolve(self, at: Locator) -> list[Edit]:
-        edits = []
-        for number in range(at.start(self.first).line, at.end(self.last).line + 1):
-            if at.line(number).strip():
-                here = Location(number, 1)
-                edits.append(Edit(here, here, self.unit))
-        return edits
+        return indent_edits(at, at.start(self.first).line, at.end(self.last).line, self.unit)
+
+
+@dataclass(frozen=True)
+class WrapLines:
+    """Put the lines from ``first``'s to ``last``'s under a new ``header`` line."""
+
+    first: cst.CSTNode
+    last: cst.CSTNode
+    header: str
+    unit: str
+
+    def resolve(self, at: Locator) -> list[Edit]:
+        first_line = at.start(self.first).line
+        indent = indentation_of(at, self.first)
+        here = Location(first_line, 1)
+        edits = [Edit(here, here, f"{indent}{self.header}\n{self.unit}")]
+        return edits + indent_edits(at, first_line + 1, at.end(self.last).line, self.unit)
+
+
+def indent_edits(at: Locator, first_line: int, last_line: int, unit: str) -> list[Edit]:
+    """Edits that indent every non-blank line from ``first_line`` to ``last_line`` by ``unit``."""
+    edits = []
+    for number in range(first_line, last_line + 1):
+        if at.line(number).strip():
+            here = Location(number, 1)
+            edits.append(Edit(here, here, unit))
+    return edits
 
 
 @dataclass(frozen=True)
@@ -146,3 +206,12 @@ def indentation_of(at: Locator, node: cst.CSTNode) -> str:
     """The leading whitespace of the line a node starts on."""
     text = at.line(at.start(node).line)
     return text[: len(text) - len(text.lstrip())]
+
+
+def is_docstring(statement: cst.CSTNode) -> bool:
+    """Whether a statement is a docstring line (new statements go after it)."""
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )

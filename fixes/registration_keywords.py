@@ -10,12 +10,9 @@ that feeds it (HL017): text edits, so the call's formatting and comments stay.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import libcst as cst
 
-from hooklint.fixes.edits import InsertAfter, Replace
-from hooklint.violation import Edit
+from hooklint.fixes.edits import DeleteAfter, InsertAfter, Replace
 
 
 def add_keywords(call: cst.Call, text: str) -> list:
@@ -23,17 +20,6 @@ def add_keywords(call: cst.Call, text: str) -> list:
     if not call.args:
         return []
     return [InsertAfter(call.args[-1].value, f", {text}")]
-
-
-@dataclass(frozen=True)
-class _DeleteAfter:
-    """Delete the text from the end of ``previous`` to the end of ``node``."""
-
-    previous: cst.CSTNode
-    node: cst.CSTNode
-
-    def resolve(self, at) -> list[Edit]:
-        return [Edit(at.end(self.previous), at.end(self.node), "")]
 
 
 def drop_keyword(facts, call: cst.Call, name: str) -> list:
@@ -45,7 +31,7 @@ def drop_keyword(facts, call: cst.Call, name: str) -> list:
         if arg.keyword is not None and arg.keyword.value == name:
             if index == 0:
                 return []
-            return [_DeleteAfter(call.args[index - 1].value, arg.value)]
+            return [DeleteAfter(call.args[index - 1].value, arg.value)]
     return []
 
 

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 
 import libcst as cst
 from hooklint.fixes.always_call import clamp_decrement
-from hooklint.fixes.edits import InsertAfter, InsertLinesBefore, Replace, indentation_of
+from hooklint.fixes.edits import InsertAfter, InsertLineAfter, InsertLinesBefore, Replace, indent_edits, indentation_of
 
 from hooklint.analysis.effects import StateEffect
 from hooklint.analysis.facts import HookBody, ModuleFacts, parameter_names
 from hooklint.analysis.scopes import local_names
-from hooklint.violation import Edit, Location
+from hooklint.violation import Edit
 
 
 @dataclass(frozen=True)
@@ -40,11 +40,7 @@ class GuardStatement:
         start = at.start(self.node)
         first = f"{self.first}\n{indent}    " if self.first else ""
         edits = [Edit(start, start, f"if {self.condition}:\n{indent}    {first}")]
-        for number in range(start.line + 1, at.end(self.node).line + 1):
-            if at.line(number).strip():
-                here = Location(number, 1)
-                edits.append(Edit(here, here, "    "))
-        return edits
+        return edits + indent_edits(at, start.line + 1, at.end(self.node).line, "    ")
 
 
 @dataclass(frozen=True)
@@ -56,19 +52,6 @@ class ReturnUnless:
 
     def resolve(self, at) -> list[Edit]:
         return InsertLinesBefore(self.node, (f"if not {self.condition}:", "    return")).resolve(at)
-
-
-@dataclass(frozen=True)
-class StatementAfter:
-    """Add a line holding ``text`` after a statement, at the statement's indentation."""
-
-    node: cst.CSTNode
-    text: str
-
-    def resolve(self, at) -> list[Edit]:
-        indent = indentation_of(at, self.node)
-        here = Location(at.end(self.node).line + 1, 1)
-        return [Edit(here, here, f"{indent}{self.text}\n")]
 
 
 @dataclass(frozen=True)
@@ -126,7 +109,7 @@ def acquired_flag_guard(facts: ModuleFacts, pre: HookBody, post: HookBody, acqui
     elif isinstance(small, cst.Raise):
         return [], "the pre-hook raises where it acquires"
     else:
-        edits.append(StatementAfter(acquire_line, mark))
+        edits.append(InsertLineAfter(acquire_line, mark))
     edits.append(GuardStatement(release_line, f"getattr({post_module}, {flag!r}, False)", f"{post_module}.{flag} = False"))
     return edits, None
 

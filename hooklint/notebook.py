@@ -50,10 +50,6 @@ _TIMED = re.compile(r"(?P<indent>[ \t]*)(?P<magic>%timeit|%time)(?P<gap>[ \t]+)(
 _ASSIGNED_MAGIC = re.compile(r"(?P<target>[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=)[ \t]*[%!]")
 
 
-def is_notebook(path) -> bool:
-    return str(path).endswith(SUFFIX)
-
-
 class NotebookError(ValueError):
     """A notebook that cannot be read; the message is the one-line diagnostic."""
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from hooklint.cli import main
 from hooklint.engine import lint_text
-from hooklint.rules import all_rules
+from hooklint.rules import all_rules, rules_by_code
 from hooklint.rules.base import RuleContext
 
 SAFE_RULES = [r for r in all_rules() if r.fix_applicability == "safe"]
@@ -41,3 +41,9 @@ def test_the_rules_listing_shows_the_mixed_safety():
     assert rows["HL001"]["some_fixes_unsafe"] is False and rows["HL003"]["fix"] == "unsafe"
     table = CliRunner().invoke(main, ["rules", "--format", "markdown"]).output
     assert "| HL002 | `capture-hook-not-removed` | on | stable | safe, some unsafe |" in table
+
+
+def test_fix_tiers():
+    assert rules_by_code()["HL003"].fix_applicability == "unsafe"
+    for code in ("HL004", "HL009", "HL011"):
+        assert rules_by_code()[code].fix_applicability == "safe"

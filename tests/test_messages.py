@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from hooklint.engine import lint_text
-from hooklint.rules import all_rules
+from hooklint.rules import all_rules, find_rule
 from hooklint.rules.base import RuleContext
 
 LIMIT = 120
@@ -45,3 +45,25 @@ def test_a_name_with_a_line_break_still_gives_a_one_line_message():
     )
     found = lint_text(source, "m.py", rules, RuleContext())
     assert found and all("\n" not in v.message for v in found)
+
+
+# -- HL016-HL018 on long names: still one line of at most 120 characters -----------------
+HL016, HL017, HL018 = find_rule("HL016"), find_rule("HL017"), find_rule("HL018")
+LONG = "a_rather_long_function_name_for_a_hook_that_keeps_going"
+
+
+@pytest.mark.parametrize(
+    ("rule", "code"),
+    [
+        (HL018, f"def {LONG}(module, args, output): pass\nm.register_forward_hook({LONG}, with_kwargs=True)\n"),
+        (HL018, f"def {LONG}(module, args, kwargs, output=None, extra=None): pass\nm.register_forward_hook({LONG})\n"),
+        (HL017, f"def f(a):\n    for h in a.{LONG}.{LONG}._forward_hooks.values():\n        b.register_forward_hook(h)\n"),
+        (HL016, f"class C:\n    def on_{LONG}_start(self, m):\n        m.register_forward_hook(f)\n    def on_{LONG}_end(self, m):\n        pass\n"),
+        (HL016, f"class C:\n    def __enter__(self):\n        self.{LONG}.append(m.register_forward_hook(f))\n    def __exit__(self, *e):\n        pass\n"),
+    ],
+)
+def test_messages_are_one_line_of_at_most_120_characters(rule, code):
+    found = lint_text(code, "m.py", [rule], RuleContext())
+    assert found
+    for violation in found:
+        assert "\n" not in violation.message and len(violation.message) <= 120, violation.message

@@ -96,3 +96,12 @@ def test_rules_command_shows_the_tier():
     lines = {line.split()[0]: line for line in result.output.splitlines() if line.startswith("HL")}
     assert "preview" in lines["HL014"] and "preview" in lines["HL015"] and "preview" in lines["HL010"]
     assert "stable" in lines["HL013"] and "stable" in lines["HL012"]
+
+
+def test_preview_tier_hl006_and_hl008_run_only_in_preview():
+    default = {r.code for r in resolve_rules(None)}
+    assert {"HL005", "HL007"} <= default
+    assert not {"HL006", "HL008"} & default
+    assert not {"HL006", "HL008"} & {r.code for r in resolve_rules(["HL006", "HL008"])}
+    preview = {r.code for r in resolve_rules(None, preview=True)}
+    assert {"HL005", "HL006", "HL007", "HL008"} <= preview

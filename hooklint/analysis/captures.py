@@ -21,7 +21,6 @@ is looked at: nothing here walks the module.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -30,10 +29,9 @@ import libcst as cst
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration, parameter_names
 from hooklint.analysis.names import dotted_name
 from hooklint.analysis.scopes import local_names, target_names
+from hooklint.analysis.vocabulary import STORE_VERBS
 from hooklint.analysis.walk import descendants
 
-_GROWING = {"append": "appends to", "extend": "extends", "insert": "inserts into",
-            "appendleft": "appends to", "add": "adds to"}
 _CONCAT = frozenset({"cat", "concat", "concatenate", "stack", "vstack", "hstack", "row_stack", "column_stack"})
 _PER_CALL_KEY_CALLS = frozenset({"len", "next", "id", "time", "perf_counter", "monotonic", "uuid4", "count"})
 _MODULE_OWNERS = frozenset({"module", "global_module"})
@@ -80,7 +78,7 @@ def captures(hook: HookBody, registration: Registration | None = None) -> list[C
     else:
         body = node.body
         local, declared = local_names(node)
-    scope = _Scope(self_name, bound, set(received), module_param, local, declared)
+    scope = _HookTaint(self_name, bound, set(received), module_param, local, declared)
     scope.taint(body, set(received) - {module_param})
     found = []
     nodes = [body] if isinstance(node, cst.Lambda) else []
@@ -106,7 +104,10 @@ def _code(node: cst.CSTNode) -> str:
     return _EMPTY.code_for_node(node)
 
 
-class _Scope:
+class _HookTaint:
+    """What a hook body received (its tensor parameters and what is computed from
+    them), and the stores it puts those values into."""
+
     def __init__(self, self_name, bound, params, module_param, local, declared) -> None:
         self.self_name = self_name
         self.bound = bound
@@ -176,7 +177,7 @@ class _Scope:
     def capture(self, node: cst.CSTNode) -> Capture | None:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             method = node.func.attr.value
-            if method not in _GROWING or not node.args:
+            if method not in STORE_VERBS or not node.args:
                 return None
             store = self.store_key(node.func.value)
             if store is None:
@@ -185,7 +186,7 @@ class _Scope:
             if not any(self.is_tainted(v) for v in values):
                 return None
             key = _key_of(node.func.value)
-            return Capture(store, _GROWING[method], node, _code(values[-1]), key)
+            return Capture(store, STORE_VERBS[method], node, _code(values[-1]), key)
         if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
             if not isinstance(node.value, (cst.List, cst.Tuple, cst.ListComp)):
                 return None
@@ -268,15 +269,6 @@ class HandleFate:
 
     kind: str
     targets: tuple[str, ...] = ()
-
-
-_BASE = re.compile(r"\[|\.pop\(|\.get\(|\.values\(|\.items\(|\.copy\(")
-
-
-def base_of(code: str) -> str:
-    """``self._hooks`` for ``self._hooks[name]``, ``self._hooks.pop(k)``..."""
-    match = _BASE.search(code)
-    return code[: match.start()] if match else code
 
 
 def handle_fate(facts: ModuleFacts, registration: Registration) -> HandleFate:

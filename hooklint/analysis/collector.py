@@ -16,7 +16,6 @@ import dataclasses
 
 import libcst as cst
 
-from hooklint.analysis import hookapi
 from hooklint.analysis.facts import (
     CallSite,
     Frame,
@@ -28,7 +27,7 @@ from hooklint.analysis.facts import (
     Site,
 )
 from hooklint.analysis.names import dotted_name, record_import, resolve, returned_name
-from hooklint.analysis.vocabulary import COLLECTION_BUILTINS, STORE_METHODS
+from hooklint.analysis.vocabulary import COLLECTION_BUILTINS, DYNAMIC_API, GLOBAL_APIS, METHOD_APIS, STORE_METHODS
 from hooklint.analysis.walk import NODE, SEQUENCE, fields, value_kind
 
 OTHER = HandleUse("other")
@@ -306,13 +305,13 @@ class _Collector:
     def _registration(self, node, func, attr, callee, site: Site, use: HandleUse) -> None:
         receiver = None
         api = None
-        if attr is not None and attr in hookapi.METHOD_APIS:
-            api = hookapi.METHOD_APIS[attr]
+        if attr is not None and attr in METHOD_APIS:
+            api = METHOD_APIS[attr]
             receiver = func.value
-        elif callee is not None and callee.rsplit(".", 1)[-1] in hookapi.GLOBAL_APIS:
-            api = hookapi.GLOBAL_APIS[callee.rsplit(".", 1)[-1]]
+        elif callee is not None and callee.rsplit(".", 1)[-1] in GLOBAL_APIS:
+            api = GLOBAL_APIS[callee.rsplit(".", 1)[-1]]
         elif _is_getattr_dispatch(func):
-            api = hookapi.DYNAMIC_API
+            api = DYNAMIC_API
             receiver = func.args[0].value
         if api is None:
             return

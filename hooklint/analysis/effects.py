@@ -255,7 +255,7 @@ class _Model:
         key = (id(info.node), tuple(sorted(aliases.items())), extra_locals, depth)
         cached = self.bodies.get(key)
         if cached is None:
-            scope = _Scope(self, info.node, info, aliases, extra_locals, module_param=None)
+            scope = _StateKeys(self, info.node, info, aliases, extra_locals, module_param=None)
             cached = _Walker(self, scope, depth=depth, path=path | {id(info.node)}).run(info.node)
             self.bodies[key] = cached
         return cached
@@ -274,16 +274,16 @@ def _model(facts: "ModuleFacts") -> _Model:
     return model
 
 
-def _hook_scope(model, hook: "HookBody", receiver: str | None, function) -> "_Scope":
+def _hook_scope(model, hook: "HookBody", receiver: str | None, function) -> "_StateKeys":
     params = hook.params
     aliases: dict[str, str] = {}
     raw = parameter_names(hook.node.params)
     if hook.is_method and raw:
         aliases[raw[0]] = receiver or "self"
-    return _Scope(model, hook.node, function, aliases, frozenset(), module_param=params[0] if params else None)
+    return _StateKeys(model, hook.node, function, aliases, frozenset(), module_param=params[0] if params else None)
 
 
-class _Scope:
+class _StateKeys:
     """Turns expressions of one function body into shared-state keys."""
 
     def __init__(self, model, node, function, aliases: dict[str, str], extra_locals: frozenset, module_param) -> None:
@@ -452,7 +452,7 @@ class _Ctx:
 class _Walker:
     """Walks one body in execution order, recording effects and following calls."""
 
-    def __init__(self, model: _Model | None, scope: _Scope, *, depth: int, path: frozenset) -> None:
+    def __init__(self, model: _Model | None, scope: _StateKeys, *, depth: int, path: frozenset) -> None:
         self.model = model
         self.scope = scope
         self.depth = depth

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from hooklint.analysis.effects import StateEffect
-    from hooklint.analysis.hookapi import HookApi
+    from hooklint.analysis.vocabulary import HookApi
 
 
 @dataclass(frozen=True)
@@ -259,10 +259,6 @@ class ModuleFacts:
         if found is None:
             found = known[id(node)] = self.module.code_for_node(node)
         return found
-
-    def calls_named(self, *callees: str) -> Iterator[CallSite]:
-        wanted = set(callees)
-        return (c for c in self.calls if c.callee in wanted)
 
     def calls_to_attr(self, attr: str) -> Iterator[CallSite]:
         return (c for c in self.calls if c.attr == attr)

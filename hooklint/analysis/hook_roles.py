@@ -1,5 +1,5 @@
 """What each parameter of a hook receives, small structural queries over one hook
-body (parents, locals), shared by HL005-HL008, and which callable a registration runs
+body (whether it returns a value), shared by HL005-HL008, and which callable a registration runs
 (:func:`hook_callable`: also callable objects of same-file classes).
 
 The parameter roles look only inside one hook's own function, and only at the
@@ -15,6 +15,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import FunctionInfo, HookBody, ModuleFacts, Registration
 from hooklint.analysis.names import dotted_name, resolve
+from hooklint.analysis.vocabulary import ITEM_ADDS
 from hooklint.analysis.walk import child_nodes, descendants
 
 #: Roles of the positional parameters torch passes, per hook kind (the module first).
@@ -57,31 +58,6 @@ def parameter_roles(registration: Registration) -> dict[str, str]:
     elif len(params) != len(roles):
         return {}
     return dict(zip(params, roles))
-
-
-def body_of(node: cst.FunctionDef | cst.Lambda) -> cst.CSTNode:
-    return node.body
-
-
-def parents(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
-    """``id(child) → parent`` for every node under ``root`` (nested defs not entered)."""
-    result: dict[int, cst.CSTNode] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node is not root and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            continue
-        for child in child_nodes(node):
-            result[id(child)] = node
-            stack.append(child)
-    return result
-
-
-def ancestors(node: cst.CSTNode, parent_map: dict[int, cst.CSTNode]):
-    current = parent_map.get(id(node))
-    while current is not None:
-        yield current
-        current = parent_map.get(id(current))
 
 
 def returns_value(node: cst.FunctionDef) -> bool:
@@ -221,7 +197,7 @@ def _assigned_instance(node, wanted: str, item: bool):
                 if isinstance(node.value, cst.Call):
                     return node.value
     if item and isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        if node.func.attr.value in ("append", "insert", "add") and dotted_name(node.func.value) == wanted:
+        if node.func.attr.value in ITEM_ADDS and dotted_name(node.func.value) == wanted:
             for arg in node.args:
                 if isinstance(arg.value, cst.Call):
                     return arg.value

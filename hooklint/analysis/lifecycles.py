@@ -57,12 +57,6 @@ class Lifecycle:
     teardown: FunctionInfo | None = None
     yield_at: int = -1
 
-    @property
-    def where_undone(self) -> str:
-        if self.teardown is None:
-            return "the code after `yield`"
-        return f"`{self.teardown.name}`"
-
 
 @dataclass(frozen=True)
 class OutlivingHook:

@@ -16,7 +16,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import CallSite, ModuleFacts, Registration, Site
 from hooklint.analysis.scopes import target_names
-from hooklint.analysis.vocabulary import CONTEXTMANAGERS, SAVED_TENSORS_HOOKS, STORE_METHODS  # noqa: F401
+from hooklint.analysis.vocabulary import CONTEXTMANAGERS, STORE_METHODS
 from hooklint.analysis.walk import child_nodes, descendants
 
 # -- where a statement sits ------------------------------------------------------------------
@@ -265,8 +265,9 @@ def varying_names(facts: ModuleFacts, scope: cst.CSTNode, seed: set[str]) -> set
 
 
 # -- handles and removals --------------------------------------------------------------------
-def base_of(target: str) -> str:
-    """``self._handles`` for ``self._handles[name]``."""
+def container_of(target: str) -> str:
+    """The container a subscripted target is an item of: ``self._handles`` for
+    ``self._handles[name]`` (the target itself when it is no subscript)."""
     return target.split("[", 1)[0]
 
 

@@ -19,6 +19,7 @@ import libcst as cst
 
 from hooklint.analysis.hook_roles import TUPLE_ROLES, parameter_roles
 from hooklint.analysis.names import dotted_name
+from hooklint.analysis.vocabulary import STORED_ARGUMENT
 from hooklint.analysis.walk import descendants
 
 if TYPE_CHECKING:
@@ -45,19 +46,6 @@ _GRAPH_KEEPING_FUNCTIONS = frozenset(
 _SAFE_ATTRIBUTES = frozenset(
     {"data", "shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "grad_fn", "layout", "is_leaf", "names"}
 )
-#: Store methods and the index of the stored argument (None: every argument).
-_STORE_METHODS: dict[str, int | None] = {
-    "append": 0,
-    "appendleft": 0,
-    "extend": 0,
-    "add": 0,
-    "put": 0,
-    "put_nowait": 0,
-    "insert": 1,
-    "setdefault": 1,
-    "__setitem__": 1,
-    "update": None,
-}
 
 
 _TENSOR = "tensor"
@@ -233,9 +221,9 @@ class _Body:
         for current in self.nodes:
             if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
                 method = current.func.attr.value
-                if method not in _STORE_METHODS or not self.shared(current.func.value):
+                if method not in STORED_ARGUMENT or not self.shared(current.func.value):
                     continue
-                for value in _stored_arguments(current, _STORE_METHODS[method]):
+                for value in _stored_arguments(current, STORED_ARGUMENT[method]):
                     if self.carries(value):
                         fixable = method not in ("extend", "update") and self.fixable(value)
                         found.append(TensorStore(current, value, fixable, current.func.value))

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-# -- the hook API table (mirrors docs/torch-hook-api.md) -----------------------------------
+# -- the hook API table -------------------------------------------------------------------
 @dataclass(frozen=True)
 class HookApi:
     """One registration API, e.g. ``Module.register_forward_hook``."""
@@ -111,8 +111,28 @@ def lookup(name: str) -> HookApi | None:
 ITEM_ADDS = frozenset({"add", "append", "appendleft", "insert"})
 #: ``store.append(h)`` and friends: the argument goes into ``store``.
 STORE_METHODS = ITEM_ADDS | {"extend"}
+#: How a finding says what each of the :data:`STORE_METHODS` does to its store (HL002).
+STORE_VERBS = {"append": "appends to", "extend": "extends", "insert": "inserts into",
+               "appendleft": "appends to", "add": "adds to"}
 #: Methods that put a keyed value into a mapping (``d.update(...)``, ``d.setdefault(k, h)``).
 KEYED_STORE_METHODS = frozenset({"update", "setdefault"})
+#: Calls by which a function records something on their receiver (``self._hooked.add(m)``),
+#: so that a later test of the receiver can be an install-once check (HL003).
+RECORDING_METHODS = frozenset({"add", "append", "update", "setdefault", "__setitem__", "extend"})
+#: Store methods a hook can keep a tensor with, and the index of the argument that is
+#: kept (None: every argument) (HL006).
+STORED_ARGUMENT: dict[str, int | None] = {
+    "append": 0,
+    "appendleft": 0,
+    "extend": 0,
+    "add": 0,
+    "put": 0,
+    "put_nowait": 0,
+    "insert": 1,
+    "setdefault": 1,
+    "__setitem__": 1,
+    "update": None,
+}
 #: Methods that take one element out of a store (``hs.pop()``, ``d.get(k)``).
 ELEMENT_METHODS = frozenset({"pop", "popleft", "popitem", "get"})
 #: Views a loop iterates instead of the store itself (``for h in d.values()``).

@@ -30,9 +30,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from hooklint.analysis import hookapi
 from hooklint.analysis.facts import ModuleFacts, Registration
-from hooklint.analysis.hookapi import HookApi
+from hooklint.analysis.vocabulary import DYNAMIC_API, METHOD_APIS, HookApi
 
 WRAPPER_API = HookApi("register_<wrapper>_hook", "wrapper", "module")
 
@@ -78,7 +77,7 @@ def infer_wrappers(facts: ModuleFacts) -> dict[str, Wrapper]:
             target_index = params.index(registration.receiver.value)
         found[info.name] = Wrapper(
             info.name, params.index(hook_arg.value), hook_arg.value, target_index,
-            registration.api if registration.api is not hookapi.DYNAMIC_API else None, info.class_name,
+            registration.api if registration.api is not DYNAMIC_API else None, info.class_name,
         )
     return found
 
@@ -208,7 +207,7 @@ def _api_from_strings(values) -> HookApi | None:
         if isinstance(value, cst.SimpleString):
             kind = value.evaluated_value
             if isinstance(kind, str):
-                api = hookapi.METHOD_APIS.get(f"register_{kind}_hook")
+                api = METHOD_APIS.get(f"register_{kind}_hook")
                 if api is not None:
                     return api
     return None

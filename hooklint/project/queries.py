@@ -58,7 +58,7 @@ def callee_ref(view: FileView, call) -> Ref | None:
 
 def external_wrapper(view: FileView, call):
     """A :class:`Wrapper` for a call of another file's registration wrapper, or None."""
-    from hooklint.analysis.hookapi import METHOD_APIS
+    from hooklint.analysis.vocabulary import METHOD_APIS
     from hooklint.analysis.wrappers import Wrapper
 
     ref = callee_ref(view, call)

@@ -170,9 +170,5 @@ class Rule:
         return inspect.getdoc(cls) or ""
 
 
-def torch_at_least(context: RuleContext, version: tuple[int, int]) -> bool:
-    return context.target_torch >= version
-
-
 def format_version(version: tuple[int, int]) -> str:
     return f"{version[0]}.{version[1]}"

@@ -173,14 +173,12 @@ class CaptureHookNotRemoved(Rule):
     def _finding(self, facts, registration: Registration, hook: HookBody, found, kind, kept) -> Finding:
         capture = found[0]
         event = _EVENT.get(registration.api.kind, "call")
-        receiver = registration.receiver_code
         class_def = registration.site.class_def
         bulk = bulk_removal(facts, class_def.name.value if class_def is not None else None)
         if kind == "discarded":
             if registration.wrapper or bulk:
                 tail = "its handle is discarded"
             else:
-                where = f"`{receiver}`" if receiver else "the process"
                 tail = "its handle is discarded, so it is never removed"
         else:
             names = ", ".join(f"`{t}`" for t in kept)

@@ -9,7 +9,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import Frame, ModuleFacts, Registration, parameter_names
 from hooklint.analysis.lifetime import (
-    base_of,
+    container_of,
     enclosing_ifs,
     names_in,
     registration_statement_alone,
@@ -20,14 +20,9 @@ from hooklint.analysis.lifetime import (
     word_count,
 )
 from hooklint.analysis.handles import handle_model
-from hooklint.analysis.vocabulary import PER_CALL_NAMES
+from hooklint.analysis.vocabulary import PER_CALL_NAMES, RECORDING_METHODS
 from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
-
-_STORING_METHODS = frozenset(
-    {"add", "append", "update", "setdefault", "__setitem__", "extend"}
-)
-
 
 class HookRegisteredPerCall(Rule):
     """A hook is registered on every call or loop iteration, and its handle is not removed there.
@@ -493,7 +488,7 @@ def _removed_elsewhere(facts: ModuleFacts, registration: Registration) -> bool:
     if registration.handle.final.role not in ("bound", "appended"):
         return False
     for target in stored_in(facts, registration):
-        target = base_of(target)
+        target = container_of(target)
         if "." in target:
             attribute = target.rsplit(".", 1)[-1]
             if any(attribute in key for key in facts.removals):
@@ -535,7 +530,7 @@ def _guarded(
     function = site.function
     stored = _stored(facts, function)
     if target is not None:
-        stored.add(base_of(target))
+        stored.add(container_of(target))
     tests = [facts.code(node.test) for node in enclosing_ifs(site)]
     path = statement_path(facts, site)
     if path is not None:
@@ -545,7 +540,7 @@ def _guarded(
                     tests.append(facts.code(statement.test))
     # Locals are left out: ``h = self.proj(x); if h.requires_grad:`` is no install-once check.
     stored = {
-        name for name in stored if "." in name or name == (target and base_of(target))
+        name for name in stored if "." in name or name == (target and container_of(target))
     }
     for test in tests:
         if "hasattr(" in test or "getattr(" in test:
@@ -573,13 +568,13 @@ def _stored(facts: ModuleFacts, function: cst.FunctionDef | None) -> set[str]:
     for node in _walk(function):
         if isinstance(node, cst.Assign):
             for target in node.targets:
-                stored.add(base_of(facts.code(target.target)))
+                stored.add(container_of(facts.code(target.target)))
         elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-            stored.add(base_of(facts.code(node.target)))
+            stored.add(container_of(facts.code(node.target)))
         elif (
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value in _STORING_METHODS
+            and node.func.attr.value in RECORDING_METHODS
         ):
             stored.add(facts.code(node.func.value))
     return stored

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from hooklint.analysis.effects import StateEffect, acquired, pair_matches, split_key
 from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.hook_roles import HookCallable, effects_of, hook_callable, parameter_roles, same_hooked_object
+from hooklint.analysis.lifetime import word_count
 from hooklint.analysis.releases import alone_in_statement, assumes_acquired, container_kind, is_lambda, target_code
 from hooklint.fixes.release_guard import acquired_flag_guard, tolerant_release
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
@@ -120,7 +120,6 @@ class UnclampedAlwaysCallRelease(Rule):
 
     def _finding(self, facts, post: Registration, post_hook: HookCallable, effect: StateEffect,
                  acquire: StateEffect, pre_hook: HookCallable) -> Finding:
-        code = facts.code(effect.node).strip()
         if effect.op == "decrement":
             what = "goes below zero"
         elif effect.op == "release":
@@ -482,10 +481,6 @@ class Gate:
     ]
 
 
-def _mentions(text: str, name: str) -> bool:
-    return re.search(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", text) is not None
-
-
 def _checked_name(key: str) -> str:
     """How code names acquired state in a check: ``self.parents`` for ``self.parents``,
     ``_entered`` for ``<module>._entered`` (the module parameter's name varies)."""
@@ -504,4 +499,4 @@ def _guarded(facts, effect: StateEffect, post: Registration, flags: set[str]) ->
     if target is None:
         return True
     watched = [target, *flags] + [name for name, role in parameter_roles(post).items() if role == "output"]
-    return any(_mentions(facts.code(guard), name) for guard in effect.guards for name in watched)
+    return any(word_count(facts.code(guard), name) for guard in effect.guards for name in watched)

@@ -8,7 +8,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.lifetime import (
-    base_of,
+    container_of,
     registration_statement_alone,
     stored_in,
     word_count,
@@ -337,7 +337,7 @@ def _removed_by_attribute(facts: ModuleFacts, registration: Registration) -> boo
     """``self._hooks[k] = reg(...)`` ... ``for h in self._hooks.values(): h.remove()``
     in another method: matched by the attribute's name."""
     for target in stored_in(facts, registration):
-        target = base_of(target)
+        target = container_of(target)
         if "." in target:
             attribute = target.rsplit(".", 1)[-1]
             if any(attribute in key for key in facts.removals):

@@ -9,7 +9,6 @@ import libcst as cst
 
 from hooklint.analysis.facts import CallSite, ModuleFacts
 from hooklint.analysis.lifetime import (
-    SAVED_TENSORS_HOOKS,
     cannot_raise,
     common_level,
     has_multiline_string,
@@ -17,6 +16,7 @@ from hooklint.analysis.lifetime import (
     statement_path,
     word_count,
 )
+from hooklint.analysis.vocabulary import SAVED_TENSORS_HOOKS
 from hooklint.fixes.lifetime import with_replacing
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hooklint.analysis.facts import ModuleFacts, Registration
-from hooklint.fixes.semantics_b import accept_both_arities
+from hooklint.fixes.hook_params import accept_both_arities
 from hooklint.rules.base import (
     Finding,
     Invalid,

@@ -8,7 +8,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import ModuleFacts
 from hooklint.analysis.names import dotted_name, record_import
-from hooklint.fixes.semantics_b import PARAMETRIZE, import_parametrize_module
+from hooklint.fixes.parametrize_import import PARAMETRIZE, import_parametrize_module
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
 #: Module globals of ``torch.nn.utils.parametrize`` that ``cached()`` rebinds.

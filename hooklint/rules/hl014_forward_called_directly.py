@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from hooklint.analysis.facts import ModuleFacts
 from hooklint.analysis.forward_calls import bypass_reason
-from hooklint.fixes.semantics_b import call_module_instead_of_forward
+from hooklint.fixes.call_module import call_module_instead_of_forward
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
 

@@ -9,7 +9,7 @@ from hooklint.analysis.hook_args import has_star_args, index_value, param_named,
 from hooklint.analysis.hook_roles import hook_callable
 from hooklint.analysis.keyword_calls import keyword_only_call
 from hooklint.analysis.signatures import signature_mismatch
-from hooklint.fixes.semantics_b import add_with_kwargs
+from hooklint.fixes.hook_params import add_with_kwargs
 from hooklint.rules.base import (
     Finding,
     Invalid,

@@ -4,25 +4,21 @@ test_seeds.py)."""
 
 from __future__ import annotations
 
-import textwrap
-
 import libcst
 import pytest
+from _checks import dedented as _code
+from _checks import findings
 
 from hooklint.analysis.collector import collect
-from hooklint.engine import fix_text, lint_text, parses
+from hooklint.engine import fix_text, parses
 from hooklint.rules.base import RuleContext
 from hooklint.rules.hl002_capture_hook_not_removed import CaptureHookNotRemoved
 
 RULE = CaptureHookNotRemoved
 
 
-def _code(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")
-
-
 def _lint(text: str, context: RuleContext | None = None):
-    return [v for v in lint_text(_code(text), "t.py", [RULE], context or RuleContext()) if v.code == "HL002"]
+    return findings(text, ("HL002",), context)
 
 
 def _fix(text: str, context: RuleContext | None = None) -> str:
@@ -400,3 +396,9 @@ def test_inferred_in_file_wrapper():
     assert len(found) == 1 and "appends to `acts`" in found[0].message
     facts = collect(libcst.parse_module(_code(source)))
     assert [r.wrapper for r in facts.registrations] == [None, "add_hook"]
+
+
+def test_every_store_method_has_the_verb_the_message_says():
+    from hooklint.analysis.vocabulary import STORE_METHODS, STORE_VERBS
+
+    assert set(STORE_VERBS) == STORE_METHODS
