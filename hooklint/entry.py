@@ -264,12 +264,17 @@ def _files(options: dict) -> list[tuple[str, int]] | None:
             if config.registration_wrappers:
                 return None  # their names are tokens too
             excludes = (list(config.exclude) if config.exclude else []) + list(config.extend_exclude)
-            root, limit = config.root, config.max_file_size or DEFAULT_MAX_FILE_SIZE
+            root, limit = config.root, _limit(config, DEFAULT_MAX_FILE_SIZE)
         if options["force_exclude"] and is_excluded(absolute, excludes, root):
             continue
         files.append((absolute, limit))
     options["files"] = files
     return files
+
+
+def _limit(config, default: int) -> int:
+    """``max-file-size`` as the runner reads it (no ``--max-file-size`` here)."""
+    return config.max_file_size if config.max_file_size is not None else default
 
 
 def _configuration_on_the_way(paths) -> bool:
@@ -377,10 +382,11 @@ def _clean_by_index(options: dict, files: list[tuple[str, int]]) -> bool:
     runner computes for its settings) or checked clean here; the index is written as the
     runner writes it.  False, with nothing written, when a file is not clean."""
     from pathlib import Path
+    from types import SimpleNamespace
 
-    from hooklint.cache import RunIndex
+    from hooklint.cache import RunIndex, run_key
     from hooklint.config import Config
-    from hooklint.runner import CheckRequest, run_key
+    from hooklint.excludes import DEFAULT_MAX_FILE_SIZE
 
     resolver = options["configs"]
     paths = [Path(p) for p in options["paths"]]
@@ -392,8 +398,9 @@ def _clean_by_index(options: dict, files: list[tuple[str, int]]) -> bool:
     cache_dir = first.root / ".hooklint_cache"
     indexes = []
     for config, members in groups.values():
-        request = CheckRequest(paths=paths, config=config, cache_dir=cache_dir, configs=None, force_exclude=options["force_exclude"])
-        index = RunIndex(str(cache_dir), run_key(request))
+        # What the runner's key reads of its request (no option the pre-commit path takes changes it).
+        request = SimpleNamespace(config=config, paths=paths, select=None, extend_select=[], ignore=[])
+        index = RunIndex(str(cache_dir), run_key(request, _limit(config, DEFAULT_MAX_FILE_SIZE)))
         for path, limit in members:
             try:
                 info = os.stat(path)

@@ -271,3 +271,53 @@ def test_every_token_holds_a_literal_part():
     parts = literal_parts(ANY_RULE_TOKENS)
     assert all(any(part in token.split("*", 1)[0] for part in parts) for token in ANY_RULE_TOKENS)
     assert len(parts) < len(ANY_RULE_TOKENS)
+
+
+@pytest.mark.parametrize("text", [
+    "# noqa: HL001", "# NOQA:hl1", "x = 1  # noqa : E1, HL002", "x # noqa\n# HL001", "noqa:\nHL1", "# noqa: XHL1",
+    "# noqa: E1 HL0x", "# noqanoqa: HL1", "NoQa:  hL9", "caf\u00e9  # noqa: HL1", "\u0130 noqa: HL1", "# noqa: E501\n" * 50,
+    "", "HL001", "# flake8: noqa\nx = 1  # HL001\n", "# noqa: E1\r# HL1", "\u0130" * 3 + "noqa: E1\n# HL2",
+])
+def test_the_hl100_token_test_is_the_directive_regex(text):
+    # The faster search (the regex tried where a `noqa` starts) answers as the regex does.
+    import re
+
+    from hooklint.tokens import mentions_hooklint_code
+
+    regex = re.compile(r"noqa\s*:[^\r\n]*?\bHL\d", re.IGNORECASE)
+    assert mentions_hooklint_code(text) is ("noqa" in text.lower() and regex.search(text) is not None)
+
+
+@pytest.mark.parametrize("raw", [
+    b"x = 1\n", b"\xef\xbb\xbfx = 1\n", b"# -*- coding: utf-8 -*-\nx = 1\n", b"#!/bin/python\n# coding: latin-1\nx = '\xe9'\n",
+    b"x = '\xe9'\n", b"\n\n# coding: latin-1\nx = '\xe9'\n", b"\xef\xbb\xbf# coding: latin-1\nx = 1\n", b"# coding: nonsense\n",
+    b"x = 1\ny = '\xff'\n", b"\xff\nx = 1\n", b"", b"# a comment\n# another\nx = '\xc3\xa9'\n", b"# vim: set fileencoding=cp1252 :\n\x80\n",
+])
+def test_decoding_without_tokenize_reads_as_tokenize_does(tmp_path, raw):
+    # decode_source skips tokenize.detect_encoding when the first two lines hold no
+    # cookie: the text, encoding and BOM, or the one-line error, are what it gave.
+    import codecs
+    import io
+    import tokenize
+    from pathlib import Path
+
+    from hooklint.files import SourceError, decode_source
+
+    def reference():
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        except SyntaxError as exc:
+            return f"bad encoding declaration: {exc.msg}"
+        bom = raw.startswith(codecs.BOM_UTF8)
+        encoding = "utf-8" if encoding == "utf-8-sig" else encoding
+        try:
+            return ((raw[3:] if bom else raw).decode(encoding), encoding, bom)
+        except UnicodeDecodeError as exc:
+            return f"cannot decode as {encoding}: byte 0x{raw[exc.start]:02x} at offset {exc.start}"
+
+    try:
+        source = decode_source(Path("x.py"), raw)
+        got = (source.text, source.encoding, source.bom)
+    except SourceError as exc:
+        got = str(exc)
+    assert got == reference()
