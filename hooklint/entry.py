@@ -12,13 +12,14 @@ known without any rule: only HL000 (the file does not parse) and HL100 (an unuse
 * no configuration file lies on the files' paths, or those that do load and configure
   no registration wrapper (read with :mod:`hooklint.config`, as the CLI reads them;
   ``--force-exclude`` applies their excludes);
-* every file reads as ``read_source`` would read it, as UTF-8 without an encoding
-  cookie, within ``max-file-size``, holds no part of any rule's token
+* every file reads as ``read_source`` would read it, as UTF-8 (with or without a BOM,
+  or a cookie naming it), within ``max-file-size``, holds no part of any rule's token
   (:func:`hooklint.tokens.literal_parts`) nor a ``noqa`` that may name an ``HL``
   code, and CPython parses it (its symbol table: the parser's verdict, cheaper than a
   compile; any error at all sends the file to the CLI, whose answer stands);
-* with the result cache on, the run index (:class:`hooklint.cache.RunIndex`, under the
-  key the runner computes) holds nothing but clean entries for them.
+* with the result cache on, the run index (:class:`hooklint.cache.RunIndex`, under
+  :func:`hooklint.cache.run_key`, as the runner keys it) holds nothing but clean
+  entries for them (a warm run reads no file).
 
 It then prints what the CLI prints for a run without findings ("All checks passed!"
 unless ``--quiet``), writes the run index the CLI would write, and exits 0.  In every
