@@ -21,7 +21,8 @@ of the process and its children, from ``os.wait4``; wall time alongside):
    class, helpers followed from each: most of the file is analysed).
 
 To time another hooklint, put its tree first: ``PYTHONPATH=OLD_TREE python
-benchmarks/precommit_speed.py`` (the ``hooklint`` script imports from it).
+benchmarks/precommit_speed.py`` (the ``hooklint`` script imports from it; a tree from
+before the console script's pre-commit path, ``hooklint.entry``, runs its CLI).
 The commands of one figure run alternately, so that all of them see the same load.
 The files get no configuration (the temporary directory holds no ``pyproject.toml``);
 ruff runs with ``--isolated`` and its default rules.  Not collected by pytest.
@@ -133,6 +134,9 @@ def main() -> None:
     python = sys.executable
     hooklint = shutil.which("hooklint", path=str(Path(python).parent))
     hooklint_command = [hooklint] if hooklint else [python, "-m", "hooklint"]
+    package = importlib.util.find_spec("hooklint")
+    if package is not None and package.origin and not (Path(package.origin).parent / "entry.py").exists():
+        hooklint_command = [python, "-c", "from hooklint.cli import main; main()"]  # an older tree first on PYTHONPATH: its CLI
     ruff = shutil.which("ruff", path=str(Path(python).parent)) or shutil.which("ruff")
     check = [*hooklint_command, "check", "--no-cache", "--quiet", "--exit-zero"]
     ruff_check = [ruff, "check", "--no-cache", "--isolated", "--quiet", "--exit-zero"] if ruff else None
