@@ -1,4 +1,4 @@
-from hooklint.cli import main
+from hooklint.entry import main
 
 if __name__ == "__main__":
     main()

@@ -28,7 +28,8 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-from hooklint.violation import SAFE, UNSAFE, Edit, Fix, Location, Place, Violation
+# hooklint.violation (and dataclasses) are imported where an entry's violations are read:
+# a run index of clean files is read and written without them.
 
 DEFAULT_DIR = ".hooklint_cache"
 
@@ -58,6 +59,33 @@ def code_fingerprint() -> str:
                 continue
             parts.append(f"{top}/{name}:{status.st_size}:{status.st_mtime_ns}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def run_key(request, max_file_size: int) -> str:
+    """The run index's key: what a run's results depend on besides the files themselves:
+    hooklint's code, the options as given (rule selection is resolved from them), the
+    paths, and the working directory (per-file-ignores also match the path as shown,
+    relative to it).  ``request``: a :class:`hooklint.runner.CheckRequest` (or what has
+    its ``config``, ``paths``, ``select``, ``extend_select`` and ``ignore``)."""
+    config = request.config
+    inputs = (
+        code_fingerprint(),
+        request.select if request.select is not None else config.select,
+        list(config.extend_select) + request.extend_select,
+        list(config.ignore) + request.ignore,
+        config.preview,
+        sorted((k, list(v)) for k, v in config.per_file_ignores.items()),
+        config.exclude,
+        config.extend_exclude,
+        config.effective_target_torch,
+        list(config.registration_wrappers),
+        getattr(config, "cross_file", True),
+        str(config.root),
+        sorted(os.path.abspath(p) for p in request.paths),
+        os.getcwd(),
+        max_file_size,
+    )
+    return hashlib.sha256(repr(inputs).encode()).hexdigest()
 
 
 def key(raw: bytes, fingerprint: str) -> str:
@@ -135,6 +163,8 @@ _TEXT_FIELDS = ("code", "name", "message", "path", "source_line")
 
 
 def _violation_from(data) -> Violation | None:
+    from hooklint.violation import Violation
+
     if not isinstance(data, dict) or not all(isinstance(data.get(f), str) for f in _TEXT_FIELDS):
         return None
     start, end = _location(data.get("start")), _location(data.get("end"))
@@ -162,6 +192,8 @@ def _violation_from(data) -> Violation | None:
 
 
 def _fix_from(data) -> Fix | None:
+    from hooklint.violation import SAFE, UNSAFE, Edit, Fix
+
     if not isinstance(data, dict) or not isinstance(data.get("message"), str):
         return None
     if data.get("applicability") not in (SAFE, UNSAFE) or not isinstance(data.get("edits"), list):
@@ -178,6 +210,8 @@ def _fix_from(data) -> Fix | None:
 
 
 def _location(data) -> Location | None:
+    from hooklint.violation import Location
+
     if not isinstance(data, dict) or set(data) != {"line", "column"}:
         return None
     line, column = data["line"], data["column"]
@@ -187,6 +221,8 @@ def _location(data) -> Location | None:
 
 
 def _place(data) -> Location | None:
+    from hooklint.violation import Place
+
     if not isinstance(data, dict) or not isinstance(data.get("path"), str):
         return None
     location = _location({k: v for k, v in data.items() if k != "path"})

@@ -8,7 +8,6 @@ Exit codes (as ruff): 0 nothing left to report, 1 violations remain (after fixes
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ import click
 
 from hooklint import __version__
 from hooklint.config import ConfigError, ConfigResolver, load_config, parse_torch_version
-from hooklint.lexical import first_line
+from hooklint.entry import guarded
 
 FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit")
 HUMAN_FORMATS = ("full", "concise")
@@ -30,109 +29,26 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
 
 
 class _Main(click.Group):
-    """The command group, with hooklint's exit codes for what click does not map:
-    an internal error is exit 2 with one line (never 1, which means findings), an
-    interrupt 130, SIGTERM 143 (worker processes are stopped on the way out)."""
+    """The command group, with hooklint's exit codes for what click does not map
+    (:func:`hooklint.entry.guarded`: an internal error is exit 2 with one line, never
+    1, which means findings; an interrupt 130; SIGTERM 143, worker processes stopped
+    on the way out)."""
 
     def main(self, *args, **kwargs):
-        import signal
+        guarded(lambda: self._main(*args, **kwargs))
 
-        def terminated(signum, frame):
-            raise SystemExit(128 + signum)
-
+    def _main(self, *args, **kwargs) -> bool:
+        kwargs.pop("standalone_mode", None)
         try:
-            previous = signal.signal(signal.SIGTERM, terminated)
-        except (ValueError, OSError):  # not the main thread
-            previous = None
-        try:
-            self._main(*args, **kwargs)
-        finally:
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
-
-    def _main(self, *args, **kwargs):
-        try:
-            kwargs.pop("standalone_mode", None)
             super().main(*args, standalone_mode=False, **kwargs)
         except click.exceptions.Exit as exc:
-            _exit(exc.exit_code)
+            raise SystemExit(exc.exit_code) from None
         except click.ClickException as exc:
             exc.show()
-            _exit(exc.exit_code)
-        except (KeyboardInterrupt, click.exceptions.Abort):
-            _message("hooklint: interrupted")
-            _exit(130)
-        except SystemExit as exc:
-            _exit(exc.code)
-        except BrokenPipeError:
-            _silence_stdout()
-            _exit(2)
-        except OSError as exc:
-            if exc.filename is None and exc.errno in _WRITE_ERRORS:  # stdout on a full disk, /dev/full...
-                _message(f"hooklint: error: cannot write the report to stdout: {exc.strerror or exc}")
-                _silence_stdout()
-            elif exc.filename is not None:
-                _message(f"hooklint: error: {exc.filename}: {exc.strerror or exc}")
-            else:
-                _message(f"hooklint: error: {exc.strerror or exc}" + ("" if _debug() else " (set HOOKLINT_DEBUG=1 for the traceback)"))
-            if _debug():
-                import traceback
-
-                traceback.print_exc()
-            _exit(2)
-        except Exception as exc:  # a bug in hooklint: one line, exit 2
-            _message(f"hooklint: error: internal error: {type(exc).__name__}: {first_line(str(exc))}"
-                     + ("" if _debug() else " (set HOOKLINT_DEBUG=1 for the traceback)"))
-            if _debug():
-                import traceback
-
-                traceback.print_exc()
-            _exit(2)
-        _exit(0)
-
-
-#: What a failed write of the report to stdout raises (no file name attached).
-_WRITE_ERRORS = frozenset(getattr(errno, name) for name in ("ENOSPC", "EPIPE", "EIO", "EDQUOT", "EFBIG", "EBADF") if hasattr(errno, name))
-
-
-def _debug() -> bool:
-    return os.environ.get("HOOKLINT_DEBUG", "") not in ("", "0")
-
-
-def _message(text: str) -> None:
-    try:
-        sys.stderr.write(text + "\n")
-        sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
-def _silence_stdout() -> None:
-    """After a failed write to stdout, keep Python's exit-time flush from failing
-    again (a second message and exit 120)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
-def _exit(code) -> None:
-    """Exit with ``code``, after flushing stdout: a report that cannot be written
-    (stdout is ``/dev/full``, a closed pipe) is one line on stderr and exit 2."""
-    try:
-        if sys.stdout is not None:
-            sys.stdout.flush()
-    except (OSError, ValueError) as exc:
-        _message(f"hooklint: error: cannot write the report to stdout: {getattr(exc, 'strerror', None) or exc}")
-        _silence_stdout()
-        code = 2
-    if code is None:
-        code = 0
-    elif not isinstance(code, int):
-        _message(str(code))
-        code = 1
-    sys.exit(code)
+            raise SystemExit(exc.exit_code) from None
+        except click.exceptions.Abort:
+            raise KeyboardInterrupt from None
+        return True
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})

@@ -25,12 +25,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-from hooklint.selection import UnknownSelector, validate
+from hooklint.excludes import is_excluded  # noqa: F401  (re-exported: where runner and tests find it)
 
 DEFAULT_TARGET_TORCH = (2, 4)
 
@@ -164,6 +159,11 @@ def _exists(path: Path, test) -> bool:
 
 
 def _read_toml(path: Path) -> dict:
+    if sys.version_info >= (3, 11):  # imported here: a run without configuration files never parses TOML
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)
@@ -295,6 +295,8 @@ def _string_list(value, where: str) -> list[str]:
 
 
 def _check_codes(codes: list[str], where: str) -> None:
+    from hooklint.selection import UnknownSelector, validate  # the rules' codes: only for a file that names some
+
     for code in codes:
         try:
             validate([code])
@@ -332,25 +334,3 @@ def infer_target_torch(dependencies) -> tuple[int, int] | None:
         for _, major, minor in _LOWER_BOUND.findall(match.group("spec")):
             bounds.append((int(major), int(minor)))
     return max(bounds) if bounds else None
-
-
-def is_excluded(path: Path, excludes: list[str], root: Path) -> bool:
-    """Whether ``path`` (absolute) or a directory above it, up to ``root``, matches the
-    default excludes or one of ``excludes``, by name or by its path relative to
-    ``root`` (as the directory walk applies them)."""
-    import fnmatch
-
-    from hooklint.files import DEFAULT_EXCLUDES
-
-    patterns = (*DEFAULT_EXCLUDES, *excludes)
-    absolute = os.path.abspath(path)
-    prefix = os.path.join(os.path.abspath(root), "")
-    relative = absolute[len(prefix):] if absolute.startswith(prefix) else absolute
-    parts = [p for p in relative.replace(os.sep, "/").split("/") if p]
-    for depth in range(1, len(parts) + 1):
-        name, below = parts[depth - 1], "/".join(parts[:depth])
-        if not absolute.startswith(prefix):
-            below = "/" + below
-        if any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(below, p) for p in patterns):
-            return True
-    return False

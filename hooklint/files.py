@@ -15,25 +15,17 @@ import io
 import os
 import re
 import stat
-import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DEFAULT_EXCLUDES = (
-    ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".env", "env", ".tox", ".nox", ".eggs",
-    "*.egg-info", "build", "dist", "__pycache__", "site-packages", "node_modules",
-    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hooklint_cache", "_build", "buck-out",
-    ".ipynb_checkpoints", "__pypackages__",
-)
+from hooklint.excludes import DEFAULT_EXCLUDES, DEFAULT_MAX_FILE_SIZE  # noqa: F401  (re-exported)
+
 PYTHON_SUFFIXES = (".py", ".pyi")
 #: What a directory walk yields: Python files and Jupyter notebooks, as ruff does.
 SOURCE_SUFFIXES = PYTHON_SUFFIXES + (".ipynb",)
 #: A notebook's file may be this many times ``max-file-size`` (its outputs, images
 #: included, are not code); its code cells together may be ``max-file-size``.
 NOTEBOOK_SIZE_FACTOR = 16
-#: Files larger than this are not read (``max-file-size``): libcst needs about 2 GB per
-#: MB of source, and a generated file that big is rarely hand-written hook code.
-DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024
 
 
 class SourceError(Exception):
@@ -127,11 +119,20 @@ def _kind(mode: int) -> str:
 def decode_source(path: Path, raw: bytes) -> SourceFile:
     if b"\x00" in raw:
         raise SourceError("binary file (contains NUL bytes), not Python source")
+    bom = raw.startswith(codecs.BOM_UTF8)
+    if b"coding" not in raw[: raw.find(b"\n", raw.find(b"\n") + 1) + 1 or len(raw)]:
+        # No encoding cookie on the first two lines: UTF-8, as tokenize.detect_encoding
+        # says when they decode (tokenize is imported only for a cookie or a bad byte).
+        try:
+            return SourceFile(path, raw, raw[len(codecs.BOM_UTF8) :].decode("utf-8") if bom else raw.decode("utf-8"), "utf-8", bom)
+        except UnicodeDecodeError:
+            pass  # detect_encoding and the decoding below say which byte, as before
+    import tokenize
+
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as exc:
         raise SourceError(f"bad encoding declaration: {exc.msg}") from None
-    bom = raw.startswith(codecs.BOM_UTF8)
     if encoding == "utf-8-sig":
         encoding = "utf-8"
     body = raw[len(codecs.BOM_UTF8) :] if bom else raw

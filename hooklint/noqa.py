@@ -24,13 +24,11 @@ import re
 from dataclasses import dataclass
 
 from hooklint.lexical import COMMENT, line_starts, scan, split_lines
+from hooklint.tokens import mentions_hooklint_code  # noqa: F401  (HL100's token: hooklint.tokens)
 
 _LINE = re.compile(r"#\s*noqa(?![\w-])(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,?\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _FILE = re.compile(r"#\s*hooklint:\s*noqa(?![\w-])(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,?\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _CODE = re.compile(r"[A-Za-z]+[0-9]+")
-#: A line directive that names a hooklint code (what HL100 looks at, and what makes a
-#: file without any hook token worth reading for it).
-_MENTIONS_HL = re.compile(r"noqa\s*:[^\r\n]*?\bHL\d", re.IGNORECASE)
 ALL = frozenset({"*"})
 UNUSED_NOQA = "HL100"
 
@@ -118,11 +116,6 @@ def directives(text: str) -> list[Directive]:
             found.append(Directive(line, base + match.start(), base + match.end(), span.start, span.end, codes))
             break  # the first directive of a comment is the one that counts
     return found
-
-
-def mentions_hooklint_code(text: str) -> bool:
-    """Whether ``text`` may hold a ``# noqa: HL...`` directive (a cheap test)."""
-    return "noqa" in text.lower() and _MENTIONS_HL.search(text) is not None
 
 
 # -- applying suppressions, and HL100 ------------------------------------------------------

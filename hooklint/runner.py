@@ -6,7 +6,6 @@ without click.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from dataclasses import dataclass, field, replace
@@ -115,28 +114,10 @@ def max_file_size(request: CheckRequest) -> int:
 
 
 def run_key(request: CheckRequest) -> str:
-    """What a run's results depend on besides the files themselves: hooklint's code,
-    the options as given (rule selection is resolved from them), the paths, and the
-    working directory (per-file-ignores also match the path as shown, relative to it)."""
-    config = request.config
-    inputs = (
-        code_fingerprint(),
-        request.select if request.select is not None else config.select,
-        list(config.extend_select) + request.extend_select,
-        list(config.ignore) + request.ignore,
-        config.preview,
-        sorted((k, list(v)) for k, v in config.per_file_ignores.items()),
-        config.exclude,
-        config.extend_exclude,
-        config.effective_target_torch,
-        list(config.registration_wrappers),
-        getattr(config, "cross_file", True),
-        str(config.root),
-        sorted(os.path.abspath(p) for p in request.paths),
-        os.getcwd(),
-        max_file_size(request),
-    )
-    return hashlib.sha256(repr(inputs).encode()).hexdigest()
+    """The run index's key for ``request`` (:func:`hooklint.cache.run_key`)."""
+    from hooklint.cache import run_key as key
+
+    return key(request, max_file_size(request))
 
 
 def run_check(request: CheckRequest) -> CheckOutcome:

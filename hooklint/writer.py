@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
+from collections.abc import Callable  # not typing's: reading a cache file needs neither typing nor tempfile
 from pathlib import Path
-from typing import Callable
 
 #: Opening for a read that neither follows a symlink at the last component nor blocks
 #: on a FIFO or a device.
@@ -51,6 +50,8 @@ def replace_atomically(
     before the rename and may raise to cancel it.  Raises OSError (or what
     ``before_replace`` raises); the target is then untouched."""
     prefix = f".{path.name[:64]}."  # file names are at most 255 bytes
+    import tempfile
+
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".hooklint.tmp")
     try:
         with os.fdopen(handle, "wb") as out:

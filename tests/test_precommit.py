@@ -1,5 +1,6 @@
-"""``.pre-commit-hooks.yaml`` through ``pre-commit try-repo`` (needs the network to
-build the hook's virtualenv, hence slow)."""
+"""``.pre-commit-hooks.yaml``: the manifest, its entries run as pre-commit runs them
+(through the console script), and ``pre-commit try-repo`` (needs the network to build
+the hook's virtualenv, hence slow)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,6 @@ from pathlib import Path
 import pytest
 
 from _hooklint_cli import BUGGY, FIXED, PROJECT_ROOT
-
-pytestmark = pytest.mark.slow
-
 
 def _pre_commit() -> list[str]:
     executable = shutil.which("pre-commit") or str(Path(sys.executable).with_name("pre-commit"))
@@ -79,6 +77,42 @@ def test_hook_entries_run_as_written(tmp_path, monkeypatch):
     assert flagged == {"model.py", "stub.pyi"}  # the excluded file is skipped although named
 
 
+def test_the_console_script_is_the_pre_commit_entry():
+    # pre-commit runs the `hooklint` script: its target settles clean runs without click
+    # (tests/test_lazy_imports.py compares it with the CLI) and hands the rest over.
+    import tomllib
+
+    scripts = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"hooklint": "hooklint.entry:main"}
+
+
+def test_hook_entry_through_the_console_script(tmp_path):
+    # The hook's entry as pre-commit runs it (`python -m hooklint` is the same entry as
+    # the script): staged files without a token pass, a buggy one fails, an excluded one
+    # is skipped, and the run index is kept in the project's .hooklint_cache.
+    import shlex
+    import yaml
+
+    from _hooklint_cli import write
+
+    write(tmp_path, "pyproject.toml", '[tool.hooklint]\nextend-exclude = ["vendored"]\n')
+    write(tmp_path, "clean.py", "import os\n\n\ndef here():\n    return os.getcwd()\n")
+    write(tmp_path, "vendored/copy.py", BUGGY)
+    write(tmp_path, "model.py", BUGGY)
+    hooks = {h["id"]: h for h in yaml.safe_load((PROJECT_ROOT / ".pre-commit-hooks.yaml").read_text())}
+    entry = [sys.executable, "-m", "hooklint", *shlex.split(hooks["hooklint"]["entry"])[1:]]
+
+    def run(*files):
+        return subprocess.run([*entry, *files], cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})
+
+    passing = run("clean.py", "vendored/copy.py")
+    assert (passing.returncode, passing.stdout, passing.stderr) == (0, "All checks passed!\n", "")
+    assert list((tmp_path / ".hooklint_cache" / "runs").iterdir())
+    failing = run("clean.py", "model.py", "vendored/copy.py")
+    assert failing.returncode == 1 and "model.py:14:5: HL001" in failing.stdout and "vendored" not in failing.stdout
+
+
+@pytest.mark.slow
 def test_try_repo_fails_then_fixes_then_passes(tmp_path):
     pre_commit = _pre_commit()
     if shutil.which("git") is None:

@@ -13,26 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
 
+# The prefilter tokens live in hooklint.tokens (light: the console script's pre-commit path reads them).
+from hooklint.tokens import ANY_RULE_TOKENS, DYNAMIC_REGISTRATION_TOKEN, REGISTRATION_TOKEN  # noqa: F401
+
 if TYPE_CHECKING:
     import libcst as cst
 
     from hooklint.analysis.facts import ModuleFacts
-
-
-#: Every hook registration API's name matches this prefilter token
-#: (``register_forward_hook``, ``register_module_full_backward_pre_hook``, ``register_hook``...).
-REGISTRATION_TOKEN = "register_*hook"
-#: ``getattr(module, f"register_{kind}_hook")``.
-DYNAMIC_REGISTRATION_TOKEN = "register_{"
-#: Every rule's prefilter tokens (``tests/test_lazy_imports.py`` keeps this true): a
-#: file with none of them, nor of a configured registration wrapper, is none of any
-#: rule's business, and is passed over before any rule (or libcst) is imported.
-ANY_RULE_TOKENS = (
-    REGISTRATION_TOKEN, DYNAMIC_REGISTRATION_TOKEN, "always_call", "register_module_", "register_optimizer_step_",
-    "register_forward_hook", "register_module_forward_hook", "register_forward_pre_hook", "register_module_forward",
-    "register_backward_hook", "register_module_backward_hook", "saved_tensors_hooks", "save_on_cpu",
-    "parametrize import", ".forward(", "_forward_hooks", "_forward_pre_hooks",
-)
 
 
 @dataclass(frozen=True)

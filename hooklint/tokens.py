@@ -1,0 +1,61 @@
+"""The text a rule's finding needs: the prefilter tokens.
+
+A token is literal text, with ``*`` standing for any identifier characters
+(``register_*hook``).  Kept apart from :mod:`hooklint.rules.base` (which imports
+``dataclasses`` and ``typing``) so that the console script's pre-commit path
+(:mod:`hooklint.entry`) can pass over a file without any token importing nothing else.
+"""
+
+#: Every hook registration API's name matches this prefilter token
+#: (``register_forward_hook``, ``register_module_full_backward_pre_hook``, ``register_hook``...).
+REGISTRATION_TOKEN = "register_*hook"
+#: ``getattr(module, f"register_{kind}_hook")``.
+DYNAMIC_REGISTRATION_TOKEN = "register_{"
+#: Every rule's prefilter tokens (``tests/test_lazy_imports.py`` keeps this true): a
+#: file with none of them, nor of a configured registration wrapper, is none of any
+#: rule's business, and is passed over before any rule (or libcst) is imported.
+ANY_RULE_TOKENS = (
+    REGISTRATION_TOKEN, DYNAMIC_REGISTRATION_TOKEN, "always_call", "register_module_", "register_optimizer_step_",
+    "register_forward_hook", "register_module_forward_hook", "register_forward_pre_hook", "register_module_forward",
+    "register_backward_hook", "register_module_backward_hook", "saved_tensors_hooks", "save_on_cpu",
+    "parametrize import", ".forward(", "_forward_hooks", "_forward_pre_hooks",
+)
+
+
+def literal_parts(tokens) -> tuple[str, ...]:
+    """Text that every match of one of ``tokens`` contains: each token's part before
+    its first ``*``, without those that contain a shorter one (``register_`` covers
+    ``register_forward_hook``).  A text holding none of them matches no token."""
+    prefixes = sorted({token.split("*", 1)[0] for token in tokens}, key=len)
+    parts: list[str] = []
+    for prefix in prefixes:
+        if not any(part in prefix for part in parts):
+            parts.append(prefix)
+    return tuple(parts)
+
+
+_MENTIONS_HL: list = []
+
+
+def mentions_hooklint_code(text: str) -> bool:
+    """Whether ``text`` may hold a ``# noqa: HL...`` directive (a cheap test): HL100
+    (unused-noqa) needs one, as the other rules need their tokens.  Many files hold a
+    ``# noqa`` for another linter; in ASCII text the directive's regex is tried only
+    where a ``noqa`` starts (a case-insensitive search of the whole text is slower)."""
+    lowered = text.lower()
+    start = lowered.find("noqa")
+    if start < 0:
+        return False
+    if not _MENTIONS_HL:
+        import re
+
+        #: A line directive that names a hooklint code.
+        _MENTIONS_HL.append(re.compile(r"noqa\s*:[^\r\n]*?\bHL\d", re.IGNORECASE))
+    directive = _MENTIONS_HL[0]
+    if not text.isascii():  # lower() may change the length of other text: offsets differ
+        return directive.search(text) is not None
+    while start >= 0:
+        if directive.match(text, start) is not None:
+            return True
+        start = lowered.find("noqa", start + 4)
+    return False
