@@ -403,6 +403,9 @@ class FileView:
                 if found is not None and found.kind == "function" and found.path != self.path and self._is_helper(found):
                     names.add(local)
             self._helpers = tuple(sorted(names))
+            # The outline and the class spans are read: the file's AST is not needed
+            # again, and is freed now rather than found by the collector later.
+            self._tree = None
         return self._helpers
 
     def _may_reach_hook_code(self, imported: list) -> bool:
