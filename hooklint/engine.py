@@ -669,9 +669,18 @@ def in_cells(source: SourceFile, result: FileResult) -> FileResult:
 
 
 def _check_source(source: SourceFile, shown: str, settings: Settings) -> FileResult:
-    result = FileResult(shown)
     if not may_concern_a_rule(source.text, settings) and not _noqa_candidate(source.text, settings):
-        return result
+        return FileResult(shown)
+    # Paused over the whole check, not only the lint: what the check holds until it
+    # returns (the file's CPython AST in its project view, the fix loop's texts) is
+    # freed by reference counting before the collector runs, instead of being
+    # scanned by it.
+    with _collector_paused():
+        return _check_candidate(source, shown, settings)
+
+
+def _check_candidate(source: SourceFile, shown: str, settings: Settings) -> FileResult:
+    result = FileResult(shown)
     rules = _rules_for(settings, shown)
     tokens = prefilter_tokens(rules, settings.context.registration_wrappers)
     if not is_candidate(source.text, tokens) and not _noqa_candidate(source.text, settings):

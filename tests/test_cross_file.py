@@ -228,6 +228,71 @@ def test_only_other_files_wrappers_and_removal_helpers_the_file_calls_widen_the_
     assert str(tmp_path / "lib" / "plain.py") in view.dependencies()
 
 
+#: A module with hook code, and what it also defines without any: a class, a plain
+#: function, a value; a package ``__init__`` with a plain helper.
+_MIXED = {
+    "lib/__init__.py": "def setup():\n    return 1\n",
+    "lib/mixed.py": "class Thing:\n    def go(self, m, fn):\n        return m.register_forward_hook(fn)\n\n"
+    "def plain(x):\n    return x + 1\n\nVALUE = dict\n\n"
+    "def calls_attach(m, fn):\n    return attach(m, fn)\n\n"
+    "def attach(m, fn):\n    return m.register_forward_hook(fn)\n",
+    "app/use.py": "from lib import setup\nfrom lib.mixed import Thing, plain, VALUE, calls_attach\n\n"
+    "def go(m, f):\n    setup()\n    Thing()\n    plain(1)\n    VALUE()\n    calls_attach(m, f)\n",
+    "app/other.py": "from lib.mixed import Thing, VALUE\n\n"
+    "def go(m, f):\n    Thing()\n    VALUE()\n",
+}
+
+
+def test_a_module_with_hook_code_is_parsed_only_for_a_name_it_may_define_with_some(tmp_path):
+    from hooklint.project import store
+    from hooklint.project.resolve import FileView
+
+    _tree(tmp_path, _MIXED)
+    store._memory.clear()
+    other = tmp_path / "app" / "other.py"
+    view = FileView(str(other), other.read_text(encoding="utf-8"))
+    assert view.helper_names() == ()
+    assert not store._memory  # a class and a value are no def: not looked up
+    assert str(tmp_path / "lib" / "mixed.py") in view.dependencies()
+    use = tmp_path / "app" / "use.py"
+    view = FileView(str(use), use.read_text(encoding="utf-8"))
+    assert view.helper_names() == ("calls_attach",)  # it calls a wrapper of its module
+    assert str(tmp_path / "lib" / "__init__.py") in view.dependencies()  # no hook text: not parsed
+    assert (str(tmp_path / "lib" / "__init__.py"), False) not in store._memory
+
+
+def _every_file_view(root: Path):
+    from hooklint.project.resolve import FileView
+
+    for path in sorted(root.rglob("*.py")):
+        yield FileView(str(path), path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", [*sorted(EXPECTED), "mixed"])
+def test_the_text_pre_scan_gives_the_helpers_that_resolution_gives(case, tmp_path, monkeypatch):
+    """The fast path that decides from a module's text that an imported name cannot
+    reach hook code (never parsing that module) gives the same helper names, for
+    every file of the multi-file cases, as resolving every called imported name."""
+    from hooklint.project import store
+    from hooklint.project.resolve import FileView
+
+    if case == "mixed":
+        _tree(tmp_path, _MIXED)
+        root = tmp_path
+    else:
+        root = _project(tmp_path, case)
+    store._memory.clear()
+    fast = [view.helper_names() for view in _every_file_view(root)]
+    with monkeypatch.context() as patched:
+        patched.setattr(FileView, "_may_reach_hook_code", lambda self, imported: True)
+        store._memory.clear()
+        full = [view.helper_names() for view in _every_file_view(root)]
+    assert fast == full
+    # (the cases whose evidence is a wrapper or a removal helper: not an imported hook
+    # body, a base's state change, a base that only forgets its handles)
+    assert any(fast) == (case in ("mixed", "mixin_wrapper/invalid", "mixin_wrapper/valid", "base_removal/valid"))
+
+
 def test_summaries_are_json_data_with_wrappers_and_removal_helpers():
     from hooklint.project.summary import is_summary, summarise
 

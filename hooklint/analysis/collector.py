@@ -46,38 +46,12 @@ class _Collector:
         self.roles: dict[int, HandleUse] = {}
         self.functions: list[FunctionInfo] = []  # the enclosing defs, innermost last
         self.local_values: dict[tuple[int, str], cst.BaseExpression] = {}
-        self.handlers = {
-            cst.Import: self._import,
-            cst.ImportFrom: self._import,
-            cst.ClassDef: self._class,
-            cst.FunctionDef: self._function,
-            cst.Lambda: self._lambda,
-            cst.For: self._for,
-            cst.While: self._while,
-            cst.If: self._if,
-            cst.Try: self._try,
-            cst.TryStar: self._try,
-            cst.With: self._with,
-            cst.SimpleStatementLine: self._simple_statement,
-            cst.Expr: self._expr,
-            cst.Assign: self._assign,
-            cst.AnnAssign: self._ann_assign,
-            cst.AugAssign: self._aug_assign,
-            cst.Return: self._return,
-            cst.Yield: self._yield,
-            cst.Call: self._call,
-            cst.List: self._collection,
-            cst.Tuple: self._collection,
-            cst.Set: self._collection,
-        }
-        for comp in _COMPREHENSIONS:
-            self.handlers[comp] = self._comprehension
 
     # -- traversal ---------------------------------------------------------------
     def visit(self, node: cst.CSTNode) -> None:
-        handler = self.handlers.get(type(node))
+        handler = _HANDLERS.get(type(node))
         if handler is not None:
-            handler(node)
+            handler(self, node)
         else:
             self.children(node)
 
@@ -448,6 +422,37 @@ class _HookResolver:
         return HookBody(
             info.node, info.name, via, function=info, imports=self.facts.imports, is_method=via == "method"
         )
+
+
+#: Node type -> the :class:`_Collector` method that handles it (plain functions, so
+#: that a collector holds no bound methods of itself: no reference cycle keeps its
+#: tree alive for the garbage collector to find).
+_HANDLERS = {
+    cst.Import: _Collector._import,
+    cst.ImportFrom: _Collector._import,
+    cst.ClassDef: _Collector._class,
+    cst.FunctionDef: _Collector._function,
+    cst.Lambda: _Collector._lambda,
+    cst.For: _Collector._for,
+    cst.While: _Collector._while,
+    cst.If: _Collector._if,
+    cst.Try: _Collector._try,
+    cst.TryStar: _Collector._try,
+    cst.With: _Collector._with,
+    cst.SimpleStatementLine: _Collector._simple_statement,
+    cst.Expr: _Collector._expr,
+    cst.Assign: _Collector._assign,
+    cst.AnnAssign: _Collector._ann_assign,
+    cst.AugAssign: _Collector._aug_assign,
+    cst.Return: _Collector._return,
+    cst.Yield: _Collector._yield,
+    cst.Call: _Collector._call,
+    cst.List: _Collector._collection,
+    cst.Tuple: _Collector._collection,
+    cst.Set: _Collector._collection,
+}
+for _comp in _COMPREHENSIONS:
+    _HANDLERS[_comp] = _Collector._comprehension
 
 
 def collect(module: cst.Module, registration_wrappers: tuple[str, ...] = (), project=None) -> ModuleFacts:

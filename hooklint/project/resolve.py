@@ -49,13 +49,17 @@ _COMMENT = re.compile(r"#[^\n]*")
 _WORD = re.compile(r"\w+")
 
 
+_DEF_NAME = re.compile(r"\bdef[\s\\]+(\w+)")
+
 _known_texts: dict[str, tuple[tuple[int, int], tuple | None]] = {}
 
 
-def _text_facts(path: str) -> tuple[str, bool, frozenset] | None:
-    """``(digest, holds a hook token or a star import, words of its import
-    statements)`` of the module at ``path``, read once per process and file version;
-    None when it cannot be read."""
+def _text_facts(path: str) -> tuple[str, bool, bool, frozenset, frozenset] | None:
+    """``(digest, holds a star import, holds a hook token, words of its import
+    statements, names it may define with hook code)`` of the module at ``path``, read
+    once per process and file version; None when it cannot be read.  The last is
+    every name written after ``def`` when the text holds a hook token (a superset of
+    its hooky functions), else empty."""
     try:
         status = os.stat(path)
     except OSError:
@@ -69,8 +73,10 @@ def _text_facts(path: str) -> tuple[str, bool, frozenset] | None:
         from hooklint.project.summary import _HOOK_TEXT
 
         digest, text = found
-        hooky = bool(_HOOK_TEXT.search(text) or _STAR_IMPORT.search(text))
-        found = (digest, hooky, frozenset() if hooky else _import_words(text))
+        star = _STAR_IMPORT.search(text) is not None
+        hook_text = _HOOK_TEXT.search(text) is not None
+        defined = frozenset(_DEF_NAME.findall(text)) if hook_text else frozenset()
+        found = (digest, star, hook_text, _import_words(text), defined)
     if len(_known_texts) > 4096:
         _known_texts.clear()
     _known_texts[path] = (stamp, found)
@@ -403,24 +409,32 @@ class FileView:
                 if found is not None and found.kind == "function" and found.path != self.path and self._is_helper(found):
                     names.add(local)
             self._helpers = tuple(sorted(names))
+            # The outline and the class spans are read: the file's AST is not needed
+            # again, and is freed now rather than found by the collector later.
+            self._tree = None
         return self._helpers
 
     def _may_reach_hook_code(self, imported: list) -> bool:
         """False when ``from module import name`` cannot bind a function that holds hook
-        code, read from the module's text without parsing it: a module other than a
-        package ``__init__`` with no registration or removal token, no star import,
-        and no import statement that names ``name``, defines ``name`` or lacks it."""
+        code, read from the module's text without parsing it: a module (a package
+        ``__init__`` too) with no star import and no import statement that names
+        ``name``, where ``name`` is not written after a ``def`` or the text holds no
+        registration or removal token.  Such a module defines ``name`` without hook
+        code (a hooky function, one that calls a hooky function of its module
+        included, is a ``def`` of a module with a token), binds it as a class, a
+        value or a submodule (``from pkg import submodule``), or lacks it: no
+        wrapper or removal helper either way."""
         module, attr, level = imported
         if attr is None:
             return True
         target = self.module_file(module, level, self.path)
-        if target is None or target == self.path or os.path.basename(target) == "__init__.py":
+        if target is None or target == self.path:
             return True
         found = _text_facts(target)
         if found is None:
             return True
-        digest, hook_text, import_words = found
-        if hook_text or attr in import_words:
+        digest, star, hook_text, import_words, defined = found
+        if star or attr in import_words or (hook_text and attr in defined):
             return True
         self._used[target] = digest  # the answer rests on this file's text
         return False
