@@ -32,7 +32,11 @@ set only deadlines and health checks, so the profile applies to every
 ``@given`` test, and both runs draw the same examples): every test still runs,
 each property test on N examples instead of hypothesis' 100. Arguments after
 ``--`` go to both pytest runs unchanged (e.g. ``--timeout 900`` with
-pytest-timeout installed). Exit status 1 when
+pytest-timeout installed). ``--parallel`` starts the plain and the audited run
+at once, each in its own copy of the tree, so that both share whatever load the
+machine has; either way ``cpu_seconds`` and ``cpu_overhead_ratio`` (user +
+system time of each pytest process) stand beside the wall times. ``--keep DIR``
+copies both runs' junit XML and output there. Exit status 1 when
 there is a false failure or the planted leak is missed, 0 otherwise, and 0 with
 ``{"skipped": ...}`` when the sdist cannot be downloaded.
 """
