@@ -3,6 +3,7 @@
     python benchmarks/audit_real_suite.py                # the GradSampleModule test files
     python benchmarks/audit_real_suite.py --all          # every file in opacus/tests
     python benchmarks/audit_real_suite.py --tests opacus/tests/grad_sample_module_test.py
+    python benchmarks/audit_real_suite.py --all --hypothesis-max-examples 10 -- --timeout 900
 
 It downloads opacus' sdist (``pip download --no-deps --no-binary :all:
 opacus==1.6.0``, cached in ``~/.cache/hooklint-realsuite``), extracts it into a
@@ -23,7 +24,19 @@ numpy, scipy, opt-einsum and torchvision (install opacus' dependencies with
 ``--no-deps`` so as not to pull another torch). When torchvision's C extension
 cannot load (a CUDA torchvision beside a CPU torch), a ``conftest.py`` in the
 temporary tree declares the two operator schemas (``nms``, ``qnms``) that
-``import torchvision`` needs; none of these tests calls them. Exit status 1 when
+``import torchvision`` needs; none of these tests calls them.
+
+``--hypothesis-max-examples N`` makes that ``conftest.py`` load a hypothesis
+profile with ``max_examples=N`` and ``derandomize=True`` (opacus' ``@settings``
+set only deadlines and health checks, so the profile applies to every
+``@given`` test, and both runs draw the same examples): every test still runs,
+each property test on N examples instead of hypothesis' 100. Arguments after
+``--`` go to both pytest runs unchanged (e.g. ``--timeout 900`` with
+pytest-timeout installed). ``--parallel`` starts the plain and the audited run
+at once, each in its own copy of the tree, so that both share whatever load the
+machine has; either way ``cpu_seconds`` and ``cpu_overhead_ratio`` (user +
+system time of each pytest process) stand beside the wall times. ``--keep DIR``
+copies both runs' junit XML and output there. Exit status 1 when
 there is a false failure or the planted leak is missed, 0 otherwise, and 0 with
 ``{"skipped": ...}`` when the sdist cannot be downloaded.
 """
@@ -40,6 +53,7 @@ import tarfile
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 VERSION = "1.6.0"
@@ -81,6 +95,12 @@ if _spec is not None:
         for _name in ("nms", "qnms"):
             _TORCHVISION_SCHEMAS.define(f"{_name}(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
 '''
+HYPOTHESIS_PROFILE = '''
+from hypothesis import settings as _hypothesis_settings
+
+_hypothesis_settings.register_profile("hooklint-realsuite", max_examples={max_examples}, derandomize=True)
+_hypothesis_settings.load_profile("hooklint-realsuite")
+'''
 
 
 def sdist() -> Path | None:
@@ -97,11 +117,14 @@ def sdist() -> Path | None:
     return archive
 
 
-def prepare(archive: Path, work: Path) -> Path:
+def prepare(archive: Path, work: Path, max_examples: int | None = None) -> Path:
     with tarfile.open(archive) as tar:
         tar.extractall(work, filter="data")
     root = work / f"opacus-{VERSION}"
-    (root / "conftest.py").write_text(TORCHVISION_SHIM)
+    conftest = TORCHVISION_SHIM
+    if max_examples is not None:
+        conftest += HYPOTHESIS_PROFILE.format(max_examples=max_examples)
+    (root / "conftest.py").write_text(conftest)
     with (root / PLANTED_FILE).open("a") as planted:
         planted.write(PLANTED)
     return root
@@ -126,24 +149,53 @@ def outcomes(junit: Path) -> dict[str, str]:
     return result
 
 
-def run(root: Path, tests: list[str], audit: bool) -> tuple[float, dict[str, str], str]:
+@dataclass
+class Run:
+    """One pytest run of the selected tests in its own copy of the sdist."""
+
+    root: Path
+    audit: bool
+    process: subprocess.Popen
+    started: float
+
+    @property
+    def junit(self) -> Path:
+        return self.root / ("audit.xml" if self.audit else "plain.xml")
+
+    def finish(self) -> tuple[float, float, dict[str, str], str]:
+        """Wall seconds, CPU seconds (user + system, with reaped children), outcomes, pytest's last line."""
+        _, _, usage = os.wait4(self.process.pid, 0)
+        self.process.returncode = 0  # reaped here, not by Popen
+        seconds = time.perf_counter() - self.started
+        output = self.junit.with_suffix(".out").read_text()
+        if not self.junit.exists():
+            raise SystemExit(f"pytest did not run:\n{output[-3000:]}")
+        last = output.strip().splitlines()[-1] if output.strip() else ""
+        return seconds, usage.ru_utime + usage.ru_stime, outcomes(self.junit), last
+
+
+def start(root: Path, tests: list[str], audit: bool, extra: list[str]) -> Run:
     junit = root / ("audit.xml" if audit else "plain.xml")
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               f"--junitxml={junit}", *tests]
+               f"--junitxml={junit}", *extra, *tests]
     if audit:
         command.append("--hooklint-audit")
-    started = time.perf_counter()
-    finished = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - started
-    if not junit.exists():
-        raise SystemExit(f"pytest did not run:\n{finished.stdout[-3000:]}\n{finished.stderr[-3000:]}")
-    return seconds, outcomes(junit), finished.stdout.strip().splitlines()[-1]
+    with junit.with_suffix(".out").open("w") as output:
+        process = subprocess.Popen(command, cwd=root, stdout=output, stderr=subprocess.STDOUT)
+    return Run(root, audit, process, time.perf_counter())
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--all", action="store_true", help="every test file in opacus/tests")
     parser.add_argument("--tests", nargs="+", help="test paths inside the sdist")
+    parser.add_argument("--hypothesis-max-examples", type=int, metavar="N",
+                        help="run each hypothesis test on N derandomized examples (default: hypothesis' 100)")
+    parser.add_argument("--parallel", action="store_true",
+                        help="start both runs at once (each in its own copy), so that they share the same load")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="copy both runs' junit XML and pytest output into DIR")
+    parser.add_argument("pytest_args", nargs="*", help="after --: passed to both pytest runs")
     args = parser.parse_args(argv)
     archive = sdist()
     if archive is None:
@@ -151,13 +203,25 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     tests = ["opacus/tests"] if args.all else list(args.tests or DEFAULT_TESTS)
     if PLANTED_FILE not in tests and not args.all:
-        tests.append(PLANTED_FILE)
+        tests.append(f"{PLANTED_FILE}::{PLANTED_TEST}")
     work = Path(tempfile.mkdtemp(prefix="hooklint-realsuite-"))
     try:
-        root = prepare(archive, work)
-        plain_seconds, plain, plain_summary = run(root, tests, audit=False)
-        audit_seconds, audited, audit_summary = run(root, tests, audit=True)
+        trees = {  # one copy per run: each writes its own caches and reports
+            audit: prepare(archive, work / ("audit" if audit else "plain"), args.hypothesis_max_examples)
+            for audit in (False, True)
+        }
+        if args.parallel:
+            runs = [start(trees[audit], tests, audit, args.pytest_args) for audit in (False, True)]
+            results = [one.finish() for one in runs]
+        else:
+            results = [start(trees[audit], tests, audit, args.pytest_args).finish() for audit in (False, True)]
+        (plain_seconds, plain_cpu, plain, plain_summary), (audit_seconds, audit_cpu, audited, audit_summary) = results
     finally:
+        if args.keep is not None:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            for tree in (work / "plain", work / "audit"):
+                for report in tree.glob(f"opacus-{VERSION}/*.[xo][mu][lt]"):
+                    shutil.copy(report, args.keep / report.name)
         shutil.rmtree(work, ignore_errors=True)
     planted = next(t for t in audited if t.endswith(PLANTED_TEST))
     bad = ("failed", "error")
@@ -169,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "opacus": VERSION,
         "tests": tests,
+        "hypothesis_max_examples": args.hypothesis_max_examples,
+        "pytest_args": args.pytest_args,
         "plain": plain_summary,
         "audit": audit_summary,
         "tests_run": sum(1 for t in plain if not t.endswith(":text")),
@@ -177,8 +243,11 @@ def main(argv: list[str] | None = None) -> int:
         "false_failure_reports": {t: audited.get(f"{t}:text", "")[:400] for t in false_failures[:5]},
         "planted_leak_found": audited[planted] in bad and "HLR001" in planted_text and "test_planted_leak" in planted_text,
         "planted_leak_report": planted_text.strip().splitlines()[-1:] if planted_text else [],
+        "parallel": args.parallel,
         "seconds": {"plain": round(plain_seconds, 1), "audit": round(audit_seconds, 1)},
         "overhead_ratio": round(audit_seconds / plain_seconds, 3),
+        "cpu_seconds": {"plain": round(plain_cpu, 1), "audit": round(audit_cpu, 1)},
+        "cpu_overhead_ratio": round(audit_cpu / plain_cpu, 3),
     }
     print(json.dumps(report, indent=2))
     return 0 if report["planted_leak_found"] and not false_failures else 1

@@ -128,6 +128,17 @@ def pytest_runtest_call(item: pytest.Item):
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    # A unittest failure does not raise through pytest_runtest_call (pytest
+    # collects it from the TestCase result into this report), so whether the
+    # test passed is known only here, before its teardown check.
+    report = yield
+    if report.when == "call" and item.stash.get(_PASSED_KEY, False):
+        item.stash[_PASSED_KEY] = report.passed
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem):
     audit = item.stash.get(_AUDIT_KEY, None)
     if audit is None or not _is_unittest(item):

@@ -441,3 +441,32 @@ def test_plugin_module_imports_without_torch():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+FAILING_UNITTEST = """
+    import unittest
+    import torch
+
+    MODEL = torch.nn.Linear(2, 2)
+
+    class Fails(unittest.TestCase):
+        def test_fails_and_leaks(self):
+            MODEL.register_forward_hook(lambda *args: None)
+            self.assertEqual(1, 2)
+
+        def test_leaks_and_passes(self):
+            MODEL.register_forward_hook(lambda *args: None)
+"""
+
+
+def test_plugin_does_not_fail_a_failed_unittest_test_again(pytester):
+    pytester.makepyfile(test_fails=FAILING_UNITTEST)
+    result = pytester.runpytest_inprocess("--hooklint-audit")
+    result.assert_outcomes(passed=1, failed=1, errors=1)  # the error is the passing test's teardown
+    result.stdout.fnmatch_lines(
+        [
+            "FAILED test_fails.py::Fails::test_fails_and_leaks*",
+            "ERROR test_fails.py::Fails::test_leaks_and_passes*",
+        ]
+    )
+    result.stdout.no_fnmatch_line("ERROR test_fails.py::Fails::test_fails_and_leaks*")
