@@ -94,7 +94,7 @@ def run_package(bert, calibration, args) -> float:
         seqlen=args.seqlen,
         batch_size=args.batch_size,
         gradient_accumulate_steps=args.gradient_accumulate_steps,
-    )
+    ).wall
 
 
 def main(argv=None) -> list[dict]:
