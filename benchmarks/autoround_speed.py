@@ -25,25 +25,13 @@ from __future__ import annotations
 
 import argparse
 import copy
-import importlib.util
 import json
 import time
 from pathlib import Path
 
 import torch
+from autoround_common import load_text_helper, run_intel
 from hooklint.runtime.autoround import AutoRound
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def load_minilm_helper():
-    """tests/runtime/_minilm.py, by file path (model files, text, metrics)."""
-    spec = importlib.util.spec_from_file_location(
-        "_minilm", ROOT / "tests" / "runtime" / "_minilm.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 class LastHidden(torch.nn.Module):
@@ -89,42 +77,24 @@ def run_ours(bert, calibration, args, **overrides) -> tuple[float, list]:
 
 
 def run_package(bert, calibration, args) -> float:
-    """Quantize ``bert`` with Intel's auto-round (its defaults, our settings); seconds.
-
-    The package gets its own copy of the calibration items: it sets the last
-    position of each ``attention_mask`` to 0 in place (a workaround of its own
-    for decoder models), which must not leak into the other runs.  It also
-    leaves that position out of its loss.
-    """
-    from auto_round import AutoRound as IntelAutoRound
+    """Quantize ``bert`` with Intel's auto-round (its defaults, our settings); seconds."""
     from transformers import AutoTokenizer
 
-    skipped = {
-        f"encoder.layer.{index}.{name}": {"bits": 16}
-        for index, block in enumerate(bert.encoder.layer)
-        if index >= args.blocks
-        for name, module in block.named_modules()
-        if isinstance(module, torch.nn.Linear)
-    }
-
-    quantizer = IntelAutoRound(
+    return run_intel(
         bert,
-        tokenizer=AutoTokenizer.from_pretrained(str(args.model_dir)),
+        AutoTokenizer.from_pretrained(str(args.model_dir)),
+        calibration,
+        stack=bert.encoder.layer,
+        prefix="encoder.layer",
+        blocks=args.blocks,
         bits=args.bits,
         group_size=args.group_size,
-        sym=False,
         iters=args.iters,
         nsamples=args.nsamples,
         seqlen=args.seqlen,
         batch_size=args.batch_size,
         gradient_accumulate_steps=args.gradient_accumulate_steps,
-        dataset=copy.deepcopy(calibration),
-        device_map="cpu",
-        **({"layer_config": skipped} if skipped else {}),
-    )
-    started = time.perf_counter()
-    quantizer.quantize()
-    return time.perf_counter() - started
+    ).wall
 
 
 def main(argv=None) -> list[dict]:
@@ -151,7 +121,7 @@ def main(argv=None) -> list[dict]:
 
     from transformers import BertModel
 
-    minilm = load_minilm_helper()
+    minilm = load_text_helper()
     args.model_dir = minilm.model_dir()
     bert = BertModel.from_pretrained(str(args.model_dir)).eval()
     reference = LastHidden(bert)

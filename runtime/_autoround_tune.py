@@ -196,7 +196,9 @@ def tune_block(
             key: weight.detach().requires_grad_() for key, weight in weights.items()
         }
         quantized_forward = _forward_with(block, leaves)
-        loss_sum = 0.0
+        # Summed on the device in float64 (as Python floats would be: same value) and read
+        # once per iteration, not once per step: no per-step device sync.
+        loss_sum = None
         batches = sampler.next_batch().split(per_step)
         for indices in batches:
             output = inputs.call(block, indices, quantized_forward)
@@ -207,13 +209,14 @@ def tune_block(
             else:  # padded positions (attention_mask 0) are left out of the loss
                 squared = (output.float() - target.float()).pow(2) * token_weights[..., None]
                 loss = squared.sum() / (token_weights.sum() * output.shape[-1]).clamp(min=1)
-            loss_sum += loss.item()
+            step_loss = loss.detach().double()
+            loss_sum = step_loss if loss_sum is None else loss_sum + step_loss
             loss.backward()
         used = [key for key, leaf in leaves.items() if leaf.grad is not None]
         torch.autograd.backward(
             [weights[key] for key in used], [leaves[key].grad for key in used]
         )
-        loss_value = loss_sum / len(batches)
+        loss_value = loss_sum.item() / len(batches)
         if iteration == 0:
             initial_loss = loss_value
         if loss_value < best_loss:
