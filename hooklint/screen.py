@@ -13,8 +13,8 @@ What is kept:
 * *seeds*: functions (top-level, or methods of classes at any depth) whose code —
   strings and comments left out — *uses* a token (a call ``m.register_forward_hook(``,
   a keyword ``always_call=``, an f-string name ``register_{``; a dict keyed by
-  ``Tensor.register_hook`` only mentions it), whole; module-level statements that
-  use one;
+  ``Tensor.register_hook`` only mentions it) or calls a setup method
+  (``self.register_hooks(``), whole; module-level statements that use one;
 * the definitions a seed uses as a value, calls inside a registration's arguments, or
   uses to build a name passed there (hook functions, hook methods, factories; a
   class keeps its own statements, ``__init__`` and ``__call__``, not all its methods);
@@ -44,7 +44,7 @@ import re
 from dataclasses import dataclass, field
 
 from hooklint.lexical import Lexed, lex
-from hooklint.analysis.vocabulary import lifecycle_partners, lifecycle_teardowns
+from hooklint.analysis.vocabulary import SETUP_WORDS, lifecycle_partners, lifecycle_teardowns
 from hooklint.sparse import WORD, last_name, owner_calls
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -54,6 +54,9 @@ _REFERENCE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
 #: A name called as a function or a method of ``self``/``cls``: ``helper(``, ``self._enter(``.
 _BARE_CALLED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _SELF_CALLED = re.compile(r"\b(?:self|cls)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+#: A call of a method whose name says it installs hooks (``self.register_hooks(model)``):
+#: the handle model acquires, there, what the class removes elsewhere.
+_SETUP_CALL = r"\b(?:self|cls)\.\w*(?:" + "|".join(re.escape(w) for w in SETUP_WORDS) + r")\w*(?=\s*\()"
 #: ``name = value`` on one line (not ``==``).
 _ASSIGNMENT = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)([^\r\n]*)", re.MULTILINE)
 #: Module-level statements dropped unless they bind a name the kept code mentions
@@ -152,6 +155,9 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern, lexed: Le
     ``lexed`` is :func:`hooklint.lexical.lex` of ``text`` (computed when not given)."""
     lines = _Lines(lexed if lexed is not None else lex(text))
     tokens = _with_aliases(tree, tokens)
+    setup_calls = NamePattern(tokens.pattern + "|" + _SETUP_CALL)
+    setup_calls.names = tokens.names
+    tokens = setup_calls
     top = list(_units(tree.body, lines.text))
     units = [u for t in top for u in t.walk()]
     module_level = [s for s in tree.body if not isinstance(s, (*_FUNCTIONS, ast.ClassDef))]

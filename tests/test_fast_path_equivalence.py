@@ -19,6 +19,7 @@ triple-quoted strings; classes, nested defs and unrelated code.
 from __future__ import annotations
 
 import ast
+import os
 import random
 import textwrap
 from pathlib import Path
@@ -347,8 +348,12 @@ def test_generated_programs_are_the_same_on_the_fast_path(seed):
     assert_same(generated(seed))
 
 
+#: How many programs the slow test generates (``HOOKLINT_GENERATED_PROGRAMS=5000`` to hunt).
+GENERATED = int(os.environ.get("HOOKLINT_GENERATED_PROGRAMS", "320"))
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("block", range(20, 320, 20))
+@pytest.mark.parametrize("block", range(20, max(GENERATED, 40), 20))
 def test_many_generated_programs_are_the_same_on_the_fast_path(block):
     for seed in range(block, block + 20):
         assert_same(generated(seed))
