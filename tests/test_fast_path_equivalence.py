@@ -449,6 +449,64 @@ OWNER_SHAPES = {
         """,
         {"HL004"},
     ),
+    # The setup method registers through a bound-method alias (no `register_...(` call
+    # to screen on): the call `self.add_hooks(net)` is what acquires the handles.
+    "setup method registering through an alias": (
+        """\
+        class Sampler:
+            def __init__(self):
+                self.taps = []
+
+            def add_hooks(self, net):
+                attach = net.register_forward_hook
+                self.taps.append(attach(self.seen))
+
+            def seen(self, module, args, output):
+                pass
+
+            def close(self):
+                for tap in self.taps:
+                    tap.remove()
+
+            def measure(self, net, batch):
+                self.add_hooks(net)
+                result = net(batch)
+                self.close()
+                return result
+        """,
+        {"HL004"},
+    ),
+    # The teardown (kept for the store it shares) removes through a module-level helper
+    # that calls another: dropping the middle one leaves the capture never removed.
+    "teardown removing through two module-level helpers": (
+        """\
+        LOG = []
+
+
+        def drain(taps):
+            release(taps)
+
+
+        def release(taps):
+            for tap in taps:
+                tap.remove()
+
+
+        class Sampler:
+            def __init__(self):
+                self.taps = []
+
+            def seen(self, module, args, output):
+                LOG.append(output)
+
+            def wire(self, net):
+                self.taps.append(net.register_forward_hook(self.seen))
+
+            def done(self):
+                drain(self.taps)
+        """,
+        set(),
+    ),
     # An autograd.Function's forward hooks the parameters it is given on every call:
     # the `Cls.apply(self.weight, ...)` caller says they live on the module.
     "tensor hooks in Function.forward": (
