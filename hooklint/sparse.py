@@ -11,7 +11,8 @@ text matches no prefilter token, mentions no hook and no removal (:data:`ALWAYS_
 a handle registered elsewhere may be removed, or its hooks disabled, there), and its
 name is not mentioned by a relevant definition (a function or method used as a hook
 stays), by a method kept for the state it shares with kept code, or as the base of
-a kept class (which says whether its ``self`` is an ``nn.Module``).  Everything else — imports,
+a kept class (which says whether its ``self`` is an ``nn.Module``), and no kept code
+calls it, a few calls deep (a removal helper of a kept teardown stays).  Everything else — imports,
 assignments, module-level ``if``/``try`` blocks, class attributes — is kept.  Rules
 that reason about every use of a name in the module (``Rule.whole_module``) get the
 whole file.
