@@ -13,7 +13,11 @@ discarded, kept, removed in ``finally``, in another method or never; ``with``
 blocks; capture hooks (functions, methods, factories, callable objects, lambdas);
 stores read in other methods; global hooks; tensor hooks in ``forward``; direct
 ``.forward`` calls; strings and comments holding hook tokens, and ``#`` lines inside
-triple-quoted strings; classes, nested defs and unrelated code.
+triple-quoted strings; classes, nested defs and unrelated code; removal helpers with
+neutral names called from registering functions and teardowns; classes whose setup
+method registers through another method (or a bound-method alias) and is called, with
+the teardown, from a method without any hook token (sometimes nested in another
+class).  ``HOOKLINT_GENERATED_PROGRAMS=N`` sets how many the slow test makes.
 """
 
 from __future__ import annotations
