@@ -13,20 +13,24 @@ What is kept:
 * *seeds*: functions (top-level, or methods of classes at any depth) whose code —
   strings and comments left out — *uses* a token (a call ``m.register_forward_hook(``,
   a keyword ``always_call=``, an f-string name ``register_{``; a dict keyed by
-  ``Tensor.register_hook`` only mentions it), whole; module-level statements that
-  use one;
+  ``Tensor.register_hook`` only mentions it) or calls a setup method
+  (``self.register_hooks(``), whole; module-level statements that use one;
 * the definitions a seed uses as a value, calls inside a registration's arguments, or
   uses to build a name passed there (hook functions, hook methods, factories; a
   class keeps its own statements, ``__init__`` and ``__call__``, not all its methods);
 * callers of a seed that passes one of its parameters to a registration (an in-file
-  registration wrapper), and what those callers name;
+  registration wrapper), and what those callers name; the methods that call a
+  registering method of their class (``self._install(``), and their callers, a few
+  levels up (a caller of a setup method acquires what the class removes elsewhere);
+* the functions and methods kept code calls by name, a few calls deep (a removal
+  helper decides whether a handle is removed outside ``finally`` or escapes);
 * module-level compound statements, and the imports and assignments that bind a
   name the kept code mentions; all module-level code when a module-level statement is a seed
   (module-level code is one scope: what runs between a registration and a removal
   there matters).
 
-What is dropped is meant only to *clear* a finding (a removal, a ``with`` in another
-method), so that a file with a finding shows one here too; ``benchmarks/sparse_parse.py``
+What is dropped is meant only to *clear* a finding (a removal in code that nothing
+kept calls, a ``with`` in another method), so that a file with a finding shows one here too; ``benchmarks/sparse_parse.py``
 checks that on real code (torch and seven hook-heavy projects: the same findings as
 whole files).  A finding that something dropped could clear is confirmed on the
 fuller text, so nothing dropped can add a false one.
@@ -40,7 +44,7 @@ import re
 from dataclasses import dataclass, field
 
 from hooklint.lexical import Lexed, lex
-from hooklint.analysis.vocabulary import lifecycle_partners, lifecycle_teardowns
+from hooklint.analysis.vocabulary import SETUP_WORDS, lifecycle_partners, lifecycle_teardowns
 from hooklint.sparse import WORD, last_name, owner_calls
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -50,6 +54,9 @@ _REFERENCE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
 #: A name called as a function or a method of ``self``/``cls``: ``helper(``, ``self._enter(``.
 _BARE_CALLED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _SELF_CALLED = re.compile(r"\b(?:self|cls)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+#: A call of a method whose name says it installs hooks (``self.register_hooks(model)``):
+#: the handle model acquires, there, what the class removes elsewhere.
+_SETUP_CALL = r"\b(?:self|cls)\.\w*(?:" + "|".join(re.escape(w) for w in SETUP_WORDS) + r")\w*(?=\s*\()"
 #: ``name = value`` on one line (not ``==``).
 _ASSIGNMENT = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)([^\r\n]*)", re.MULTILINE)
 #: Module-level statements dropped unless they bind a name the kept code mentions
@@ -148,6 +155,9 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern, lexed: Le
     ``lexed`` is :func:`hooklint.lexical.lex` of ``text`` (computed when not given)."""
     lines = _Lines(lexed if lexed is not None else lex(text))
     tokens = _with_aliases(tree, tokens)
+    setup_calls = NamePattern(tokens.pattern + "|" + _SETUP_CALL)
+    setup_calls.names = tokens.names
+    tokens = setup_calls
     top = list(_units(tree.body, lines.text))
     units = [u for t in top for u in t.walk()]
     module_level = [s for s in tree.body if not isinstance(s, (*_FUNCTIONS, ast.ClassDef))]
@@ -183,6 +193,7 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern, lexed: Le
     callers = _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, words, hooks)
 
     setups = _lifecycle_setups(units, seeds, classes, lines)  # what installs the seeds' hooks
+    callers += _method_callers(seeds, callers, classes, lines)
     kept = {id(u) for u in seeds + callers + setups}
     for unit in seeds + setups:  # a teardown (``__exit__``...) must undo what its setup registered
         owner = classes.get(id(unit))
@@ -193,10 +204,7 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern, lexed: Le
     for unit in units:  # an instance used as a hook: what it runs and what it sets up
         if unit.is_class and unit.name in hooks:
             kept.update(id(m) for m in unit.members if m.name in _CALLABLE_OBJECT)
-    hook_units = {id(u) for u in units if u.name in hooks}
-    hook_units.update(id(m) for u in units if u.is_class and u.name in hooks for m in u.members if m.name in _CALLABLE_OBJECT)
-    hook_units.update(id(u) for u in setups)  # HL016 follows the installers a setup calls
-    _keep_callees(units, [u for u in units if id(u) in kept], kept, lines, hook_units)
+    _keep_callees(units, [u for u in units if id(u) in kept], kept, lines)
     _prune(top, kept, lines)
     if not module_seeds:
         # Module-level code that binds no name the kept code mentions cannot matter:
@@ -248,6 +256,32 @@ def _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, 
     return callers
 
 
+def _method_callers(seeds, callers, classes, lines: _Lines) -> list[_Unit]:
+    """The methods that call a registering method of their class (``self._install(``),
+    and their callers in turn, to :data:`hooklint.analysis.effects.MAX_DEPTH` levels: a
+    caller of a setup method (``self.register_hooks(model)``) acquires what the class
+    removes elsewhere (:mod:`hooklint.analysis.handles`)."""
+    from hooklint.analysis.effects import MAX_DEPTH
+
+    found: list[_Unit] = []
+    seen = {id(u) for u in seeds + callers}
+    level = [u for u in seeds if id(u) in classes]
+    for _ in range(MAX_DEPTH):
+        fresh = []
+        for owner in {id(classes[id(u)]): classes[id(u)] for u in level}.values():
+            names = {u.name for u in level if classes[id(u)] is owner}
+            calls = re.compile(r"\b(?:self|cls)\.(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\s*\(")
+            for member in owner.members:
+                if id(member) not in seen and not member.is_class and calls.search(lines.code(member.own_lines())):
+                    seen.add(id(member))
+                    fresh.append(member)
+        if not fresh:
+            break
+        found += fresh
+        level = fresh
+    return found
+
+
 def _lifecycle_setups(units, seeds, classes, lines: _Lines) -> list[_Unit]:
     """``@contextmanager`` functions and setup methods with a teardown in their class
     that call a seed (an installer of hooks), directly or through other functions, to
@@ -281,13 +315,13 @@ def _lifecycle_setups(units, seeds, classes, lines: _Lines) -> list[_Unit]:
 
 
 
-def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], lines: _Lines, hook_units: set[int]) -> None:
-    """Keep the functions hook code calls by name (``helper(``, ``self._enter(``), to
-    :data:`hooklint.analysis.effects.MAX_DEPTH` calls deep: a hook's state changes may
-    sit in them (what other code calls can only remove, or clear, what it holds); and
-    the ``__init__`` of a class with kept methods.  Hook code is a unit used as a hook
-    (``hook_units``), an ``__init__`` (it builds the hook objects ``self.*`` holds), the
-    lambdas and nested defs of any other kept unit, and whatever hook code calls."""
+def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], lines: _Lines) -> None:
+    """Keep the functions kept code calls by name (``helper(``, ``self._enter(``), to
+    one more call than :data:`hooklint.analysis.effects.MAX_DEPTH` deep (the handle
+    model follows removal helpers ``HELPER_DEPTH`` + 1 calls): a hook's state changes
+    may sit in them, and a removal there turns a handle passed to an unknown call into
+    one removed outside ``finally`` (a finding); and the ``__init__`` of a class with
+    kept methods (it builds the hook objects ``self.*`` holds)."""
     from hooklint.analysis.effects import MAX_DEPTH
 
     for unit in units:  # what ``self.attr`` holds (a hook object) is set up in ``__init__``
@@ -317,36 +351,18 @@ def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], line
             owner = next((class_named[b] for b in bases if b in class_named), None)
         return found
 
-    first = True
-    for _ in range(MAX_DEPTH):
+    for _ in range(MAX_DEPTH + 1):
         found: list[_Unit] = []
         for unit in reached:
-            if first and id(unit) not in hook_units and not unit.is_class and unit.name != "__init__":
-                code = _nested_code(unit, lines)
-            else:
-                code = lines.code(unit.own_lines())
+            code = lines.code(unit.own_lines())
             for name in _BARE_CALLED.findall(code):
                 found += functions.get(name, ())
             for name in _SELF_CALLED.findall(code):
                 found += methods(unit, name)
-        first = False
         reached = [u for u in dict.fromkeys(found) if id(u) not in kept]
         if not reached:
             return
         kept.update(id(u) for u in reached)
-
-
-def _nested_code(unit: _Unit, lines: _Lines) -> str:
-    """The code of the lambdas and nested defs in a function (the hooks it may write
-    inline): the lines they span, strings and comments blanked."""
-    text = lines.join(unit.own_lines())
-    if "lambda" not in text and text.count("def ") < 2:
-        return ""
-    spans: set[int] = set()
-    for node in ast.walk(unit.node):
-        if node is not unit.node and isinstance(node, (ast.Lambda, *_FUNCTIONS)):
-            spans.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-    return lines.code(sorted(spans)) if spans else ""
 
 
 def _units(statements, lines: list[str]):

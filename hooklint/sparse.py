@@ -11,7 +11,8 @@ text matches no prefilter token, mentions no hook and no removal (:data:`ALWAYS_
 a handle registered elsewhere may be removed, or its hooks disabled, there), and its
 name is not mentioned by a relevant definition (a function or method used as a hook
 stays), by a method kept for the state it shares with kept code, or as the base of
-a kept class (which says whether its ``self`` is an ``nn.Module``).  Everything else — imports,
+a kept class (which says whether its ``self`` is an ``nn.Module``), and no kept code
+calls it, a few calls deep (a removal helper of a kept teardown stays).  Everything else — imports,
 assignments, module-level ``if``/``try`` blocks, class attributes — is kept.  Rules
 that reason about every use of a name in the module (``Rule.whole_module``) get the
 whole file.
@@ -174,9 +175,28 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
             break
         named = {b for d in classes for b in d.bases}
         candidates = [d for d in candidates if d not in classes]
+    candidates = _without_callees(definitions, candidates, MAX_DEPTH + 1)
     for d in candidates:
         _blank(lines, d.first, d.last, d.indent if d.is_method else None)
     return "".join(lines)
+
+
+def _without_callees(definitions: list[_Definition], candidates: list[_Definition], depth: int) -> list[_Definition]:
+    """Keep (take out of ``candidates``) what any kept code calls by name, ``depth``
+    calls deep (the handle model follows removal helpers one call more than
+    ``MAX_DEPTH``): a removal there decides whether a handle is removed, outside
+    ``finally`` or not, or leaks.  A kept class's methods speak for it, unless it is
+    kept whole."""
+    dropped = {id(d) for d in candidates}
+    reached = [d for d in definitions if id(d) not in dropped and not (d.is_class and d.relevant)]
+    called: set[str] = set()
+    for _ in range(depth):
+        fresh = {w for d in reached for w in _CALLED.findall(d.text)} - called
+        if not fresh:
+            break
+        called |= fresh
+        reached = [d for d in candidates if d.name in fresh]
+    return [d for d in candidates if d.name not in called] if called else candidates
 
 
 def _blank(lines: list[str], first: int, last: int, method_indent: str | None) -> None:
