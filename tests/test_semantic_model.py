@@ -365,3 +365,32 @@ def _all_statements(node):
 
     node.visit(Collect())
     return found
+
+
+REMOVAL_CHAIN = """
+def outer(handles):
+    middle(handles)
+
+def middle(handles):
+    inner(handles)
+
+def inner(handles):
+    for handle in handles:
+        handle.remove()
+"""
+
+
+def test_what_a_helper_removes_does_not_depend_on_which_depth_asked_first():
+    """A helper's removals found with the helper budget nearly spent are not the
+    answer for a caller with the whole budget (an earlier memo keyed by function
+    alone made a finding depend on the order of queries)."""
+    from hooklint.analysis.handles import HELPER_DEPTH
+
+    facts, fresh = _model(REMOVAL_CHAIN)
+    middle = next(f for f in facts.functions if f.name == "middle")
+    assert fresh.removed_by(middle)[0] == {"handles"}
+
+    facts, model = _model(REMOVAL_CHAIN)
+    middle = next(f for f in facts.functions if f.name == "middle")
+    assert model.removed_by(middle, HELPER_DEPTH)[0] == set()  # the budget runs out before `inner`
+    assert model.removed_by(middle)[0] == {"handles"}

@@ -160,8 +160,11 @@ class HandleModel:
         for info in facts.functions:
             if info.class_name in classes:
                 relevant.add(id(info.node))
-        self._removes_memo: dict[int, tuple[set[str], set[str]]] = {}
-        self._returns_memo: dict[int, bool] = {}
+        # Keyed by (function, depth): what a helper removes depends on how much of the
+        # helper budget is left, and a result cut short at the limit must not answer a
+        # query with more budget (the answer would depend on which was asked first).
+        self._removes_memo: dict[tuple[int, int], tuple[set[str], set[str]]] = {}
+        self._returns_memo: dict[tuple[int, int], bool] = {}
         self._acquisitions: dict[int, list[Acquisition]] = {}
         self._removals: dict[int, list[Removal]] = {}
         self._callees: dict[int, FunctionInfo | None] = {}
@@ -512,12 +515,13 @@ class HandleModel:
     def removed_by(self, info: FunctionInfo, depth: int = 0) -> tuple[set[str], set[str]]:
         """``(parameters, attributes)``: what a function removes of its parameters
         (by name) and of ``self.*`` (by code), directly or through helpers."""
-        memo = self._removes_memo.get(id(info.node))
+        key = (id(info.node), depth)
+        memo = self._removes_memo.get(key)
         if memo is not None:
             return memo
         params: set[str] = set()
         attrs: set[str] = set()
-        self._removes_memo[id(info.node)] = (params, attrs)  # a recursive helper sees nothing
+        self._removes_memo[key] = (params, attrs)
         if depth > HELPER_DEPTH:
             return params, attrs
         own = f"def:{id(info.node)}"
@@ -595,14 +599,15 @@ class HandleModel:
 
     def returns_handles(self, info: FunctionInfo, depth: int = 0) -> bool:
         """The function returns the handles it registers (or gets from a helper)."""
-        memo = self._returns_memo.get(id(info.node))
+        key = (id(info.node), depth)
+        memo = self._returns_memo.get(key)
         if memo is not None:
             return memo
-        self._returns_memo[id(info.node)] = False
+        self._returns_memo[key] = False
         if depth > HELPER_DEPTH:
             return False
         found = any(a.flow.escapes == "returned" for a in self.acquisitions(id(info.node), depth + 1))
-        self._returns_memo[id(info.node)] = found
+        self._returns_memo[key] = found
         return found
 
     # -- queries -------------------------------------------------------------------------------

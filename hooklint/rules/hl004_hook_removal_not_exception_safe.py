@@ -88,14 +88,6 @@ class HookRemovalNotExceptionSafe(Rule):
     not in the same block, or the span holds a multi-line string, or when the
     removal statement does more than remove.
 
-    ## Known problems
-    Some evidence sits outside the definitions that use a hook token, which the
-    default fast path lints first (`hooklint/screen.py`): a same-file removal
-    helper whose name does not say it removes (`detach_all(handles)`), and a
-    class's setup call paired with its removal method (`self.register_hooks(model)`
-    ... `self.cleanup()`) when the setup method itself registers nothing. On the
-    whole file these are reported; on the fast path they are missed.
-
     ## Precision on real code
     Development set (29 released libraries, `python ../shared/accuracy/score.py`):
     37 findings, 31 true positives, no false positive, 3 debatable (100% of the
