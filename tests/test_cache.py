@@ -37,7 +37,8 @@ def _no_parsing(monkeypatch):
         raise AssertionError("parsed on a warm run")
 
     monkeypatch.setattr(libcst, "parse_module", fail)
-    monkeypatch.setattr("hooklint.engine.ast.parse", fail)
+    monkeypatch.setattr("ast.parse", fail)
+    monkeypatch.setattr("hooklint.engine.parse.python_ast", fail)  # what the engine parses with
 
 
 @pytest.mark.parametrize("fmt", ["full", "json", "sarif"])

@@ -35,7 +35,7 @@ def test_fix_is_atomic_via_replace_and_leaves_no_temporary(tree, monkeypatch):
         replaced.append((Path(source), Path(target)))
         return real_replace(source, target)
 
-    monkeypatch.setattr("hooklint.engine.os.replace", spy)
+    monkeypatch.setattr("hooklint.writer.os.replace", spy)
     result = check("m.py", "--fix", "--no-cache")
     assert result.exit_code == 0, result.output
     assert path.read_text() == FIXED

@@ -50,19 +50,19 @@ def _violations(text: str, rules, context: RuleContext, fast: bool):
 def _fixed(text: str, rules, context: RuleContext, fast: bool) -> str:
     if fast:
         return fix_text(text, "m.py", rules, context, unsafe=True).text
-    import hooklint.engine as engine
+    import hooklint.engine.fix as engine_fix  # where fix_text looks lint_text up
 
-    original = engine.lint_text
+    original = engine_fix.lint_text
 
     def whole(*args, **kwargs):
         kwargs["skip_irrelevant"] = False
         return original(*args, **kwargs)
 
-    engine.lint_text = whole
+    engine_fix.lint_text = whole
     try:
         return fix_text(text, "m.py", rules, context, unsafe=True).text
     finally:
-        engine.lint_text = original
+        engine_fix.lint_text = original
 
 
 def assert_same(text: str, rules=None, context: RuleContext | None = None, fixes: bool = True) -> None:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-import hooklint.engine as engine
+import hooklint.engine.check as engine_check
+import hooklint.engine.parallel as parallel
 from _hooklint_cli import BUGGY, CLEAN, PROJECT_ROOT, check, no_traceback, write
 from hooklint.engine import MAX_NESTING, Settings, TooDeeplyNested, check_nesting, check_paths, worker_count
 
@@ -90,7 +91,7 @@ def test_nesting_guard_counts_a_boolean_chain_as_libcst_nests_it():
 
 
 def _crash_on(name: str, how: str):
-    real = engine.check_path
+    real = parallel.check_path
 
     def check_path(path, settings, explicit=False):
         if os.path.basename(path) == name:
@@ -111,7 +112,7 @@ def test_a_worker_that_dies_costs_one_file_and_the_rest_of_its_chunk_is_rerun(tr
     settings = Settings(rule_codes=("HL000", "HL001"))
     expected = check_paths(paths, settings, 1)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(engine, "check_path", _crash_on("m060.py", how))
+    monkeypatch.setattr(parallel, "check_path", _crash_on("m060.py", how))
     # 200 files, 2 workers: chunks of 3, so m060.py starts a chunk ([60, 61, 62]) and
     # m061.py (findings) is in the rest of it.
     results = check_paths(paths, settings, 2)
@@ -128,7 +129,7 @@ def test_a_crashed_worker_is_exit_2_with_one_line_and_the_other_findings(tree, m
     for i in range(20):
         write(tree, f"pkg/m{i:02d}.py", BUGGY)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(engine, "check_path", _crash_on("m07.py", "kill"))
+    monkeypatch.setattr(parallel, "check_path", _crash_on("m07.py", "kill"))
     result = check("pkg", "--no-cache", "--jobs", "2", "--format", "concise")
     no_traceback(result)
     assert result.exit_code == 2
@@ -217,13 +218,13 @@ def test_jobs_1000_starts_no_more_workers_than_cpus(tree, monkeypatch):
         write(tree, f"m{i}.py", BUGGY)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     sizes = []
-    real = engine._Pool.__init__
+    real = parallel._Pool.__init__
 
     def recording(self, size, settings):
         sizes.append(size)
         real(self, size, settings)
 
-    monkeypatch.setattr(engine._Pool, "__init__", recording)
+    monkeypatch.setattr(parallel._Pool, "__init__", recording)
     result = check(".", "--no-cache", "--jobs", "1000", "--format", "concise")
     assert result.exit_code == 1
     assert result.stdout.count("HL001") == 12
@@ -235,17 +236,17 @@ def test_jobs_1000_starts_no_more_workers_than_cpus(tree, monkeypatch):
 _BLOCKING_RUN = textwrap.dedent(
     """\
     import os, sys, time
-    import hooklint.engine as engine
+    import hooklint.engine.parallel as parallel
     from hooklint.cli import main
 
-    real = engine.check_path
+    real = parallel.check_path
     def check_path(path, settings, explicit=False):
         if os.path.basename(path) == "slow.py":
             with open(os.path.join(os.path.dirname(path), "pid-%d" % os.getpid()), "w"):
                 pass
             time.sleep(600)
         return real(path, settings, explicit)
-    engine.check_path = check_path
+    parallel.check_path = check_path
     os.cpu_count = lambda: 2
     main(["check", "--no-cache", "--jobs", "2", sys.argv[1]])
     """
@@ -506,14 +507,14 @@ def test_broken_stdin_without_hook_tokens_is_hl000(tree):
 def test_a_bug_met_in_one_file_is_one_line_and_the_others_are_checked(tree, monkeypatch):
     write(tree, "a.py", BUGGY)
     write(tree, "b.py", BUGGY)
-    real = engine.check_source
+    real = engine_check.check_source
 
     def buggy(source, shown, settings):
         if shown == "a.py":
             raise KeyError("facts")
         return real(source, shown, settings)
 
-    monkeypatch.setattr(engine, "check_source", buggy)
+    monkeypatch.setattr(engine_check, "check_source", buggy)
     result = check(".", "--no-cache", "--format", "concise")
     assert result.exit_code == 2
     assert _errors(result.stderr) == ["hooklint: a.py: internal error: KeyError: 'facts' (set HOOKLINT_DEBUG=1 for the traceback)"]

@@ -44,12 +44,12 @@ def test_valid_example_is_not_flagged(rule, example):
 def positions_only_for_what_findings_name(monkeypatch):
     """The engine computes positions for the nodes findings and fixes hold; asking for
     another node falls back to every node's (correct, but the cost a lint avoids)."""
-    import hooklint.engine
+    import hooklint.engine.locator
 
     def fail(self):
         raise AssertionError("a finding or fix asked for a node it does not hold")
 
-    monkeypatch.setattr(hooklint.engine._Locator, "every_position", fail)
+    monkeypatch.setattr(hooklint.engine.locator._Locator, "every_position", fail)
 
 
 @pytest.mark.usefixtures("positions_only_for_what_findings_name")

@@ -1,0 +1,227 @@
+"""Many files: a process pool (``--jobs``) when there are enough candidates, each
+worker reading, prefiltering and checking its share; a worker that dies costs one
+file."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from hooklint.engine.check import check_path
+from hooklint.engine.prefilter import may_concern_a_rule
+from hooklint.engine.settings import FileResult, Settings
+from hooklint.files import SourceError, display_path, read_source
+
+#: Below this many candidate files a process pool costs more than it saves.
+PARALLEL_THRESHOLD = 8
+
+
+def worker_count(jobs: int, files: int) -> int:
+    """``--jobs``, capped at the number of files and of CPUs."""
+    return max(1, min(jobs, files, os.cpu_count() or 1))
+
+
+def check_paths(paths: Sequence[Path], settings: Settings, jobs: int, explicit: Sequence[bool] | None = None) -> list[FileResult]:
+    """Check files, in worker processes when there are enough of them.
+
+    Workers get the paths in small chunks and read, prefilter and lint them
+    themselves: reading and prefiltering thousands of files costs as much as linting
+    the few that pass, so it is shared out too.  A worker that dies (a crash in the
+    native parser, the kernel's OOM killer) costs one file: that file gets a one-line
+    error, the rest of its chunk goes to a new worker, and every other result stands.
+    ``explicit[i]``: whether ``paths[i]`` was named on the command line."""
+    flags = list(explicit) if explicit is not None else [False] * len(paths)
+    jobs = worker_count(jobs, len(paths))
+    if jobs <= 1 or len(paths) < PARALLEL_THRESHOLD or _few_concern_a_rule(paths, settings):
+        return [check_path(str(p), settings, flag) for p, flag in zip(paths, flags)]
+    _prepare_worker()  # once, here: the workers share what the parent imported
+    tasks = [(i, str(p), flag) for i, (p, flag) in enumerate(zip(paths, flags))]
+    size = max(1, len(tasks) // (jobs * 32))
+    chunks = [tasks[i : i + size] for i in range(0, len(tasks), size)]
+    # Workers fork from here: frozen objects are never scanned by their collector, so
+    # their pages stay shared instead of being copied on first touch.
+    gc.freeze()
+    try:
+        return _Pool(jobs, settings).run(chunks, len(tasks))
+    finally:
+        gc.unfreeze()
+
+
+#: Up to this many files (a pre-commit batch), the parent reads them first to see
+#: whether enough of them hold a rule's token to be worth starting workers.
+PARENT_SCREEN_LIMIT = 256
+
+
+def _few_concern_a_rule(paths: Sequence[Path], settings: Settings) -> bool:
+    """For a short list of files: fewer than :data:`PARALLEL_THRESHOLD` of them hold any
+    rule's token (the rest cost a read and a regex search each: no worker, no libcst)."""
+    if len(paths) > PARENT_SCREEN_LIMIT:
+        return False
+    concerned = 0
+    for path in paths:
+        try:
+            text = read_source(Path(path), settings.max_file_size).text
+        except (SourceError, OSError, ValueError):
+            continue  # its own check reports it
+        if may_concern_a_rule(text, settings):
+            concerned += 1
+            if concerned >= PARALLEL_THRESHOLD:
+                return False
+    return True
+
+
+class _Pool:
+    """Worker processes, each fed chunks through its own pipe and answering one
+    message per file, so that the parent always knows which file a dead worker was on."""
+
+    def __init__(self, size: int, settings: Settings) -> None:
+        self.size = size
+        self.settings = settings
+        self.context = _fork_context()
+        self.workers: dict = {}  # connection -> [process, the unanswered part of its chunk]
+
+    def run(self, chunks: list, count: int) -> list[FileResult]:
+        from collections import deque
+        from multiprocessing.connection import wait
+
+        pending = deque(chunks)
+        results: list[FileResult | None] = [None] * count
+        try:
+            for _ in range(min(self.size, len(pending))):
+                self._start(pending.popleft())
+            while self.workers:
+                ready = set(wait(list(self.workers) + [w[0].sentinel for w in self.workers.values()]))
+                for connection in list(self.workers):
+                    process, chunk = self.workers[connection]
+                    if connection not in ready and process.sentinel not in ready:
+                        continue
+                    dead = process.sentinel in ready
+                    try:
+                        while connection.poll():
+                            position, result = connection.recv()
+                            results[position] = result
+                            chunk.popleft()
+                    except (EOFError, OSError):
+                        dead = True
+                    if dead:
+                        self._forget(connection)
+                        if chunk:  # it died on chunk[0]: mark that file, re-run the rest
+                            position, name, _ = chunk.popleft()
+                            results[position] = FileResult(display_path(Path(name)), error=_death(process.exitcode))
+                            if chunk:
+                                pending.appendleft(list(chunk))
+                        if pending:
+                            self._start(pending.popleft())
+                    elif not chunk:  # its chunk is done: the next one, or stop
+                        if pending:
+                            chunk.extend(pending.popleft())
+                            self._send(connection, list(chunk))
+                        else:
+                            self._send(connection, None)
+                            self._forget(connection)
+        finally:
+            self.close()
+        return results  # type: ignore[return-value]
+
+    def _start(self, chunk) -> None:
+        from collections import deque
+
+        parent, child = self.context.Pipe()
+        process = self.context.Process(target=_worker_main, args=(child, self.settings), daemon=True)
+        process.start()
+        child.close()
+        self.workers[parent] = [process, deque(chunk)]
+        self._send(parent, list(chunk))
+
+    def _forget(self, connection) -> None:
+        process, _ = self.workers.pop(connection)
+        process.join()
+        connection.close()
+
+    @staticmethod
+    def _send(connection, message) -> None:
+        try:
+            connection.send(message)
+        except OSError:
+            pass  # a dead worker: its sentinel says so
+
+    def close(self) -> None:
+        """Stop every worker (on an interrupt, or an error in the parent)."""
+        for connection, (process, _) in list(self.workers.items()):
+            if process.is_alive():
+                process.kill()
+            process.join()
+            connection.close()
+        self.workers.clear()
+
+
+def _death(exitcode: int | None) -> str:
+    import signal
+
+    if exitcode is not None and exitcode < 0:
+        try:
+            how = f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            how = f"killed by signal {-exitcode}"
+    else:
+        how = f"exited with status {exitcode}"
+    return f"the analyzer crashed on this file (worker process {how}); not checked"
+
+
+def _worker_main(connection, settings: Settings) -> None:
+    """A worker: chunks of ``(position, path, explicit)`` in, one ``(position,
+    FileResult)`` per file out, until it is sent None."""
+    _die_with_parent()
+    _prepare_worker()
+    try:
+        while True:
+            chunk = connection.recv()
+            if chunk is None:
+                return
+            for position, path, explicit in chunk:
+                connection.send((position, check_path(path, settings, explicit)))
+    except (EOFError, OSError, KeyboardInterrupt):
+        return  # the parent is gone or stopping
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this worker when its parent dies (however it dies), so that
+    no worker outlives an interrupted or killed run; elsewhere a no-op (workers are
+    daemons: a parent that exits normally stops them)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles ^C and stops us
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def _prepare_worker() -> None:
+    """Import the parser, the analysis and the rules: in the parent before it forks
+    the workers (so they share them), and in a worker (a no-op after a fork)."""
+    import libcst  # noqa: F401
+
+    import hooklint.analysis.collector  # noqa: F401
+    import hooklint.rules
+
+    hooklint.rules.all_rules()
+
+
+def _fork_context():
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")

@@ -1,0 +1,111 @@
+"""The text prefilter: whether a file may hold what a selected rule looks for.
+
+A file without any selected rule's token (or a configured registration wrapper's
+name) is never parsed; :func:`may_concern_a_rule` asks the same of every rule's
+tokens before any rule (or libcst) is imported.  :func:`seed_regex` finds where the
+tokens name calls, the seeds of :mod:`hooklint.screen`'s parse.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from hooklint.engine.settings import Settings
+from hooklint.rules.base import ANY_RULE_TOKENS, DYNAMIC_REGISTRATION_TOKEN, REGISTRATION_TOKEN
+
+#: What makes a definition a seed of the screening parse, whatever rules are selected.
+SEED_TOKENS = (REGISTRATION_TOKEN, DYNAMIC_REGISTRATION_TOKEN)
+
+
+def prefilter_tokens(rules, wrappers: tuple[str, ...] = ()) -> tuple[str, ...]:
+    return _prefilter_tokens(tuple(rules), tuple(wrappers))
+
+
+@lru_cache(maxsize=256)
+def _prefilter_tokens(rules: tuple, wrappers: tuple[str, ...]) -> tuple[str, ...]:
+    """The selected rules' prefilter tokens (or given tokens), plus configured registration wrappers."""
+    tokens = {token for rule in rules for token in ((rule,) if isinstance(rule, str) else rule.prefilter)}
+    tokens.update(w.rsplit(".", 1)[-1] for w in wrappers)
+    return tuple(sorted(tokens))
+
+
+@lru_cache(maxsize=64)
+def _prefilter_regex(tokens: tuple[str, ...]) -> re.Pattern:
+    return re.compile("|".join(_token_regex(t) for t in tokens) or r"(?!)")
+
+
+def _token_regex(token: str) -> str:
+    return re.escape(token).replace(r"\*", r"\w*")
+
+
+@lru_cache(maxsize=64)
+def seed_regex(tokens: tuple[str, ...]):
+    """Where the tokens occur in code *as what they name*: a call
+    (``m.register_forward_hook(``, ``saved_tensors_hooks(``), a keyword
+    (``always_call=``), an f-string name (``register_{``).  The prefilter may match
+    ``register_hook`` in a dict key or ``saved_tensors_hooks`` inside a longer name; a
+    seed may not.  A token ending in ``_`` is a prefix (``register_module_``); a
+    leading ``_`` is allowed (``_register_state_dict_hook``).  ``.names`` matches the
+    whole names anywhere (for imports)."""
+    from hooklint.screen import NamePattern
+
+    names, uses = [], []
+    for token in tokens:
+        part = _token_regex(token)
+        if token.endswith("_"):
+            part += r"\w*"
+        if not part.endswith(r"\w*") and not token[-1:].isalnum():
+            names.append(part)
+            uses.append(part)  # ``register_{``, ``.forward(``: already a use
+            continue
+        part += r"(?![A-Za-z0-9_])"
+        names.append(part)
+        uses.append(part + (r"(?=\s*=)" if token == "always_call" else r"(?=\s*\()"))
+    pattern = NamePattern("|".join(uses) or r"(?!)")
+    pattern.names = NamePattern("|".join(names) or r"(?!)")
+    return pattern
+
+
+@lru_cache(maxsize=64)
+def _prefilter_checks(tokens: tuple[str, ...]) -> tuple[tuple[str, re.Pattern], ...]:
+    """The tokens grouped under *anchors*: literal text each token of the group
+    contains (``register_`` for ``register_forward_hook``, ``register_*hook``...), with
+    one regex for the group.  A file without an anchor skips its group; most files
+    hold no anchor at all, and the rest need one regex search per anchor found."""
+    prefixes = sorted({token.split("*", 1)[0] for token in tokens}, key=len)
+    anchors: list[str] = []
+    for prefix in prefixes:
+        if not any(anchor in prefix for anchor in anchors):
+            anchors.append(prefix)
+    groups = []
+    for anchor in anchors:
+        members = sorted(t for t in tokens if anchor in t.split("*", 1)[0])
+        if all(t.startswith(anchor) for t in members):  # one literal prefix: the fast search
+            rest = "|".join(_token_regex(t[len(anchor) :]) for t in members)
+            groups.append((anchor, re.compile(f"{re.escape(anchor)}(?:{rest})")))
+        else:
+            groups.append((anchor, re.compile("|".join(_token_regex(t) for t in members))))
+    return tuple(groups)
+
+
+def is_candidate(text: str, tokens: tuple[str, ...]) -> bool:
+    """Whether a file may hold something a selected rule looks for (else it is not parsed)."""
+    return any(anchor in text and group.search(text) is not None for anchor, group in _prefilter_checks(tokens))
+
+
+def may_concern_a_rule(text: str, settings: "Settings") -> bool:
+    """Whether ``text`` holds a token of any rule or configured wrapper: the check
+    that runs first, before the rules (and libcst) are imported; a file that fails it
+    is done (a named one is still compiled: :func:`compile_only`)."""
+    return is_candidate(text, prefilter_tokens(ANY_RULE_TOKENS, settings.context.registration_wrappers))
+
+
+def _noqa_candidate(text: str, settings: Settings) -> bool:
+    """Whether HL100 (unused-noqa) is selected and ``text`` has a ``# noqa: HL...`` (no
+    rule is loaded for this: a file without hook tokens stays cheap)."""
+    if "noqa" not in text:
+        return False
+    from hooklint import noqa
+
+    return noqa.mentions_hooklint_code(text) and noqa.UNUSED_NOQA in settings.rule_codes
