@@ -26,14 +26,10 @@ from torch import nn
 
 def make_model() -> nn.Module:
     torch.manual_seed(0)
-    return nn.Sequential(
-        *(layer for _ in range(4) for layer in (nn.Linear(256, 256), nn.GELU()))
-    )
+    return nn.Sequential(*(layer for _ in range(4) for layer in (nn.Linear(256, 256), nn.GELU())))
 
 
-def forward_loop(
-    model: nn.Module, x: torch.Tensor, steps: int, register_per_step: bool
-) -> None:
+def forward_loop(model: nn.Module, x: torch.Tensor, steps: int, register_per_step: bool) -> None:
     for _ in range(steps):
         if register_per_step:
             with capture_outputs(model[-1]):
@@ -51,19 +47,13 @@ def timed(fn) -> float:
 def measure(steps: int, repeats: int, register_per_step: bool) -> dict:
     model = make_model()
     x = torch.randn(64, 256)
-    with model[0].register_forward_hook(
-        lambda *args: None
-    ):  # a hooked model, as in a test
+    with model[0].register_forward_hook(lambda *args: None):  # a hooked model, as in a test
         forward_loop(model, x, steps // 4, register_per_step)  # warm-up
         plain, audited = [], []
         for _ in range(repeats):
-            plain.append(
-                timed(lambda: forward_loop(model, x, steps, register_per_step))
-            )
+            plain.append(timed(lambda: forward_loop(model, x, steps, register_per_step)))
             with HookAudit():
-                audited.append(
-                    timed(lambda: forward_loop(model, x, steps, register_per_step))
-                )
+                audited.append(timed(lambda: forward_loop(model, x, steps, register_per_step)))
     return {
         "no_audit_s": min(plain),
         "audit_s": min(audited),
@@ -77,9 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
     results = {
-        workload: measure(
-            args.steps, args.repeats, register_per_step=workload == "register_per_step"
-        )
+        workload: measure(args.steps, args.repeats, register_per_step=workload == "register_per_step")
         for workload in ("forward", "register_per_step")
     }
     report = {

@@ -69,7 +69,7 @@ DEFAULT_TESTS = (
 )
 PLANTED_FILE = "opacus/tests/grad_sample_module_test.py"
 PLANTED_TEST = "HooklintPlantedLeakTest::test_planted_leak"
-PLANTED = '''
+PLANTED = """
 
 _HOOKLINT_PLANTED_MODEL = nn.Linear(4, 2)
 
@@ -77,7 +77,7 @@ _HOOKLINT_PLANTED_MODEL = nn.Linear(4, 2)
 class HooklintPlantedLeakTest(unittest.TestCase):
     def test_planted_leak(self):
         _HOOKLINT_PLANTED_MODEL.register_forward_hook(lambda *args: None)  # handle dropped
-'''
+"""
 TORCHVISION_SHIM = '''
 """Written by hooklint's audit_real_suite.py: lets a CUDA torchvision import beside a CPU torch."""
 import importlib.util
@@ -95,12 +95,12 @@ if _spec is not None:
         for _name in ("nms", "qnms"):
             _TORCHVISION_SCHEMAS.define(f"{_name}(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
 '''
-HYPOTHESIS_PROFILE = '''
+HYPOTHESIS_PROFILE = """
 from hypothesis import settings as _hypothesis_settings
 
 _hypothesis_settings.register_profile("hooklint-realsuite", max_examples={max_examples}, derandomize=True)
 _hypothesis_settings.load_profile("hooklint-realsuite")
-'''
+"""
 
 
 def sdist() -> Path | None:
@@ -108,9 +108,21 @@ def sdist() -> Path | None:
     archive = CACHE / f"opacus-{VERSION}.tar.gz"
     if not archive.exists():
         download = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-             f"opacus=={VERSION}", "-d", str(CACHE)],
-            capture_output=True, text=True, check=False,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                f"opacus=={VERSION}",
+                "-d",
+                str(CACHE),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if download.returncode != 0 or not archive.exists():
             return None
@@ -136,7 +148,11 @@ def outcomes(junit: Path) -> dict[str, str]:
     for case in ET.parse(junit).getroot().iter("testcase"):
         module = case.get("classname", "")
         path, _, klass = module.rpartition(".")
-        test_id = f"{path.replace('.', '/')}.py::{klass}::{case.get('name')}" if path else f"{module}::{case.get('name')}"
+        test_id = (
+            f"{path.replace('.', '/')}.py::{klass}::{case.get('name')}"
+            if path
+            else f"{module}::{case.get('name')}"
+        )
         state = "passed"
         for child in case:
             if child.tag in ("failure", "error", "skipped"):
@@ -176,8 +192,17 @@ class Run:
 
 def start(root: Path, tests: list[str], audit: bool, extra: list[str]) -> Run:
     junit = root / ("audit.xml" if audit else "plain.xml")
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               f"--junitxml={junit}", *extra, *tests]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--junitxml={junit}",
+        *extra,
+        *tests,
+    ]
     if audit:
         command.append("--hooklint-audit")
     with junit.with_suffix(".out").open("w") as output:
@@ -189,12 +214,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--all", action="store_true", help="every test file in opacus/tests")
     parser.add_argument("--tests", nargs="+", help="test paths inside the sdist")
-    parser.add_argument("--hypothesis-max-examples", type=int, metavar="N",
-                        help="run each hypothesis test on N derandomized examples (default: hypothesis' 100)")
-    parser.add_argument("--parallel", action="store_true",
-                        help="start both runs at once (each in its own copy), so that they share the same load")
-    parser.add_argument("--keep", type=Path, metavar="DIR",
-                        help="copy both runs' junit XML and pytest output into DIR")
+    parser.add_argument(
+        "--hypothesis-max-examples",
+        type=int,
+        metavar="N",
+        help="run each hypothesis test on N derandomized examples (default: hypothesis' 100)",
+    )
+    parser.add_argument(
+        "--parallel",
+        action="store_true",
+        help="start both runs at once (each in its own copy), so that they share the same load",
+    )
+    parser.add_argument(
+        "--keep", type=Path, metavar="DIR", help="copy both runs' junit XML and pytest output into DIR"
+    )
     parser.add_argument("pytest_args", nargs="*", help="after --: passed to both pytest runs")
     args = parser.parse_args(argv)
     archive = sdist()
@@ -214,8 +247,13 @@ def main(argv: list[str] | None = None) -> int:
             runs = [start(trees[audit], tests, audit, args.pytest_args) for audit in (False, True)]
             results = [one.finish() for one in runs]
         else:
-            results = [start(trees[audit], tests, audit, args.pytest_args).finish() for audit in (False, True)]
-        (plain_seconds, plain_cpu, plain, plain_summary), (audit_seconds, audit_cpu, audited, audit_summary) = results
+            results = [
+                start(trees[audit], tests, audit, args.pytest_args).finish() for audit in (False, True)
+            ]
+        (
+            (plain_seconds, plain_cpu, plain, plain_summary),
+            (audit_seconds, audit_cpu, audited, audit_summary),
+        ) = results
     finally:
         if args.keep is not None:
             args.keep.mkdir(parents=True, exist_ok=True)
@@ -226,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     planted = next(t for t in audited if t.endswith(PLANTED_TEST))
     bad = ("failed", "error")
     false_failures = sorted(
-        t for t, state in audited.items()
+        t
+        for t, state in audited.items()
         if state in bad and not t.endswith(":text") and t != planted and plain.get(t) not in bad
     )
     planted_text = audited.get(f"{planted}:text", "")
@@ -241,7 +280,9 @@ def main(argv: list[str] | None = None) -> int:
         "plain_failures": sorted(t for t, s in plain.items() if s in bad),
         "false_failures": false_failures,
         "false_failure_reports": {t: audited.get(f"{t}:text", "")[:400] for t in false_failures[:5]},
-        "planted_leak_found": audited[planted] in bad and "HLR001" in planted_text and "test_planted_leak" in planted_text,
+        "planted_leak_found": audited[planted] in bad
+        and "HLR001" in planted_text
+        and "test_planted_leak" in planted_text,
         "planted_leak_report": planted_text.strip().splitlines()[-1:] if planted_text else [],
         "parallel": args.parallel,
         "seconds": {"plain": round(plain_seconds, 1), "audit": round(audit_seconds, 1)},

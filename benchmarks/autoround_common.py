@@ -29,9 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def load_text_helper():
     """tests/runtime/_minilm.py, imported by file path."""
-    spec = importlib.util.spec_from_file_location(
-        "_minilm", ROOT / "tests" / "runtime" / "_minilm.py"
-    )
+    spec = importlib.util.spec_from_file_location("_minilm", ROOT / "tests" / "runtime" / "_minilm.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -245,7 +245,9 @@ def hooklint_row(model, tokenizer, calibration, heldout, args, run: str) -> dict
 
 
 def main(argv=None) -> list[dict]:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--bits", type=int, default=4)
     parser.add_argument("--group-size", type=int, default=128)
     parser.add_argument("--iters", type=int, default=20)
@@ -257,15 +259,20 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--blocks", type=int, default=30, help="quantize only the first N blocks")
     parser.add_argument("--runs", default=",".join(RUNS), help=f"hooklint runs, from {RUNS}")
     parser.add_argument(
-        "--main-run", default="cache-unpadded",
+        "--main-run",
+        default="cache-unpadded",
         help="the hooklint run at the full setting (--blocks, --iters), compared with the package",
     )
     parser.add_argument(
-        "--variant-blocks", type=int, default=None,
+        "--variant-blocks",
+        type=int,
+        default=None,
         help="blocks for the other hooklint runs (default: --blocks)",
     )
     parser.add_argument(
-        "--variant-iters", type=int, default=None,
+        "--variant-iters",
+        type=int,
+        default=None,
         help="iterations for the other hooklint runs (default: --iters)",
     )
     parser.add_argument("--skip-package", action="store_true")

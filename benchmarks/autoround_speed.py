@@ -42,9 +42,7 @@ class LastHidden(torch.nn.Module):
         self.bert = bert
 
     def forward(self, input_ids, attention_mask=None):
-        return self.bert(
-            input_ids=input_ids, attention_mask=attention_mask
-        ).last_hidden_state
+        return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
 
 def measure(label, reference, quantized_bert, heldout, seconds, blocks, minilm) -> dict:
@@ -70,9 +68,7 @@ def run_ours(bert, calibration, args, **overrides) -> tuple[float, list]:
     }
     quantizer = AutoRound(**{**settings, **overrides})
     started = time.perf_counter()
-    stats = quantizer.quantize(
-        bert, calibration, blocks=list(bert.encoder.layer)[: args.blocks]
-    )
+    stats = quantizer.quantize(bert, calibration, blocks=list(bert.encoder.layer)[: args.blocks])
     return time.perf_counter() - started, stats
 
 
@@ -109,12 +105,8 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--gradient-accumulate-steps", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument(
-        "--blocks", type=int, default=6, help="quantize only the first N blocks"
-    )
-    parser.add_argument(
-        "--skip-package", action="store_true", help="only RTN and hooklint"
-    )
+    parser.add_argument("--blocks", type=int, default=6, help="quantize only the first N blocks")
+    parser.add_argument("--skip-package", action="store_true", help="only RTN and hooklint")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -137,41 +129,27 @@ def main(argv=None) -> list[dict]:
 
     rtn_bert = copy.deepcopy(bert)
     seconds, _ = run_ours(rtn_bert, None, args, iters=0)
-    results.append(
-        measure("rtn", reference, rtn_bert, heldout, seconds, blocks, minilm)
-    )
+    results.append(measure("rtn", reference, rtn_bert, heldout, seconds, blocks, minilm))
 
     ours_bert = copy.deepcopy(bert)
     seconds, stats = run_ours(ours_bert, calibration, args)
     row = measure("hooklint", reference, ours_bert, heldout, seconds, blocks, minilm)
-    row["best_over_initial_loss"] = [
-        round(s.best_loss / s.initial_loss, 3) for s in stats
-    ]
+    row["best_over_initial_loss"] = [round(s.best_loss / s.initial_loss, 3) for s in stats]
     results.append(row)
 
     if not args.skip_package:
         package_bert = copy.deepcopy(bert)
         seconds = run_package(package_bert, calibration, args)
-        results.append(
-            measure(
-                "auto-round", reference, package_bert, heldout, seconds, blocks, minilm
-            )
-        )
-        results[-1]["speedup_of_hooklint"] = (
-            results[-1]["seconds"] / results[1]["seconds"]
-        )
-        results[-1]["cosine_gap_hooklint_minus_package"] = (
-            results[1]["cosine"] - results[-1]["cosine"]
-        )
+        results.append(measure("auto-round", reference, package_bert, heldout, seconds, blocks, minilm))
+        results[-1]["speedup_of_hooklint"] = results[-1]["seconds"] / results[1]["seconds"]
+        results[-1]["cosine_gap_hooklint_minus_package"] = results[1]["cosine"] - results[-1]["cosine"]
 
     settings = {k: v for k, v in vars(args).items() if k not in ("json", "model_dir")}
     print(json.dumps(settings))
     for result in results:
         print(json.dumps(result))
     if args.json:
-        args.json.write_text(
-            json.dumps({"settings": settings, "results": results}, indent=2)
-        )
+        args.json.write_text(json.dumps({"settings": settings, "results": results}, indent=2))
     return results
 
 

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 
-_BLOCK = '''
+_BLOCK = """
 class Probe{n}:
     def __init__(self, model):
         self.depth = 0
@@ -88,7 +88,7 @@ class Probe{n}:
 
 def helper_{n}(module, args):
     counts[{n}] = counts.get({n}, 0) + 1
-'''
+"""
 
 
 def generate(lines: int) -> str:
@@ -137,7 +137,10 @@ def _start(lines: int, tree: str | None) -> tuple[subprocess.Popen, str]:
         env["PYTHONPATH"] = os.pathsep.join([tree, *filter(None, [env.get("PYTHONPATH")])])
     process = subprocess.Popen(
         [sys.executable, os.path.abspath(__file__), "--worker", "--lines", str(lines)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     hello = json.loads(process.stdout.readline())  # type: ignore[union-attr]
     return process, hello["version"]
@@ -152,12 +155,16 @@ def _ask(process: subprocess.Popen) -> tuple[float, float, int]:
 def _line(name: str, runs: list) -> str:
     cpu = [r[0] for r in runs]
     wall = [r[1] for r in runs]
-    return (f"{name}: {runs[-1][2]} findings; CPU median {statistics.median(cpu) * 1000:.0f} ms "
-            f"(min {min(cpu) * 1000:.0f}), wall median {statistics.median(wall) * 1000:.0f} ms")
+    return (
+        f"{name}: {runs[-1][2]} findings; CPU median {statistics.median(cpu) * 1000:.0f} ms "
+        f"(min {min(cpu) * 1000:.0f}), wall median {statistics.median(wall) * 1000:.0f} ms"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--lines", type=int, default=5000)
     parser.add_argument("--baseline", metavar="TREE", help="another hooklint's source tree, to compare with")

@@ -113,7 +113,9 @@ def bench_memory(hooklint: str, tree: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--torch", type=Path, default=None)
     parser.add_argument("--transformers", type=Path, default=None, help="an unpacked transformers release")

@@ -70,9 +70,7 @@ SMOKE = {
 
 def load_minilm_helper():
     """tests/runtime/_minilm.py, by file path (the plain-torch model)."""
-    spec = importlib.util.spec_from_file_location(
-        "_minilm", ROOT / "tests" / "runtime" / "_minilm.py"
-    )
+    spec = importlib.util.spec_from_file_location("_minilm", ROOT / "tests" / "runtime" / "_minilm.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -113,21 +111,15 @@ def write_safetensors(path: Path, tensors: dict[str, torch.Tensor]) -> None:
             handle.write(blob)
 
 
-def make_fp16(
-    directory: Path, nsamples: int = FULL["nsamples"], seqlen: int = FULL["seqlen"]
-) -> Path:
+def make_fp16(directory: Path, nsamples: int = FULL["nsamples"], seqlen: int = FULL["seqlen"]) -> Path:
     """Write config, fp16 weights and calibration token ids to ``directory``."""
     minilm = load_minilm_helper()
     directory.mkdir(parents=True, exist_ok=True)
     model = minilm.load_model()
-    write_safetensors(
-        directory / WEIGHTS, {k: v.half() for k, v in model.state_dict().items()}
-    )
+    write_safetensors(directory / WEIGHTS, {k: v.half() for k, v in model.state_dict().items()})
     shutil.copy(minilm.model_dir() / "config.json", directory / "config.json")
     samples = minilm.calibration_samples(minilm.load_tokenizer(), nsamples, seqlen)
-    (directory / CALIBRATION).write_text(
-        json.dumps([sample[0].tolist() for sample in samples])
-    )
+    (directory / CALIBRATION).write_text(json.dumps([sample[0].tolist() for sample in samples]))
     return directory
 
 
@@ -161,20 +153,14 @@ def measure(quantizer_class, model, calibration, settings, device) -> dict:
     def record(event):
         memory.setdefault(event.block_index, []).append(bytes_in_use(device))
 
-    quantizer = quantizer_class(
-        bits=4, group_size=128, progress=False, on_iteration=record, **settings
-    )
+    quantizer = quantizer_class(bits=4, group_size=128, progress=False, on_iteration=record, **settings)
     stats = quantizer.quantize(model, calibration)
-    slopes = [
-        slope(values[1:]) for values in memory.values()
-    ]  # iteration 0 allocates the grads
+    slopes = [slope(values[1:]) for values in memory.values()]  # iteration 0 allocates the grads
     return {
         "slope_bytes_per_iteration": max(slopes),
         "memory_per_iteration": memory,
         "seconds_per_block": [round(block.seconds, 3) for block in stats],
-        "best_over_initial_loss": [
-            round(block.best_loss / block.initial_loss, 3) for block in stats
-        ],
+        "best_over_initial_loss": [round(block.best_loss / block.initial_loss, 3) for block in stats],
     }
 
 
@@ -189,16 +175,10 @@ def run(
     target = torch.device(device)
     minilm = load_minilm_helper()
     ids = json.loads((weights_dir / CALIBRATION).read_text())[: settings["nsamples"]]
-    calibration = [
-        torch.tensor([row[: settings["seqlen"]]], device=target) for row in ids
-    ]
+    calibration = [torch.tensor([row[: settings["seqlen"]]], device=target) for row in ids]
     hidden = json.loads((weights_dir / "config.json").read_text())["hidden_size"]
     expected_leak = (
-        settings["gradient_accumulate_steps"]
-        * settings["batch_size"]
-        * settings["seqlen"]
-        * hidden
-        * 4
+        settings["gradient_accumulate_steps"] * settings["batch_size"] * settings["seqlen"] * hidden * 4
     )
 
     results = {
@@ -216,9 +196,7 @@ def run(
         if target.type == "cuda":
             torch.cuda.empty_cache()
     results["fixed_flat"] = results["fixed"]["slope_bytes_per_iteration"] <= MIB
-    results["leak_detected"] = (
-        results["leaky"]["slope_bytes_per_iteration"] >= 0.5 * expected_leak
-    )
+    results["leak_detected"] = results["leaky"]["slope_bytes_per_iteration"] >= 0.5 * expected_leak
     results["ok"] = results["fixed_flat"] and results["leak_detected"]
     return results
 
@@ -295,9 +273,7 @@ def run_decoder(device: str = "cuda", smoke: bool = False) -> dict:
         "export_logits_max_abs_difference": difference,
     }
     result["ok"] = (
-        result["slope_bytes_per_iteration"] <= MIB
-        and result["use_cache_restored"]
-        and difference < 1e-2
+        result["slope_bytes_per_iteration"] <= MIB and result["use_cache_restored"] and difference < 1e-2
     )
     return result
 
@@ -312,18 +288,14 @@ def main(argv=None) -> int:
         metavar="DIR",
         help="write the fp16 copy to DIR and exit",
     )
-    parser.add_argument(
-        "--weights", type=Path, help=f"fp16 copy directory (default: ${ENV_VAR})"
-    )
+    parser.add_argument("--weights", type=Path, help=f"fp16 copy directory (default: ${ENV_VAR})")
     parser.add_argument("--device", default="cuda")
     parser.add_argument(
         "--smoke",
         action="store_true",
         help="tiny settings; makes a temporary fp16 copy if needed",
     )
-    parser.add_argument(
-        "--decoder-only", action="store_true", help="only the decoder and export check"
-    )
+    parser.add_argument("--decoder-only", action="store_true", help="only the decoder and export check")
     args = parser.parse_args(argv)
     if args.make_fp16:
         print(make_fp16(args.make_fp16))
@@ -343,9 +315,7 @@ def main(argv=None) -> int:
     summary = {k: v for k, v in results.items() if k not in ("fixed", "leaky")}
     summary["decoder"] = decoder
     for label in ("fixed", "leaky"):
-        summary[label] = {
-            k: v for k, v in results[label].items() if k != "memory_per_iteration"
-        }
+        summary[label] = {k: v for k, v in results[label].items() if k != "memory_per_iteration"}
     print(json.dumps(summary, indent=2))
     return 0 if results["ok"] and decoder.get("ok", True) else 1
 

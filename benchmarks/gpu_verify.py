@@ -143,22 +143,15 @@ def tracked_tensor_bytes(model: nn.Module, optimizer: torch.optim.Optimizer) -> 
     """Bytes of the distinct storages held by the model, the optimizer state and the parametrization cache."""
     tensors = [*model.parameters(), *model.buffers(), *P._cache.values()]
     tensors += [
-        t
-        for state in optimizer.state.values()
-        for t in state.values()
-        if isinstance(t, torch.Tensor)
+        t for state in optimizer.state.values() for t in state.values() if isinstance(t, torch.Tensor)
     ]
     storages = {
-        t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
-        for t in tensors
-        if t is not None
+        t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in tensors if t is not None
     }
     return sum(storages.values())
 
 
-def memory_probe(
-    device: torch.device, model: nn.Module, optimizer: torch.optim.Optimizer
-) -> int:
+def memory_probe(device: torch.device, model: nn.Module, optimizer: torch.optim.Optimizer) -> int:
     """Allocated bytes: the CUDA allocator after collecting cyclic garbage, or the tracked tensors on CPU."""
     if device.type == "cuda":
         gc.collect()
@@ -198,12 +191,8 @@ def run_variant(
     for block in model.blocks:
         replace_parameter_4bit(block.experts, "weight", quant_type="nf4", blocksize=64)
         block.experts.parametrizations.weight[0].register_forward_hook(count_dequant)
-    handles = [
-        h for block in model.blocks for h in install_variant(variant, block.experts)
-    ]
-    optimizer = torch.optim.AdamW(
-        [p for p in model.parameters() if p.requires_grad], lr=1e-3
-    )
+    handles = [h for block in model.blocks for h in install_variant(variant, block.experts)]
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)
     x = torch.randn(config.tokens, config.dim, device=device, dtype=config.dtype)
     target = torch.randn_like(x)
     run = VariantRun()
@@ -243,12 +232,9 @@ def check_runs(runs: dict[str, VariantRun], config: ModelConfig) -> dict[str, bo
     checks = {
         "original_counter_climbs": original.cache_enabled
         == [layers * (k + 1) for k in range(len(original.cache_enabled))],
-        "original_pins_dequantized_weights": min(original.cached_bytes)
-        >= config.dequantized_bytes()
-        and original.memory_bytes[-1] - cached.memory_bytes[-1]
-        >= config.dequantized_bytes(),
-        "clamp_counter_zero": set(clamp.cache_enabled) == {0}
-        and set(clamp.cache_entries) == {0},
+        "original_pins_dequantized_weights": min(original.cached_bytes) >= config.dequantized_bytes()
+        and original.memory_bytes[-1] - cached.memory_bytes[-1] >= config.dequantized_bytes(),
+        "clamp_counter_zero": set(clamp.cache_enabled) == {0} and set(clamp.cache_entries) == {0},
         "cache_counter_zero_every_step": set(cached.cache_enabled) == {0},
         "cache_empty_every_step": set(cached.cache_entries) == {0},
         "cache_memory_flat_after_step_2": max(
@@ -281,9 +267,7 @@ def run_autoround() -> dict | None:
 
 def verify(config: ModelConfig, steps: int, device: torch.device) -> dict:
     """Run every variant and the checks; the JSON-ready report."""
-    runs = {
-        variant: run_variant(variant, config, steps, device) for variant in VARIANTS
-    }
+    runs = {variant: run_variant(variant, config, steps, device) for variant in VARIANTS}
     checks = check_runs(runs, config)
     no_cache_s, cache_s = (
         _median_step_seconds(runs["no_cache"]),
@@ -291,9 +275,7 @@ def verify(config: ModelConfig, steps: int, device: torch.device) -> dict:
     )
     return {
         "device": str(device),
-        "device_name": torch.cuda.get_device_name(device)
-        if device.type == "cuda"
-        else "cpu",
+        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         "torch": torch.__version__,
         "steps": steps,
         "config": {**asdict(config), "dtype": str(config.dtype)},
@@ -318,11 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"skipped": "no CUDA"}))
         return 0
     device = torch.device(args.device)
-    config = (
-        ModelConfig()
-        if device.type == "cuda"
-        else ModelConfig(layers=2, experts=4, dim=64, tokens=32)
-    )
+    config = ModelConfig() if device.type == "cuda" else ModelConfig(layers=2, experts=4, dim=64, tokens=32)
     report = verify(config, args.steps, device)
     if device.type == "cuda":
         report["autoround"] = run_autoround()

@@ -55,7 +55,14 @@ def _timed(command: list[str], cwd: Path, env: dict | None = None) -> tuple[floa
         "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024\n"
         "print(json.dumps([wall, peak, p.returncode, len(p.stdout)]))\n"
     )
-    out = subprocess.run([sys.executable, "-I", "-c", wrapper, *command], cwd=cwd, capture_output=True, text=True, check=True, env=env or _ENV)
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", wrapper, *command],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env or _ENV,
+    )
     wall, peak, returncode, size = json.loads(out.stdout)
     if returncode not in (0, 1):
         raise SystemExit(f"{command[0]} failed with exit code {returncode}")
@@ -63,11 +70,15 @@ def _timed(command: list[str], cwd: Path, env: dict | None = None) -> tuple[floa
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("tree", nargs="?", type=Path, default=None)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=None, help="hooklint --jobs (default: its own default)")
-    parser.add_argument("--baseline", type=Path, metavar="OLD_TREE", help="another hooklint's source tree, timed cold too")
+    parser.add_argument(
+        "--baseline", type=Path, metavar="OLD_TREE", help="another hooklint's source tree, timed cold too"
+    )
     args = parser.parse_args()
     tree = (args.tree or default_tree()).resolve()
     hooklint = shutil.which("hooklint", path=str(Path(sys.executable).parent)) or shutil.which("hooklint")
@@ -82,25 +93,42 @@ def main() -> None:
     files = sum(1 for _ in tree.rglob("*.py"))
     print(f"tree: {tree} ({files} .py files); {args.runs} runs each; cpus: {os.cpu_count()}")
 
-    results: dict[str, list[tuple[float, int]]] = {"hooklint cold": [], "hooklint warm": [], "ruff --select B": [], "baseline cold": []}
+    results: dict[str, list[tuple[float, int]]] = {
+        "hooklint cold": [],
+        "hooklint warm": [],
+        "ruff --select B": [],
+        "baseline cold": [],
+    }
     old_env = None
     if args.baseline is not None:
-        old_env = dict(_ENV, PYTHONPATH=os.pathsep.join([str(args.baseline.resolve()), *filter(None, [_ENV.get("PYTHONPATH")])]))
+        old_env = dict(
+            _ENV,
+            PYTHONPATH=os.pathsep.join(
+                [str(args.baseline.resolve()), *filter(None, [_ENV.get("PYTHONPATH")])]
+            ),
+        )
     notes = {}
     _timed(base + ["--cache-dir", str(cache)], tree)  # warm the OS page cache and our cache
     if old_env is not None:
         _timed(base + ["--no-cache"], tree, old_env)  # and the baseline's bytecode
     for _ in range(args.runs):
         wall, peak, note = _timed(base + ["--no-cache"], tree)
-        results["hooklint cold"].append((wall, peak)); notes["hooklint cold"] = note
+        results["hooklint cold"].append((wall, peak))
+        notes["hooklint cold"] = note
         wall, peak, note = _timed(base + ["--cache-dir", str(cache)], tree)
-        results["hooklint warm"].append((wall, peak)); notes["hooklint warm"] = note
+        results["hooklint warm"].append((wall, peak))
+        notes["hooklint warm"] = note
         if ruff:
-            wall, peak, note = _timed([ruff, "check", "--select", "B", "--no-cache", "--exit-zero", "--quiet", "--isolated", "."], tree)
-            results["ruff --select B"].append((wall, peak)); notes["ruff --select B"] = note
+            wall, peak, note = _timed(
+                [ruff, "check", "--select", "B", "--no-cache", "--exit-zero", "--quiet", "--isolated", "."],
+                tree,
+            )
+            results["ruff --select B"].append((wall, peak))
+            notes["ruff --select B"] = note
         if old_env is not None:
             wall, peak, note = _timed(base + ["--no-cache"], tree, old_env)
-            results["baseline cold"].append((wall, peak)); notes["baseline cold"] = note
+            results["baseline cold"].append((wall, peak))
+            notes["baseline cold"] = note
     shutil.rmtree(cache, ignore_errors=True)
 
     medians = {name: statistics.median(w for w, _ in runs) for name, runs in results.items() if runs}
@@ -112,8 +140,10 @@ def main() -> None:
         cold = medians["hooklint cold"] / ruff_time
         warm = medians["hooklint warm"] / ruff_time
         peak_mb = max(peaks["hooklint cold"], peaks["hooklint warm"]) / 2**20
-        print(f"cold / ruff = {cold:.2f}x (must <= 4, aim <= 2)   warm / ruff = {warm:.2f}x (must <= 0.5)   "
-              f"hooklint peak = {peak_mb:.0f} MB (must <= 300)")
+        print(
+            f"cold / ruff = {cold:.2f}x (must <= 4, aim <= 2)   warm / ruff = {warm:.2f}x (must <= 0.5)   "
+            f"hooklint peak = {peak_mb:.0f} MB (must <= 300)"
+        )
         ok = cold <= 4 and warm <= 0.5 and peak_mb <= 300
         print("goals met" if ok else "GOALS NOT MET")
     else:

@@ -29,7 +29,6 @@ import sys
 import time
 
 import torch
-
 from hooklint.runtime.quant4bit import code_book, dequantize_4bit
 
 
@@ -87,7 +86,10 @@ def case(F, shape, quant_type, dtype, repeat: int) -> dict:
             "bnb": round((their_peak - output_bytes) / output_bytes, 3),
         },
         "max_abs_diff": (our_out.float() - their_out.float()).abs().max().item(),
-        "rel_rms_error": {"ours": round(rel_rms(our_out, weight), 5), "bnb": round(rel_rms(their_out, weight), 5)},
+        "rel_rms_error": {
+            "ours": round(rel_rms(our_out, weight), 5),
+            "bnb": round(rel_rms(their_out, weight), 5),
+        },
     }
 
 
@@ -103,9 +105,11 @@ def main(argv=None) -> int:
         print(json.dumps({"skipped": "bitsandbytes is not installed"}))
         return 0
     torch.set_num_threads(1)
-    shapes = [(1024, 1024), (8, 256, 256)] if args.quick else [
-        (1024, 1024), (2048, 2048), (4096, 4096), (8, 1024, 1024)
-    ]
+    shapes = (
+        [(1024, 1024), (8, 256, 256)]
+        if args.quick
+        else [(1024, 1024), (2048, 2048), (4096, 4096), (8, 1024, 1024)]
+    )
     cases = [
         case(F, shape, quant_type, dtype, args.repeat)
         for shape in shapes
@@ -114,14 +118,19 @@ def main(argv=None) -> int:
     ]
     worst_time = max(c["time_ratio"] for c in cases)
     worst_peak = max(c["peak_temp_ratio"]["ours"] for c in cases)
-    print(json.dumps({
-        "bitsandbytes": bitsandbytes.__version__,
-        "torch": torch.__version__,
-        "cases": cases,
-        "worst_time_ratio": worst_time,
-        "worst_peak_temp_ratio": worst_peak,
-        "musts": {"time_ratio<=2": worst_time <= 2, "peak_temp<=1.5x_output": worst_peak <= 1.5},
-    }, indent=1))
+    print(
+        json.dumps(
+            {
+                "bitsandbytes": bitsandbytes.__version__,
+                "torch": torch.__version__,
+                "cases": cases,
+                "worst_time_ratio": worst_time,
+                "worst_peak_temp_ratio": worst_peak,
+                "musts": {"time_ratio<=2": worst_time <= 2, "peak_temp<=1.5x_output": worst_peak <= 1.5},
+            },
+            indent=1,
+        )
+    )
     return 0
 
 

@@ -108,7 +108,7 @@ def _cost(command: list[str], cwd: Path) -> tuple[float, float]:
 
 def _measure(commands: dict[str, list[str]], cwd: Path, runs: int) -> dict[str, tuple[float, float]]:
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
-    for name, command in commands.items():  # one unmeasured run each: the OS's caches
+    for command in commands.values():  # one unmeasured run each: the OS's caches
         _cost(command, cwd)
     for _ in range(runs):
         for name, command in commands.items():
@@ -126,7 +126,9 @@ def _print(title: str, medians: dict[str, tuple[float, float]]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--files", type=int, default=20, help="files without a hook token, for figure 1")
     parser.add_argument("--file", type=Path, help="the realistic file with hooks, for figure 2")
@@ -136,7 +138,11 @@ def main() -> None:
     hooklint_command = [hooklint] if hooklint else [python, "-m", "hooklint"]
     package = importlib.util.find_spec("hooklint")
     if package is not None and package.origin and not (Path(package.origin).parent / "entry.py").exists():
-        hooklint_command = [python, "-c", "from hooklint.cli import main; main()"]  # an older tree first on PYTHONPATH: its CLI
+        hooklint_command = [
+            python,
+            "-c",
+            "from hooklint.cli import main; main()",
+        ]  # an older tree first on PYTHONPATH: its CLI
     ruff = shutil.which("ruff", path=str(Path(python).parent)) or shutil.which("ruff")
     check = [*hooklint_command, "check", "--no-cache", "--quiet", "--exit-zero"]
     ruff_check = [ruff, "check", "--no-cache", "--isolated", "--quiet", "--exit-zero"] if ruff else None
@@ -168,15 +174,25 @@ def main() -> None:
             floor = medians["python: read + parse (the floor)"][0] / medians["python -c pass"][0]
             print(f"  floor / python -c pass = {floor:.2f}x")
             print(f"  hooklint / python -c pass = {ratio:.2f}x (goal <= 2)", end="")
-            print(f"   hooklint / ruff = {medians['hooklint check'][0] / medians['ruff check'][0]:.2f}x" if ruff_check else "")
+            print(
+                f"   hooklint / ruff = {medians['hooklint check'][0] / medians['ruff check'][0]:.2f}x"
+                if ruff_check
+                else ""
+            )
 
         realistic = args.file or _realistic_file(tree)  # type: ignore[arg-type]
         shutil.copyfile(realistic, work / "realistic.py")
         (work / "worst.py").write_text(generate(5000), encoding="utf-8")
-        for name, label in (("realistic.py", f"realistic: {realistic}"), ("worst.py", "worst case: benchmarks/big_hook_file.py's text")):
+        for name, label in (
+            ("realistic.py", f"realistic: {realistic}"),
+            ("worst.py", "worst case: benchmarks/big_hook_file.py's text"),
+        ):
             size = (work / name).read_text(encoding="utf-8").count("\n")
             parse = f"import libcst; libcst.parse_module(open({name!r}, encoding='utf-8').read())"
-            commands = {"python: import libcst + parse": [python, "-c", parse], "hooklint check": check + [name]}
+            commands = {
+                "python: import libcst + parse": [python, "-c", parse],
+                "hooklint check": check + [name],
+            }
             if ruff_check:
                 commands["ruff check"] = ruff_check + [name]
             medians = _measure(commands, work, args.runs)
@@ -184,8 +200,15 @@ def main() -> None:
             ratio = medians["hooklint check"][0] / medians["python: import libcst + parse"][0]
             if name == "realistic.py":
                 verdicts.append(ratio <= 1.25)
-            print(f"  hooklint / (libcst import + parse) = {ratio:.2f}x (goal <= 1.25{'' if name == 'realistic.py' else '; not a goal'})", end="")
-            print(f"   hooklint / ruff = {medians['hooklint check'][0] / medians['ruff check'][0]:.1f}x" if ruff_check else "")
+            print(
+                f"  hooklint / (libcst import + parse) = {ratio:.2f}x (goal <= 1.25{'' if name == 'realistic.py' else '; not a goal'})",
+                end="",
+            )
+            print(
+                f"   hooklint / ruff = {medians['hooklint check'][0] / medians['ruff check'][0]:.1f}x"
+                if ruff_check
+                else ""
+            )
         print("\ngoals met" if all(verdicts) else "\nGOALS NOT MET")
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -20,10 +20,9 @@ import warnings
 
 import torch
 import torch.nn.utils.parametrize as P
-from torch import nn
-
 from hooklint.runtime.hooks import capture_outputs, paired_forward_hooks
 from hooklint.runtime.parametrize import enable_dequant_cache, replace_parameter_4bit
+from torch import nn
 
 
 def model() -> nn.Sequential:
@@ -40,7 +39,9 @@ def compiled(m, mode, backend):
 def paired(mode, backend):
     m = model()
     calls = []
-    paired_forward_hooks(m[0], lambda mod: calls.append("enter") or len(calls), lambda mod, s: calls.append(("exit", s)))
+    paired_forward_hooks(
+        m[0], lambda mod: calls.append("enter") or len(calls), lambda mod, s: calls.append(("exit", s))
+    )
     run = compiled(m, mode, backend)
     run(torch.randn(2, 8))
     run(torch.randn(2, 8))

@@ -50,11 +50,19 @@ def _compare(label: str, rules, files) -> bool:
             candidates.append((str(path), source.text))
     sparse, sparse_seconds = _findings(candidates, rules, skip_irrelevant=True)
     whole, whole_seconds = _findings(candidates, rules, skip_irrelevant=False)
-    print(f"{label}: {len(candidates)} candidate files of {len(files)}; findings: skipping {len(sparse)}, whole files {len(whole)}")
+    print(
+        f"{label}: {len(candidates)} candidate files of {len(files)}; findings: skipping {len(sparse)}, whole files {len(whole)}"
+    )
     print(f"  same findings: {sparse == whole}")
-    print(f"  lint time: skipping {sparse_seconds:.1f} s, whole files {whole_seconds:.1f} s, ratio {sparse_seconds / whole_seconds:.2f}")
+    print(
+        f"  lint time: skipping {sparse_seconds:.1f} s, whole files {whole_seconds:.1f} s, ratio {sparse_seconds / whole_seconds:.2f}"
+    )
     for difference in sorted(sparse ^ whole, key=str)[:20]:
-        print("  differs:", "only when skipping" if difference in sparse else "only in whole files", difference[:5])
+        print(
+            "  differs:",
+            "only when skipping" if difference in sparse else "only in whole files",
+            difference[:5],
+        )
     return sparse == whole
 
 
@@ -67,7 +75,9 @@ def main() -> None:
     every = [r for r in all_rules() if r.code != "HL000"]  # preview rules included
     # A rule that cannot be screened (HL010) turns screening off for the whole run, so
     # the screen is compared with every other rule, and the sparse text with them all.
-    same = _compare("screened, then sparse (every screenable rule)", [r for r in every if r.screenable], files)
+    same = _compare(
+        "screened, then sparse (every screenable rule)", [r for r in every if r.screenable], files
+    )
     same &= _compare("sparse only (every rule)", every, files)
     raise SystemExit(0 if same else 1)
 

@@ -5,11 +5,11 @@ bitsandbytes fix."""
 from __future__ import annotations
 
 import libcst as cst
+from hooklint.fixes.edits import Replace
+from hooklint.fixes.registration_keywords import add_keywords
 
 from hooklint.analysis.effects import StateEffect
 from hooklint.analysis.facts import ModuleFacts, Registration
-from hooklint.fixes.edits import Replace
-from hooklint.fixes.registration_keywords import add_keywords
 
 
 def add_always_call(registration: Registration) -> list:

@@ -9,7 +9,9 @@ from hooklint.analysis.facts import ModuleFacts
 from hooklint.analysis.module_kinds import is_known_module
 
 
-def call_module_instead_of_forward(facts: ModuleFacts, call: cst.Call, class_def: cst.ClassDef | None) -> list:
+def call_module_instead_of_forward(
+    facts: ModuleFacts, call: cst.Call, class_def: cst.ClassDef | None
+) -> list:
     """``x.forward(a)`` → ``x(a)``, only where ``x`` is known, in this file, to be an
     ``nn.Module`` (``class_def``: the class the call is in): ``x(a)`` runs
     ``Module.__call__``, which runs ``forward``; on anything else it runs whatever

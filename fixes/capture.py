@@ -100,7 +100,9 @@ def _has_multiline_string(facts: ModuleFacts, nodes) -> bool:
 
 
 # -- the safe fix ---------------------------------------------------------------------------
-def with_block(facts: ModuleFacts, registration: Registration, captured: list[Capture], kind: str, kept: tuple[str, ...]):
+def with_block(
+    facts: ModuleFacts, registration: Registration, captured: list[Capture], kind: str, kept: tuple[str, ...]
+):
     """Edits that scope the hook to a ``with`` block in its function, or None."""
     function = registration.site.function
     statement = registration.site.statement
@@ -112,7 +114,9 @@ def with_block(facts: ModuleFacts, registration: Registration, captured: list[Ca
             return None
         header = f"with {facts.code(registration.call)}:"
     elif kind == "kept" and len(kept) == 1 and re.fullmatch(r"\w+", kept[0]):
-        if not (isinstance(small, cst.Assign) and small.value is registration.call and len(small.targets) == 1):
+        if not (
+            isinstance(small, cst.Assign) and small.value is registration.call and len(small.targets) == 1
+        ):
             return None
         header = f"with {facts.code(registration.call)} as {kept[0]}:"
     else:
@@ -223,7 +227,11 @@ def _declaration(facts: ModuleFacts, class_def: cst.ClassDef, attribute: str, ha
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         small = statement.body[0]
-        if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == attribute:
+        if (
+            isinstance(small, cst.AnnAssign)
+            and isinstance(small.target, cst.Name)
+            and small.target.value == attribute
+        ):
             if small.value is None:
                 return InsertLineAfter(statement, f"{handles}: dict")
             return InsertLineAfter(statement, f"{handles}: dict = {facts.code(small.value)}")

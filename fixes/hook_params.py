@@ -9,7 +9,14 @@ when no fix can be built; none of them decides whether code is wrong.
 from __future__ import annotations
 
 import libcst as cst
-from hooklint.fixes.edits import DeleteAfter, InsertAfter, InsertLineAfter, InsertLinesBefore, Replace, is_docstring
+from hooklint.fixes.edits import (
+    DeleteAfter,
+    InsertAfter,
+    InsertLineAfter,
+    InsertLinesBefore,
+    Replace,
+    is_docstring,
+)
 from hooklint.fixes.registration_keywords import add_keywords
 
 from hooklint.analysis.facts import ModuleFacts
@@ -76,7 +83,5 @@ def add_with_kwargs(
     edits.append(InsertAfter(anchor, f", {kwargs_name}"))
     name = args_param.name.value
     for subscript in index_nodes:
-        edits.append(
-            Replace(subscript, f"({name}[0] if {name} else next(iter({kwargs_name}.values())))")
-        )
+        edits.append(Replace(subscript, f"({name}[0] if {name} else next(iter({kwargs_name}.values())))"))
     return edits

@@ -46,9 +46,7 @@ class RewriteBlock:
             if part[0] == "text":
                 out.append(indent + part[1])
                 continue
-            if (
-                part[0] == "with"
-            ):  # ("with", call): its original text, continuation lines kept as they are
+            if part[0] == "with":  # ("with", call): its original text, continuation lines kept as they are
                 comments = [c for c in dropped_comments if not _inside(at, part[1], c)]
                 # The call's own trailing comment (`# type: ignore`) stays with it; the
                 # other dropped statements' comments keep lines of their own above it.
@@ -56,7 +54,10 @@ class RewriteBlock:
                 trailing = [c for c in comments if c[0] in call_lines]
                 out += [indent + c[2] for c in comments if c[0] not in call_lines]
                 out.append(
-                    indent + "with " + _source_of(at, part[1], self.newline) + ":"
+                    indent
+                    + "with "
+                    + _source_of(at, part[1], self.newline)
+                    + ":"
                     + "".join("  " + c[2] for c in trailing)
                 )
                 dropped_comments = []
@@ -76,9 +77,7 @@ class RewriteBlock:
                 out[-1:-1] = gap[:blank]
                 gap = gap[blank:]
             if op == "indent":
-                out += [
-                    self.unit + line if line.strip() else line for line in gap + lines
-                ]
+                out += [self.unit + line if line.strip() else line for line in gap + lines]
             else:  # drop: keep the comments above and in it, lose the statement
                 out += [line for line in gap if line.strip()]
                 dropped_comments = comments_in(start, lines)
@@ -148,9 +147,7 @@ def with_over_rest_of_block(facts: ModuleFacts, registration: Registration) -> l
     return with_over_rest(facts, level.statement, registration.call, rest)
 
 
-def try_finally(
-    facts: ModuleFacts, body: Sequence[cst.CSTNode], cleanup: Sequence[cst.CSTNode]
-) -> list:
+def try_finally(facts: ModuleFacts, body: Sequence[cst.CSTNode], cleanup: Sequence[cst.CSTNode]) -> list:
     """Put ``body`` in ``try:`` and the ``cleanup`` statements that follow it in ``finally:``."""
     parts: tuple[Part, ...] = (
         ("text", "try:"),

@@ -16,7 +16,6 @@ from hooklint.fixes.edits import DeleteLines, Replace, ReplaceWithLines
 from hooklint.analysis.facts import ModuleFacts
 from hooklint.analysis.walk import descendants
 
-
 PARAMETRIZE = "torch.nn.utils.parametrize"
 
 
@@ -97,9 +96,15 @@ def _name_uses(scope: cst.CSTNode, names: set[str]) -> Iterable[tuple[cst.CSTNod
                 globals_in[id(node)] = declared
                 for sub in descendants(node.body, into_functions=False):
                     target = None
-                    if isinstance(sub, (cst.AssignTarget,)) or isinstance(sub, (cst.AugAssign, cst.AnnAssign)):
+                    if isinstance(sub, (cst.AssignTarget,)) or isinstance(
+                        sub, (cst.AugAssign, cst.AnnAssign)
+                    ):
                         target = sub.target
-                    if isinstance(target, cst.Name) and target.value in names and target.value not in declared:
+                    if (
+                        isinstance(target, cst.Name)
+                        and target.value in names
+                        and target.value not in declared
+                    ):
                         yield target, "shadow"
         elif (
             isinstance(node, cst.SimpleStatementLine)

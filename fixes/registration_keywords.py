@@ -11,7 +11,6 @@ that feeds it (HL017): text edits, so the call's formatting and comments stay.
 from __future__ import annotations
 
 import libcst as cst
-
 from hooklint.fixes.edits import DeleteAfter, InsertAfter, Replace
 
 

@@ -19,7 +19,14 @@ from dataclasses import dataclass
 
 import libcst as cst
 from hooklint.fixes.always_call import clamp_decrement
-from hooklint.fixes.edits import InsertAfter, InsertLineAfter, InsertLinesBefore, Replace, indent_edits, indentation_of
+from hooklint.fixes.edits import (
+    InsertAfter,
+    InsertLineAfter,
+    InsertLinesBefore,
+    Replace,
+    indent_edits,
+    indentation_of,
+)
 
 from hooklint.analysis.effects import StateEffect
 from hooklint.analysis.facts import HookBody, ModuleFacts, parameter_names
@@ -69,7 +76,9 @@ class ReturnThrough:
         return [Edit(at.start(self.node), at.end(self.node), code)]
 
 
-def acquired_flag_guard(facts: ModuleFacts, pre: HookBody, post: HookBody, acquires, releases) -> tuple[list, str | None]:
+def acquired_flag_guard(
+    facts: ModuleFacts, pre: HookBody, post: HookBody, acquires, releases
+) -> tuple[list, str | None]:
     """Edits that make ``post`` release a method-call pair only after ``pre`` acquired it
     in this call, or ``([], reason)`` when no exact rewrite is known.
 
@@ -79,7 +88,12 @@ def acquired_flag_guard(facts: ModuleFacts, pre: HookBody, post: HookBody, acqui
     each module's call is matched with its own (``always_call`` runs the post-hook also
     when an earlier pre-hook raised, before this pre-hook acquired anything).
     """
-    if isinstance(pre.node, cst.Lambda) or isinstance(post.node, cst.Lambda) or not pre.params or not post.params:
+    if (
+        isinstance(pre.node, cst.Lambda)
+        or isinstance(post.node, cst.Lambda)
+        or not pre.params
+        or not post.params
+    ):
         return [], "a lambda hook, or one without the module parameter, cannot hold the guard"
     released = {id(r.hook_statement) for r in releases}
     release_line = releases[0].hook_statement
@@ -110,7 +124,11 @@ def acquired_flag_guard(facts: ModuleFacts, pre: HookBody, post: HookBody, acqui
         return [], "the pre-hook raises where it acquires"
     else:
         edits.append(InsertLineAfter(acquire_line, mark))
-    edits.append(GuardStatement(release_line, f"getattr({post_module}, {flag!r}, False)", f"{post_module}.{flag} = False"))
+    edits.append(
+        GuardStatement(
+            release_line, f"getattr({post_module}, {flag!r}, False)", f"{post_module}.{flag} = False"
+        )
+    )
     return edits, None
 
 
@@ -135,12 +153,24 @@ def tolerant_release(
         return edits, "Clamp the release at zero: `max(0, n - 1)`"
     if isinstance(node, cst.Del):
         target = node.target
-        if container == "list" and isinstance(target, cst.Subscript) and statement is not None and _pure(target.value):
+        if (
+            container == "list"
+            and isinstance(target, cst.Subscript)
+            and statement is not None
+            and _pure(target.value)
+        ):
             return [GuardStatement(statement, facts.code(target.value))], "Delete only from a non-empty list"
-        if container == "dict" and isinstance(target, cst.Subscript) and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+        if (
+            container == "dict"
+            and isinstance(target, cst.Subscript)
+            and len(target.slice) == 1
+            and isinstance(target.slice[0].slice, cst.Index)
+        ):
             base = facts.code(target.value)
             key = facts.code(target.slice[0].slice.value)
-            return [Replace(node, f"{base}.pop({key}, None)")], "Use `pop(key, None)`, which tolerates a missing key"
+            return [
+                Replace(node, f"{base}.pop({key}, None)")
+            ], "Use `pop(key, None)`, which tolerates a missing key"
         return [], ""
     if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
         return [], ""
@@ -151,10 +181,14 @@ def tolerant_release(
             return [Replace(node.func.attr, "discard")], "Use `discard`, which tolerates a missing item"
         item = node.args[0].value
         if container == "list" and statement_is_call and statement is not None and _pure(item):
-            return [GuardStatement(statement, f"{facts.code(item)} in {owner}")], "Remove the item only if it is there"
+            return [
+                GuardStatement(statement, f"{facts.code(item)} in {owner}")
+            ], "Remove the item only if it is there"
         return [], ""
     if method == "pop" and len(node.args) == 1 and container == "dict":
-        return [InsertAfter(node.args[0].value, ", None")], "Use `pop(key, None)`, which tolerates a missing key"
+        return [
+            InsertAfter(node.args[0].value, ", None")
+        ], "Use `pop(key, None)`, which tolerates a missing key"
     if method in ("pop", "popleft") and (not node.args or container == "list"):
         if not _pure(node.func.value) or isinstance(node.func.value, cst.Subscript):
             # ``if not d[k]`` would raise KeyError itself when the pre-hook never ran.

@@ -25,8 +25,12 @@ import json
 import os
 import stat
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
+
+TYPE_CHECKING = False  # `typing` stays unimported on the pre-commit path
+if TYPE_CHECKING:  # annotations only: the module imports them where it reads an entry
+    from hooklint.violation import Fix, Location, Violation
 
 # hooklint.violation (and dataclasses) are imported where an entry's violations are read:
 # a run index of clean files is read and written without them.
@@ -34,7 +38,7 @@ from pathlib import Path
 DEFAULT_DIR = ".hooklint_cache"
 
 
-@lru_cache(maxsize=None)
+@cache
 def code_fingerprint() -> str:
     """hooklint's version and the size and modification time of each of its own
     sources, so that a changed rule (an upgrade, or an edit in a development
@@ -127,7 +131,9 @@ def _unchanged(dependencies) -> bool:
     return all(isinstance(d, str) and file_digest(p) == d for p, d in dependencies.items())
 
 
-def store(directory: str, key: str, violations: list[Violation], dependencies: dict[str, str] | None = None) -> None:
+def store(
+    directory: str, key: str, violations: list[Violation], dependencies: dict[str, str] | None = None
+) -> None:
     entry: dict = {"violations": [v.to_dict() for v in violations]}
     if dependencies:
         entry["dependencies"] = dependencies
@@ -186,8 +192,17 @@ def _violation_from(data) -> Violation | None:
     if not (cell is None or type(cell) is int and cell >= 1):
         return None
     return Violation(
-        data["code"], data["name"], data["message"], data["path"], start, end, fix, withheld, data["source_line"],
-        tuple(related), cell,
+        data["code"],
+        data["name"],
+        data["message"],
+        data["path"],
+        start,
+        end,
+        fix,
+        withheld,
+        data["source_line"],
+        tuple(related),
+        cell,
     )
 
 
@@ -283,7 +298,11 @@ class RunIndex:
         """The violations recorded for ``path`` at this ``stamp``; None (a miss, and the
         file is checked and recorded again) when absent, stale or of another shape."""
         entry = self.entries.get(path)
-        if not isinstance(entry, list) or len(entry) not in (3, 4) or [entry[0], entry[1]] != [stamp[0], stamp[1]]:
+        if (
+            not isinstance(entry, list)
+            or len(entry) not in (3, 4)
+            or [entry[0], entry[1]] != [stamp[0], stamp[1]]
+        ):
             return None
         if len(entry) == 4 and not _stamps_unchanged(entry[3]):
             return None  # a file whose summary this result used has changed
@@ -293,7 +312,11 @@ class RunIndex:
         return violations
 
     def record(
-        self, path: str, stamp: tuple[int, int], violations: list[Violation], dependencies: dict[str, str] | None = None
+        self,
+        path: str,
+        stamp: tuple[int, int],
+        violations: list[Violation],
+        dependencies: dict[str, str] | None = None,
     ) -> None:
         self.seen[path] = [stamp[0], stamp[1], [v.to_dict() for v in violations]]
         if dependencies:

@@ -60,36 +60,103 @@ def main() -> None:
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (comma-separated; ALL).")
-@click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of the selection.")
+@click.option(
+    "--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of the selection."
+)
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
-@click.option("--extend-ignore", multiple=True, help="Rule codes or prefixes to disable on top of the configured ones (as --ignore).")
+@click.option(
+    "--extend-ignore",
+    multiple=True,
+    help="Rule codes or prefixes to disable on top of the configured ones (as --ignore).",
+)
 @click.option("--fix", is_flag=True, help="Apply safe fixes.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also offer and apply unsafe fixes.")
-@click.option("--fix-only", is_flag=True, help="Apply fixes; do not report or exit 1 for what remains (implies --fix).")
-@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a fix was applied, even if nothing remains.")
+@click.option(
+    "--fix-only", is_flag=True, help="Apply fixes; do not report or exit 1 for what remains (implies --fix)."
+)
+@click.option(
+    "--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a fix was applied, even if nothing remains."
+)
 @click.option("--show-fixes", is_flag=True, help="List the fixes applied, per file and rule.")
 @click.option("--diff", is_flag=True, help="Print the fixes as unified diffs; write nothing.")
-@click.option("--add-noqa", is_flag=True, help="Write `# noqa: CODE` on each violation's line (a baseline); exit 0.")
+@click.option(
+    "--add-noqa", is_flag=True, help="Write `# noqa: CODE` on each violation's line (a baseline); exit 0."
+)
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="full", show_default=True)
-@click.option("--output-file", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
+@click.option(
+    "--output-file", type=click.Path(path_type=Path), help="Write the report here instead of stdout."
+)
 @click.option("--stdin-filename", help="The file name to report for source read from stdin (`-`).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when violations remain.")
 @click.option("--statistics", is_flag=True, help="Print counts per rule instead of each violation.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
-@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where to keep the cache (default .hooklint_cache).")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default and most: the CPU count; never more than the files).")
-@click.option("--max-file-size", type=click.IntRange(min=1), help="Skip files larger than this many bytes (default 4194304; config `max-file-size`).")
+@click.option(
+    "--cache-dir", type=click.Path(path_type=Path), help="Where to keep the cache (default .hooklint_cache)."
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    help="Worker processes (default and most: the CPU count; never more than the files).",
+)
+@click.option(
+    "--max-file-size",
+    type=click.IntRange(min=1),
+    help="Skip files larger than this many bytes (default 4194304; config `max-file-size`).",
+)
 @click.option("--target-torch", help="Oldest torch the code supports, e.g. 2.4 (default: inferred).")
 @click.option("--preview", is_flag=True, default=None, help="Enable preview rules.")
-@click.option("--config", "config_file", type=click.Path(path_type=Path), help="Use this configuration file for every path (default: each file's closest).")
-@click.option("--force-exclude", is_flag=True, help="Apply the excludes to files named on the command line too (for pre-commit).")
-@click.option("--color", "color", type=click.Choice(("auto", "always", "never")), default="auto", show_default=True,
-              help="Colour the human formats (auto: on a terminal, unless NO_COLOR; FORCE_COLOR forces it).")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    help="Use this configuration file for every path (default: each file's closest).",
+)
+@click.option(
+    "--force-exclude",
+    is_flag=True,
+    help="Apply the excludes to files named on the command line too (for pre-commit).",
+)
+@click.option(
+    "--color",
+    "color",
+    type=click.Choice(("auto", "always", "never")),
+    default="auto",
+    show_default=True,
+    help="Colour the human formats (auto: on a terminal, unless NO_COLOR; FORCE_COLOR forces it).",
+)
 @click.option("--no-cross-file", is_flag=True, help="Analyse each file alone (config `cross-file = false`).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the violations, no summary.")
-def check(paths, select, extend_select, ignore, extend_ignore, fix, unsafe_fixes, fix_only, exit_non_zero_on_fix, show_fixes,
-          diff, add_noqa, output_format, output_file, stdin_filename, exit_zero, statistics, no_cache, cache_dir, jobs,
-          max_file_size, target_torch, preview, no_cross_file, config_file, force_exclude, color, quiet) -> None:
+def check(
+    paths,
+    select,
+    extend_select,
+    ignore,
+    extend_ignore,
+    fix,
+    unsafe_fixes,
+    fix_only,
+    exit_non_zero_on_fix,
+    show_fixes,
+    diff,
+    add_noqa,
+    output_format,
+    output_file,
+    stdin_filename,
+    exit_zero,
+    statistics,
+    no_cache,
+    cache_dir,
+    jobs,
+    max_file_size,
+    target_torch,
+    preview,
+    no_cross_file,
+    config_file,
+    force_exclude,
+    color,
+    quiet,
+) -> None:
     """Check PATHS (default: .) for hook misuse."""
     from hooklint.runner import CheckRequest, run_check
 
@@ -100,7 +167,9 @@ def check(paths, select, extend_select, ignore, extend_ignore, fix, unsafe_fixes
     if add_noqa and [str(p) for p in paths] == ["-"]:
         _fail("--add-noqa edits files; it cannot read standard input")
     try:
-        torch_override = parse_torch_version(target_torch, "--target-torch") if target_torch is not None else None
+        torch_override = (
+            parse_torch_version(target_torch, "--target-torch") if target_torch is not None else None
+        )
 
         def adjust(config) -> None:  # the command line's settings win over every file's
             if torch_override is not None:
@@ -167,7 +236,9 @@ def check(paths, select, extend_select, ignore, extend_ignore, fix, unsafe_fixes
         click.echo(report, nl=False, err=True, color=colour)
     to_stderr = outcome.stdout_source is not None or output_file is not None
     if show_fixes and fix and not diff and not quiet:
-        click.echo(_fix_summary(outcome.results), nl=False, err=to_stderr or output_format not in HUMAN_FORMATS)
+        click.echo(
+            _fix_summary(outcome.results), nl=False, err=to_stderr or output_format not in HUMAN_FORMATS
+        )
     if not quiet and output_format in HUMAN_FORMATS:
         if fix_only:
             if outcome.fixed:
@@ -265,7 +336,9 @@ def _report(outcome, output_format, statistics, unsafe, colour: bool) -> str:
         return "".join(f"{n:>5}  {code}  {name}\n" for (code, name), n in sorted(counts.items()))
     style = click.style if colour else (lambda text, **_: text)
     sources = _sources(outcome.remaining) if output_format == "full" else None
-    return REPORTERS[output_format](outcome.remaining, unsafe=unsafe, style=style, sources=sources, root=Path.cwd())
+    return REPORTERS[output_format](
+        outcome.remaining, unsafe=unsafe, style=style, sources=sources, root=Path.cwd()
+    )
 
 
 def _sources(violations) -> dict[str, list[str]]:
@@ -326,7 +399,13 @@ def _fail(message: str) -> None:
 
 
 @main.command("rules")
-@click.option("--format", "output_format", type=click.Choice(("text", "json", "markdown")), default="text", show_default=True)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(("text", "json", "markdown")),
+    default="text",
+    show_default=True,
+)
 def rules_command(output_format: str) -> None:
     """List every rule: code, name, default, fix availability and safety (JSON: with
     each rule's full documentation and its URL)."""
@@ -348,7 +427,9 @@ def rules_command(output_format: str) -> None:
         return
     click.echo(f"{'code':<6} {'name':<36} {'default':<8} {'tier':<8} {'fix':<7} summary")
     for row in rows:
-        click.echo(f"{row['code']:<6} {row['name']:<36} {row['default']:<8} {row['tier']:<8} {fix_column(row):<7} {row['summary']}")
+        click.echo(
+            f"{row['code']:<6} {row['name']:<36} {row['default']:<8} {row['tier']:<8} {fix_column(row):<7} {row['summary']}"
+        )
 
 
 @main.command()

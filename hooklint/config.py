@@ -60,7 +60,11 @@ class Config:
 
 _CODE_LISTS = ("select", "extend-select", "ignore")
 _STRING_LISTS = ("exclude", "extend-exclude", "registration-wrappers")
-KNOWN_KEYS = frozenset(_CODE_LISTS + _STRING_LISTS + ("per-file-ignores", "target-torch", "preview", "max-file-size", "extend", "cross-file"))
+KNOWN_KEYS = frozenset(
+    _CODE_LISTS
+    + _STRING_LISTS
+    + ("per-file-ignores", "target-torch", "preview", "max-file-size", "extend", "cross-file")
+)
 #: Standalone configuration files (flat tables), before ``pyproject.toml`` in one directory.
 STANDALONE_NAMES = (".hooklint.toml", "hooklint.toml")
 #: Inherited settings that the extending file's own value adds to rather than replaces.
@@ -170,7 +174,9 @@ def _read_toml(path: Path) -> dict:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
+        raise ConfigError(
+            f"{path}: invalid TOML: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+        ) from None
     except (RecursionError, MemoryError):
         raise ConfigError(f"{path}: invalid TOML: too deeply nested to read") from None
     except OSError as exc:
@@ -231,12 +237,16 @@ def _settings(path: Path, chain: tuple[Path, ...]) -> dict:
     table, section = _own_table(path)
     resolved = path.resolve()
     if resolved in chain:
-        raise ConfigError(f"{path}: `extend` makes a cycle: " + " -> ".join(str(p) for p in (*chain, resolved)))
+        raise ConfigError(
+            f"{path}: `extend` makes a cycle: " + " -> ".join(str(p) for p in (*chain, resolved))
+        )
     merged: dict = {}
     if "extend" in table:
         base = table["extend"]
         if not isinstance(base, str) or not base.strip():
-            raise ConfigError(f"{path}: {section}extend: expected the path of a configuration file, got {_short(base)}")
+            raise ConfigError(
+                f"{path}: {section}extend: expected the path of a configuration file, got {_short(base)}"
+            )
         base_path = Path(os.path.expandvars(os.path.expanduser(base)))
         if not base_path.is_absolute():
             base_path = path.parent / base_path
@@ -295,7 +305,10 @@ def _string_list(value, where: str) -> list[str]:
 
 
 def _check_codes(codes: list[str], where: str) -> None:
-    from hooklint.selection import UnknownSelector, validate  # the rules' codes: only for a file that names some
+    from hooklint.selection import (  # the rules' codes: only for a file that names some
+        UnknownSelector,
+        validate,
+    )
 
     for code in codes:
         try:
@@ -308,11 +321,11 @@ def parse_torch_version(value, where: str = "target-torch") -> tuple[int, int]:
     """``"2.4"`` → (2, 4).  Only a string: a TOML float cannot tell 2.10 from 2.1."""
     if isinstance(value, float):
         raise ConfigError(
-            f"{where}: expected a string like \"2.4\" (a TOML number cannot tell 2.10 from 2.1), got the number {value!r}"
+            f'{where}: expected a string like "2.4" (a TOML number cannot tell 2.10 from 2.1), got the number {value!r}'
         )
     match = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", value) if isinstance(value, str) else None
     if match is None:
-        raise ConfigError(f"{where}: expected a torch version like \"2.4\", got {_short(value)}")
+        raise ConfigError(f'{where}: expected a torch version like "2.4", got {_short(value)}')
     return int(match.group(1)), int(match.group(2))
 
 

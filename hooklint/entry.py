@@ -37,10 +37,19 @@ from hooklint.tokens import ANY_RULE_TOKENS, literal_parts, mentions_hooklint_co
 
 #: Flags the pre-commit path understands: each leaves a run over clean files clean
 #: (``--fix`` fixes nothing there, and keeps the run index unused, as in the CLI).
-_FLAGS = frozenset({
-    "--no-cache", "--quiet", "-q", "--exit-zero", "--force-exclude", "--fix", "--unsafe-fixes", "--show-fixes",
-    "--exit-non-zero-on-fix",
-})
+_FLAGS = frozenset(
+    {
+        "--no-cache",
+        "--quiet",
+        "-q",
+        "--exit-zero",
+        "--force-exclude",
+        "--fix",
+        "--unsafe-fixes",
+        "--show-fixes",
+        "--exit-non-zero-on-fix",
+    }
+)
 #: Options with a value, and the values that change nothing in a clean run's output.
 _CHOICES = {"--format": ("full", "concise"), "--color": ("auto", "always", "never")}
 #: The files :mod:`hooklint.config` looks for in each directory above a file.
@@ -58,7 +67,8 @@ def main() -> None:
 # -- exit codes and stdout, shared with hooklint.cli ------------------------------------
 #: What a failed write of the report to stdout raises (no file name attached).
 _WRITE_ERRORS = frozenset(
-    getattr(__import__("errno"), name) for name in ("ENOSPC", "EPIPE", "EIO", "EDQUOT", "EFBIG", "EBADF")
+    getattr(__import__("errno"), name)
+    for name in ("ENOSPC", "EPIPE", "EIO", "EDQUOT", "EFBIG", "EBADF")
     if hasattr(__import__("errno"), name)
 )
 
@@ -105,7 +115,10 @@ def _run(command) -> bool:
         elif exc.filename is not None:
             message(f"hooklint: error: {exc.filename}: {exc.strerror or exc}")
         else:
-            message(f"hooklint: error: {exc.strerror or exc}" + ("" if debug() else " (set HOOKLINT_DEBUG=1 for the traceback)"))
+            message(
+                f"hooklint: error: {exc.strerror or exc}"
+                + ("" if debug() else " (set HOOKLINT_DEBUG=1 for the traceback)")
+            )
         if debug():
             import traceback
 
@@ -114,8 +127,10 @@ def _run(command) -> bool:
     except Exception as exc:  # a bug in hooklint: one line, exit 2
         from hooklint.lexical import first_line
 
-        message(f"hooklint: error: internal error: {type(exc).__name__}: {first_line(str(exc))}"
-                + ("" if debug() else " (set HOOKLINT_DEBUG=1 for the traceback)"))
+        message(
+            f"hooklint: error: internal error: {type(exc).__name__}: {first_line(str(exc))}"
+            + ("" if debug() else " (set HOOKLINT_DEBUG=1 for the traceback)")
+        )
         if debug():
             import traceback
 
@@ -155,7 +170,9 @@ def exit_flushed(code) -> None:
         if sys.stdout is not None:
             sys.stdout.flush()
     except (OSError, ValueError) as exc:
-        message(f"hooklint: error: cannot write the report to stdout: {getattr(exc, 'strerror', None) or exc}")
+        message(
+            f"hooklint: error: cannot write the report to stdout: {getattr(exc, 'strerror', None) or exc}"
+        )
         silence_stdout()
         code = 2
     if code is None:

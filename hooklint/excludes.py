@@ -10,10 +10,31 @@ from __future__ import annotations
 import os
 
 DEFAULT_EXCLUDES = (
-    ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".env", "env", ".tox", ".nox", ".eggs",
-    "*.egg-info", "build", "dist", "__pycache__", "site-packages", "node_modules",
-    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hooklint_cache", "_build", "buck-out",
-    ".ipynb_checkpoints", "__pypackages__",
+    ".git",
+    ".hg",
+    ".svn",
+    ".bzr",
+    ".venv",
+    "venv",
+    ".env",
+    "env",
+    ".tox",
+    ".nox",
+    ".eggs",
+    "*.egg-info",
+    "build",
+    "dist",
+    "__pycache__",
+    "site-packages",
+    "node_modules",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hooklint_cache",
+    "_build",
+    "buck-out",
+    ".ipynb_checkpoints",
+    "__pypackages__",
 )
 #: Files larger than this are not read (``max-file-size``): libcst needs about 2 GB per
 #: MB of source, and a generated file that big is rarely hand-written hook code.
@@ -42,7 +63,7 @@ def is_excluded(path, excludes, root) -> bool:
     patterns = (*DEFAULT_EXCLUDES, *excludes)
     absolute = os.path.abspath(path)
     prefix = os.path.join(os.path.abspath(root), "")
-    relative = absolute[len(prefix):] if absolute.startswith(prefix) else absolute
+    relative = absolute[len(prefix) :] if absolute.startswith(prefix) else absolute
     parts = [p for p in relative.replace(os.sep, "/").split("/") if p]
     for depth in range(1, len(parts) + 1):
         name, below = parts[depth - 1], "/".join(parts[:depth])

@@ -88,7 +88,9 @@ def read_source(path: Path, max_size: int | None = None) -> SourceFile:
     if notebook:
         source = decode_file(path, raw)
         if code_limit is not None and len(source.text) > code_limit:
-            raise SourceError(f"too large to check (its code cells hold {len(source.text)} characters, over `max-file-size` = {code_limit}); skipped")
+            raise SourceError(
+                f"too large to check (its code cells hold {len(source.text)} characters, over `max-file-size` = {code_limit}); skipped"
+            )
         return source
     return decode_source(path, raw)
 
@@ -124,7 +126,13 @@ def decode_source(path: Path, raw: bytes) -> SourceFile:
         # No encoding cookie on the first two lines: UTF-8, as tokenize.detect_encoding
         # says when they decode (tokenize is imported only for a cookie or a bad byte).
         try:
-            return SourceFile(path, raw, raw[len(codecs.BOM_UTF8) :].decode("utf-8") if bom else raw.decode("utf-8"), "utf-8", bom)
+            return SourceFile(
+                path,
+                raw,
+                raw[len(codecs.BOM_UTF8) :].decode("utf-8") if bom else raw.decode("utf-8"),
+                "utf-8",
+                bom,
+            )
         except UnicodeDecodeError:
             pass  # detect_encoding and the decoding below say which byte, as before
     import tokenize
@@ -139,7 +147,9 @@ def decode_source(path: Path, raw: bytes) -> SourceFile:
     try:
         text = body.decode(encoding)
     except UnicodeDecodeError as exc:
-        raise SourceError(f"cannot decode as {encoding}: byte 0x{raw[exc.start]:02x} at offset {exc.start}") from None
+        raise SourceError(
+            f"cannot decode as {encoding}: byte 0x{raw[exc.start]:02x} at offset {exc.start}"
+        ) from None
     except LookupError:
         raise SourceError(f"unknown encoding {encoding!r}") from None
     return SourceFile(path, raw, text, encoding, bom)
@@ -273,7 +283,9 @@ def _walk(top: Path, exclude_globs: tuple[str, ...], root: Path, problems: list[
             with os.scandir(directory) as listing:
                 entries = sorted(listing, key=lambda e: e.name)
         except OSError as exc:
-            problems.append((Path(display_path(Path(directory))), f"cannot read directory: {exc.strerror or exc}"))
+            problems.append(
+                (Path(display_path(Path(directory))), f"cannot read directory: {exc.strerror or exc}")
+            )
             continue
         local = None
         if directory != top_path and any(e.name == ".gitignore" for e in entries):

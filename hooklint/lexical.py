@@ -56,7 +56,11 @@ _PREFIXES = frozenset({"r", "u", "b", "f", "br", "rb", "fr", "rf", "t", "tr", "r
 _INTERESTING = re.compile(r"[#'\"]")
 _COMMENT_END = re.compile(r"\r|\n")
 _BODY = {
-    quote: re.compile((r"(?:\\(?:\r\n|.)|[^\\])*?" if len(quote) == 3 else r"(?:\\(?:\r\n|.)|[^\\\r\n" + quote + "])*") + quote, re.DOTALL)
+    quote: re.compile(
+        (r"(?:\\(?:\r\n|.)|[^\\])*?" if len(quote) == 3 else r"(?:\\(?:\r\n|.)|[^\\\r\n" + quote + "])*")
+        + quote,
+        re.DOTALL,
+    )
     for quote in ("'''", '"""', "'", '"')
 }
 _F_LITERAL = re.compile(r"[^\\{}'\"\r\n]+")
@@ -249,7 +253,10 @@ def lex(text: str) -> Lexed:
         if span.kind == FSTRING:
             pieces.append(chunk)
         elif multiline:  # blanks, keeping the line breaks
-            pieces.extend(part if index % 2 else " " * len(part) for index, part in enumerate(_SPLIT_KEEPING_BREAKS.split(chunk)))
+            pieces.extend(
+                part if index % 2 else " " * len(part)
+                for index, part in enumerate(_SPLIT_KEEPING_BREAKS.split(chunk))
+            )
         else:
             pieces.append(" " * len(chunk))
         if span.kind != COMMENT:

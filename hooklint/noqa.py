@@ -26,8 +26,12 @@ from dataclasses import dataclass
 from hooklint.lexical import COMMENT, line_starts, scan, split_lines
 from hooklint.tokens import mentions_hooklint_code  # noqa: F401  (HL100's token: hooklint.tokens)
 
-_LINE = re.compile(r"#\s*noqa(?![\w-])(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,?\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-_FILE = re.compile(r"#\s*hooklint:\s*noqa(?![\w-])(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,?\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_LINE = re.compile(
+    r"#\s*noqa(?![\w-])(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,?\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE
+)
+_FILE = re.compile(
+    r"#\s*hooklint:\s*noqa(?![\w-])(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,?\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE
+)
 _CODE = re.compile(r"[A-Za-z]+[0-9]+")
 ALL = frozenset({"*"})
 UNUSED_NOQA = "HL100"
@@ -46,7 +50,7 @@ class Suppressions:
     file_codes: frozenset[str]
 
     @classmethod
-    def parse(cls, text: str) -> "Suppressions":
+    def parse(cls, text: str) -> Suppressions:
         lines = split_lines(text)  # as the engine numbers lines: not at \f or \u2028
         file_codes: set[str] = set()
         if "hooklint:" in text:
@@ -111,9 +115,14 @@ def directives(text: str) -> list[Directive]:
             codes = ()
             if match.group("codes"):
                 offset = base + match.start("codes")
-                codes = tuple((m.group(0).upper(), offset + m.start(), offset + m.end()) for m in _CODE.finditer(match.group("codes")))
+                codes = tuple(
+                    (m.group(0).upper(), offset + m.start(), offset + m.end())
+                    for m in _CODE.finditer(match.group("codes"))
+                )
             line = bisect.bisect_right(starts, base + match.start())
-            found.append(Directive(line, base + match.start(), base + match.end(), span.start, span.end, codes))
+            found.append(
+                Directive(line, base + match.start(), base + match.end(), span.start, span.end, codes)
+            )
             break  # the first directive of a comment is the one that counts
     return found
 
@@ -127,7 +136,9 @@ def apply(text: str, path: str, violations, selected: tuple[str, ...]) -> list:
     that ran on this file), plus an HL100 violation for each unused ``HL`` code."""
     suppressions = Suppressions.parse(text)
     kept = [  # a syntax error is never suppressed: the comment may not even be a comment
-        v for v in violations if v.code == SYNTAX_ERROR or not suppressions.suppresses(v.code, v.start.line, v.end.line)
+        v
+        for v in violations
+        if v.code == SYNTAX_ERROR or not suppressions.suppresses(v.code, v.start.line, v.end.line)
     ]
     if UNUSED_NOQA in selected and mentions_hooklint_code(text):
         kept += unused(text, path, violations, selected, suppressions)
@@ -174,19 +185,25 @@ def unused(text: str, path: str, violations, selected: tuple[str, ...], suppress
             line = bisect.bisect_right(starts, offset)
             return Location(line, offset - starts[line - 1] + 1)
 
-        fix = Fix("Remove the unused code" + ("s" if len(stale) > 1 else "") + " from the `noqa` directive"
-                  if len(stale) < len(directive.codes) else "Remove the unused `noqa` directive",
-                  SAFE, tuple(Edit(location(a), location(b), content) for a, b, content in edits))
-        found.append(Violation(
-            code=UNUSED_NOQA,
-            name="unused-noqa",
-            message=f"Unused `noqa` directive ({'; '.join(parts)})",
-            path=path,
-            start=location(directive.start),
-            end=location(directive.end),
-            fix=fix,
-            source_line=lines[directive.line - 1] if directive.line <= len(lines) else "",
-        ))
+        fix = Fix(
+            "Remove the unused code" + ("s" if len(stale) > 1 else "") + " from the `noqa` directive"
+            if len(stale) < len(directive.codes)
+            else "Remove the unused `noqa` directive",
+            SAFE,
+            tuple(Edit(location(a), location(b), content) for a, b, content in edits),
+        )
+        found.append(
+            Violation(
+                code=UNUSED_NOQA,
+                name="unused-noqa",
+                message=f"Unused `noqa` directive ({'; '.join(parts)})",
+                path=path,
+                start=location(directive.start),
+                end=location(directive.end),
+                fix=fix,
+                source_line=lines[directive.line - 1] if directive.line <= len(lines) else "",
+            )
+        )
     return found
 
 
@@ -243,7 +260,12 @@ def add_noqa(text: str, violations) -> tuple[str, int, list[tuple[int, str]]]:
                 wanted.setdefault(number, set()).add(v.code)
                 break
         else:
-            problems.append((v.start.line, f"{v.code}: no line of it can take a `# noqa` comment (it ends inside a string)"))
+            problems.append(
+                (
+                    v.start.line,
+                    f"{v.code}: no line of it can take a `# noqa` comment (it ends inside a string)",
+                )
+            )
     if not wanted:
         return text, 0, problems
     by_line = {d.line: d for d in directives(text)}
@@ -253,7 +275,7 @@ def add_noqa(text: str, violations) -> tuple[str, int, list[tuple[int, str]]]:
         codes = wanted.get(index)
         if codes:
             body = line.rstrip("\r\n")
-            ending = line[len(body):]
+            ending = line[len(body) :]
             directive = by_line.get(index)
             if directive is not None and not directive.codes:
                 out.append(line)  # a bare `# noqa` suppresses everything already
@@ -286,5 +308,9 @@ def _can_end_with_comment(text, lines, starts, number, string_spans, comment_spa
     if index >= 0 and string_spans[index][0] < end < string_spans[index][1]:
         return False
     index = bisect.bisect_right(comment_spans, (end, len(text) + 1)) - 1
-    in_comment = index >= 0 and comment_spans[index][0] <= end <= comment_spans[index][1] and comment_spans[index][0] >= starts[number - 1]
+    in_comment = (
+        index >= 0
+        and comment_spans[index][0] <= end <= comment_spans[index][1]
+        and comment_spans[index][0] >= starts[number - 1]
+    )
     return in_comment or not line.rstrip("\r\n").rstrip(" \t").endswith("\\")

@@ -43,11 +43,15 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _SEPARATOR = "# hooklint-cell: {}\n"
 _SEPARATOR_LINE = re.compile(r"# hooklint-cell: (\d+)\n\Z")
 _MASK = "  # hooklint-masked: {}"
-_MASKED_LINE = re.compile(r"(?P<indent>[ \t]*)(?:[^\r\n]*?  )?# hooklint-masked: (?P<n>\d+)(?P<end>\r\n|\r|\n|)\Z")
+_MASKED_LINE = re.compile(
+    r"(?P<indent>[ \t]*)(?:[^\r\n]*?  )?# hooklint-masked: (?P<n>\d+)(?P<end>\r\n|\r|\n|)\Z"
+)
 #: ``%time CODE`` / ``%timeit CODE`` (no options): the code is kept, as ``pass; CODE``.
 _TIMED = re.compile(r"(?P<indent>[ \t]*)(?P<magic>%timeit|%time)(?P<gap>[ \t]+)(?P<code>[^-\s][^\r\n]*)")
 #: ``name = !cmd``, ``a, b = %magic ...``: the assignment is kept, its value masked.
-_ASSIGNED_MAGIC = re.compile(r"(?P<target>[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=)[ \t]*[%!]")
+_ASSIGNED_MAGIC = re.compile(
+    r"(?P<target>[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=)[ \t]*[%!]"
+)
 
 
 class NotebookError(ValueError):
@@ -115,8 +119,17 @@ class Notebook:
         lines = split_lines(self._cell(cell).text) if cell is not None else []
         source_line = lines[start.line - 1] if 1 <= start.line <= len(lines) else violation.source_line
         return Violation(
-            violation.code, violation.name, violation.message, violation.path, start, end, fix,
-            violation.fix_withheld, source_line, related, cell=cell,
+            violation.code,
+            violation.name,
+            violation.message,
+            violation.path,
+            start,
+            end,
+            fix,
+            violation.fix_withheld,
+            source_line,
+            related,
+            cell=cell,
         )
 
     def _cell(self, number: int | None) -> _Cell:
@@ -237,22 +250,32 @@ def parse(text: str) -> Notebook:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise NotebookError(f"not a valid notebook: invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+        raise NotebookError(
+            f"not a valid notebook: invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
     except RecursionError:
         raise NotebookError("not a valid notebook: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise NotebookError("not a valid notebook: the JSON is not an object")
     if "cells" not in data and "worksheets" in data:
-        raise NotebookError("not a valid notebook: nbformat 3 notebooks are not supported (convert with `jupyter nbconvert --to notebook`)")
+        raise NotebookError(
+            "not a valid notebook: nbformat 3 notebooks are not supported (convert with `jupyter nbconvert --to notebook`)"
+        )
     cells = data.get("cells")
     if not isinstance(cells, list):
         raise NotebookError("not a valid notebook: no `cells` list")
     for number, cell in enumerate(cells, start=1):
         if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
-            raise NotebookError(f"not a valid notebook: cell {number} is not a cell object with a `cell_type`")
+            raise NotebookError(
+                f"not a valid notebook: cell {number} is not a cell object with a `cell_type`"
+            )
         source = cell.get("source", "")
-        if not (isinstance(source, str) or isinstance(source, list) and all(isinstance(s, str) for s in source)):
-            raise NotebookError(f"not a valid notebook: cell {number}'s `source` is not a string or a list of strings")
+        if not (
+            isinstance(source, str) or isinstance(source, list) and all(isinstance(s, str) for s in source)
+        ):
+            raise NotebookError(
+                f"not a valid notebook: cell {number}'s `source` is not a string or a list of strings"
+            )
     notebook = Notebook(text, [], ascii_only=_ascii_only(text))
     if not _is_python(data.get("metadata")):
         return notebook  # an R or Julia notebook: nothing to lint
@@ -385,7 +408,7 @@ def _mask(code: str, masks: list[str]) -> list[str]:
     return lines
 
 
-def _is_ipython(line: str, state: "_LineState") -> bool:
+def _is_ipython(line: str, state: _LineState) -> bool:
     stripped = line.strip()
     if not stripped:
         return False
@@ -496,7 +519,9 @@ def read_notebook(path: Path, raw: bytes):
     try:
         text = raw[3:].decode("utf-8") if bom else raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SourceError(f"not a valid notebook: not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
+        raise SourceError(
+            f"not a valid notebook: not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+        ) from None
     try:
         notebook = parse(text)
     except NotebookError as exc:

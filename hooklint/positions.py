@@ -12,8 +12,8 @@ what a node's range is (syntactic start and end, decorators and hoisted children
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from contextlib import contextmanager, nullcontext
-from typing import Iterable
 
 import libcst as cst
 from libcst._position import CodePosition, CodeRange
@@ -79,6 +79,7 @@ class _SelectiveState(PositionProvidingCodegenState):
             start = computed[start_node].start if start_node is not None else start
             end = computed[end_node].end if end_node is not None else end
             computed[node] = CodeRange(start, end)
+
 
 def positions_of(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.CSTNode, CodeRange]:
     """The ranges ``PositionProvider`` would give ``nodes`` (nodes not in the module

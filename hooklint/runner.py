@@ -8,15 +8,30 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
-from hooklint.cache import RunIndex, code_fingerprint
-from hooklint.config import Config
-from hooklint.engine import FileResult, Settings, TooDeeplyNested, check_paths, check_source, compile_only, in_cells, write_fixed
-from hooklint.files import DEFAULT_MAX_FILE_SIZE, NOTEBOOK_SIZE_FACTOR, SourceError, decode_file, discover, display_path
-from hooklint.config import is_excluded
+from hooklint.cache import RunIndex
+from hooklint.config import Config, is_excluded
+from hooklint.engine import (
+    FileResult,
+    Settings,
+    TooDeeplyNested,
+    check_paths,
+    check_source,
+    compile_only,
+    in_cells,
+    write_fixed,
+)
+from hooklint.files import (
+    DEFAULT_MAX_FILE_SIZE,
+    NOTEBOOK_SIZE_FACTOR,
+    SourceError,
+    decode_file,
+    discover,
+    display_path,
+)
 from hooklint.rules.base import RuleContext
 from hooklint.selection import SelectedCodes, UnknownSelector
 from hooklint.violation import Violation
@@ -141,7 +156,13 @@ def run_check(request: CheckRequest) -> CheckOutcome:
                 continue
         fixed += result.fixed
     remaining = sorted((v for r in results for v in r.violations), key=lambda v: v.sort_key)
-    return CheckOutcome(results, problems, remaining, fixed, internal_error=bool(missing) or unwritten or any(r.error for r in results))
+    return CheckOutcome(
+        results,
+        problems,
+        remaining,
+        fixed,
+        internal_error=bool(missing) or unwritten or any(r.error for r in results),
+    )
 
 
 def _excludes(config: Config) -> list[str]:
@@ -165,7 +186,9 @@ def _discover(request: CheckRequest) -> tuple[list[Path], list[tuple[Path, str]]
         for file in files:
             own = configs(file)
             explicit = str(file) == named
-            if (own is not config or (explicit and request.force_exclude)) and is_excluded(file, _excludes(own), own.root):
+            if (own is not config or (explicit and request.force_exclude)) and is_excluded(
+                file, _excludes(own), own.root
+            ):
                 continue
             found.add(file)
     return sorted(found), missing
@@ -183,7 +206,9 @@ def _grouped_results(request: CheckRequest, files: list[Path], explicit: list[bo
     results: list[FileResult | None] = [None] * len(files)
     for config, positions in groups.values():
         sub = replace(request, config=config, configs=None)
-        for position, result in zip(positions, _results(sub, [files[i] for i in positions], [explicit[i] for i in positions])):
+        for position, result in zip(
+            positions, _results(sub, [files[i] for i in positions], [explicit[i] for i in positions])
+        ):
             results[position] = result
     return results  # type: ignore[return-value]
 
@@ -211,7 +236,9 @@ def _results(request: CheckRequest, files: list[Path], explicit: list[bool]) -> 
             results[position] = FileResult(shown, [replace(v, path=shown) for v in violations])
     misses = [i for i, result in enumerate(results) if result is None]
     if misses:
-        checked = check_paths([files[i] for i in misses], build_settings(request), request.jobs, [explicit[i] for i in misses])
+        checked = check_paths(
+            [files[i] for i in misses], build_settings(request), request.jobs, [explicit[i] for i in misses]
+        )
         for position, result in zip(misses, checked):
             results[position] = result
             if position in stamps and result.error is None:
@@ -230,7 +257,9 @@ def _check_stdin(request: CheckRequest, settings: Settings) -> CheckOutcome:
         raw = stream.read() if limit is None else stream.read(limit + 1)
     except (AttributeError, OSError, ValueError) as exc:
         problem = getattr(exc, "strerror", None) or "standard input is closed"
-        return CheckOutcome([], [f"{name}: cannot read standard input: {problem}"], [], 0, internal_error=True)
+        return CheckOutcome(
+            [], [f"{name}: cannot read standard input: {problem}"], [], 0, internal_error=True
+        )
     if limit is not None and len(raw) > limit:
         message = f"too large to check (over `max-file-size` = {limit} bytes); skipped"
         return CheckOutcome([], [f"{name}: {message}"], [], 0, internal_error=True)
@@ -240,7 +269,11 @@ def _check_stdin(request: CheckRequest, settings: Settings) -> CheckOutcome:
         return CheckOutcome([], [f"{name}: {exc}"], [], 0, internal_error=True)
     try:
         compiled = compile_only(source.text, name, settings)
-        result = in_cells(source, FileResult(name, compiled)) if compiled is not None else check_source(source, name, settings)
+        result = (
+            in_cells(source, FileResult(name, compiled))
+            if compiled is not None
+            else check_source(source, name, settings)
+        )
     except RecursionError as exc:
         message = str(exc) if isinstance(exc, TooDeeplyNested) else "too deeply nested to analyse"
         fixed_stdout = source.raw if request.fix and not request.diff else None
@@ -249,4 +282,6 @@ def _check_stdin(request: CheckRequest, settings: Settings) -> CheckOutcome:
     stdout_source = None
     if request.fix and not request.diff:  # in the input's own encoding and BOM
         stdout_source = source.encode(result.fixed_text) if result.fixed_text is not None else source.raw
-    return CheckOutcome([result], problems, sorted(result.violations, key=lambda v: v.sort_key), result.fixed, stdout_source)
+    return CheckOutcome(
+        [result], problems, sorted(result.violations, key=lambda v: v.sort_key), result.fixed, stdout_source
+    )

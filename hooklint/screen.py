@@ -43,8 +43,8 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
-from hooklint.lexical import Lexed, lex
 from hooklint.analysis.vocabulary import SETUP_WORDS, lifecycle_partners, lifecycle_teardowns
+from hooklint.lexical import Lexed, lex
 from hooklint.sparse import WORD, last_name, owner_calls
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -61,7 +61,16 @@ _SETUP_CALL = r"\b(?:self|cls)\.\w*(?:" + "|".join(re.escape(w) for w in SETUP_W
 _ASSIGNMENT = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)([^\r\n]*)", re.MULTILINE)
 #: Module-level statements dropped unless they bind a name the kept code mentions
 #: (a star import is always kept: it may bind any name).
-_DROPPABLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Assert, ast.Delete, ast.Import, ast.ImportFrom)
+_DROPPABLE = (
+    ast.Expr,
+    ast.Assign,
+    ast.AnnAssign,
+    ast.AugAssign,
+    ast.Assert,
+    ast.Delete,
+    ast.Import,
+    ast.ImportFrom,
+)
 
 
 class NamePattern:
@@ -96,7 +105,7 @@ class _Unit:
     first: int  # 1-based, decorators included
     last: int
     indent: str
-    members: list["_Unit"] = field(default_factory=list)
+    members: list[_Unit] = field(default_factory=list)
 
     @property
     def is_class(self) -> bool:
@@ -149,7 +158,9 @@ class _Lines:
         return "".join(self.replaced.get(n, self.text[n - 1]) for n in numbers), numbers
 
 
-def screening_source(text: str, tree: ast.Module, tokens: NamePattern, lexed: Lexed | None = None) -> tuple[str, list[int]]:
+def screening_source(
+    text: str, tree: ast.Module, tokens: NamePattern, lexed: Lexed | None = None
+) -> tuple[str, list[int]]:
     """What of ``text`` can hold the evidence for a finding: the code, without blank
     lines, and the number in ``text`` of each of its lines (columns are unchanged).
     ``lexed`` is :func:`hooklint.lexical.lex` of ``text`` (computed when not given)."""
@@ -214,7 +225,9 @@ def screening_source(text: str, tree: ast.Module, tokens: NamePattern, lexed: Le
                 words.update(WORD.findall(lines.join(unit.own_lines())))
         for statement in module_level:
             if isinstance(statement, _DROPPABLE) and not words.intersection(_bound_names(statement)):
-                if not (isinstance(statement, ast.ImportFrom) and any(a.name == "*" for a in statement.names)):
+                if not (
+                    isinstance(statement, ast.ImportFrom) and any(a.name == "*" for a in statement.names)
+                ):
                     lines.drop(statement.lineno, statement.end_lineno or statement.lineno)
     return lines.result()
 
@@ -234,7 +247,10 @@ def _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, 
         fresh = []
         for unit, code, registers in level:  # who owns what this unit hands out
             owner = classes.get(id(unit))
-            for pattern in (owner_calls(unit.name, code, False, registers), owner and owner_calls(owner.name, "", True, registers)):
+            for pattern in (
+                owner_calls(unit.name, code, False, registers),
+                owner and owner_calls(owner.name, "", True, registers),
+            ):
                 if pattern and pattern not in patterns:
                     patterns.append(pattern)
                     fresh.append(pattern)
@@ -270,9 +286,15 @@ def _method_callers(seeds, callers, classes, lines: _Lines) -> list[_Unit]:
         fresh = []
         for owner in {id(classes[id(u)]): classes[id(u)] for u in level}.values():
             names = {u.name for u in level if classes[id(u)] is owner}
-            calls = re.compile(r"\b(?:self|cls)\.(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\s*\(")
+            calls = re.compile(
+                r"\b(?:self|cls)\.(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\s*\("
+            )
             for member in owner.members:
-                if id(member) not in seen and not member.is_class and calls.search(lines.code(member.own_lines())):
+                if (
+                    id(member) not in seen
+                    and not member.is_class
+                    and calls.search(lines.code(member.own_lines()))
+                ):
                     seen.add(id(member))
                     fresh.append(member)
         if not fresh:
@@ -312,7 +334,6 @@ def _lifecycle_setups(units, seeds, classes, lines: _Lines) -> list[_Unit]:
             if unit in setups:
                 found.append(unit)
     return found
-
 
 
 def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], lines: _Lines) -> None:
@@ -371,7 +392,13 @@ def _units(statements, lines: list[str]):
             continue
         first = min([statement.lineno] + [d.lineno for d in statement.decorator_list])
         line = lines[first - 1]
-        unit = _Unit(statement, statement.name, first, statement.end_lineno or statement.lineno, line[: len(line) - len(line.lstrip())])
+        unit = _Unit(
+            statement,
+            statement.name,
+            first,
+            statement.end_lineno or statement.lineno,
+            line[: len(line) - len(line.lstrip())],
+        )
         if isinstance(statement, ast.ClassDef):
             unit.members = list(_units(statement.body, lines))
         yield unit
@@ -466,8 +493,12 @@ def _with_aliases(tree: ast.Module, tokens: NamePattern) -> NamePattern:
     }
     if not aliases:
         return tokens
-    extended = NamePattern(tokens.pattern + "|" + "|".join(rf"\b{re.escape(a)}\b(?=\s*\()" for a in sorted(aliases)))
-    extended.names = NamePattern(tokens.names.pattern + "|" + "|".join(rf"\b{re.escape(a)}\b" for a in sorted(aliases)))
+    extended = NamePattern(
+        tokens.pattern + "|" + "|".join(rf"\b{re.escape(a)}\b(?=\s*\()" for a in sorted(aliases))
+    )
+    extended.names = NamePattern(
+        tokens.names.pattern + "|" + "|".join(rf"\b{re.escape(a)}\b" for a in sorted(aliases))
+    )
     return extended
 
 

@@ -7,7 +7,7 @@ matches, also those off by default; preview rules run only in preview mode.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from hooklint.rules import all_rules, known_codes
 from hooklint.rules.base import Rule
@@ -66,12 +66,17 @@ class SelectedCodes:
     :class:`UnknownSelector`), so resolving later cannot fail."""
 
     def __init__(self, select, extend_select=(), ignore=(), preview: bool = False) -> None:
-        self._query = (tuple(select) if select is not None else None, tuple(extend_select), tuple(ignore), preview)
+        self._query = (
+            tuple(select) if select is not None else None,
+            tuple(extend_select),
+            tuple(ignore),
+            preview,
+        )
         self._codes: tuple[str, ...] | None = None
         try:
             validate([*(select or ()), *extend_select, *ignore])
         except UnknownSelector:
-            self.codes  # the rules themselves say (and raise) when no module name does
+            _ = self.codes  # the rules themselves say (and raise) when no module name does
 
     @property
     def codes(self) -> tuple[str, ...]:

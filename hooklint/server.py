@@ -53,17 +53,27 @@ def build_server():
         text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         notebook_document_sync=types.NotebookDocumentSyncOptions(
             notebook_selector=[
-                types.NotebookDocumentFilterWithCells(cells=[types.NotebookCellLanguage(language="python")], notebook="jupyter-notebook")
+                types.NotebookDocumentFilterWithCells(
+                    cells=[types.NotebookCellLanguage(language="python")], notebook="jupyter-notebook"
+                )
             ],
             save=True,
         ),
     )
     session = _Session(server, types)
 
-    for method in (types.TEXT_DOCUMENT_DID_OPEN, types.TEXT_DOCUMENT_DID_CHANGE, types.TEXT_DOCUMENT_DID_SAVE):
+    for method in (
+        types.TEXT_DOCUMENT_DID_OPEN,
+        types.TEXT_DOCUMENT_DID_CHANGE,
+        types.TEXT_DOCUMENT_DID_SAVE,
+    ):
         server.feature(method)(lambda ls, params: session.lint_document(params.text_document.uri))
     server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(lambda ls, params: session.forget(params.text_document.uri))
-    for method in (types.NOTEBOOK_DOCUMENT_DID_OPEN, types.NOTEBOOK_DOCUMENT_DID_CHANGE, types.NOTEBOOK_DOCUMENT_DID_SAVE):
+    for method in (
+        types.NOTEBOOK_DOCUMENT_DID_OPEN,
+        types.NOTEBOOK_DOCUMENT_DID_CHANGE,
+        types.NOTEBOOK_DOCUMENT_DID_SAVE,
+    ):
         server.feature(method)(lambda ls, params: session.lint_notebook(params.notebook_document.uri))
     server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)(
         lambda ls, params: [session.forget(cell.uri) for cell in params.cell_text_documents]
@@ -156,7 +166,11 @@ class _Session:
         except Exception as exc:  # a bug in hooklint: say so, keep serving
             from hooklint.engine import internal_error
 
-            self.server.window_log_message(self.types.LogMessageParams(type=self.types.MessageType.Error, message=f"hooklint: {path}: {internal_error(exc)}"))
+            self.server.window_log_message(
+                self.types.LogMessageParams(
+                    type=self.types.MessageType.Error, message=f"hooklint: {path}: {internal_error(exc)}"
+                )
+            )
             return []
         return result.violations
 
@@ -164,11 +178,15 @@ class _Session:
         self.findings[uri] = violations
         lines = split_lines(text, keepends=True)
         diagnostics = [self.diagnostic(v, lines) for v in violations]
-        self.server.text_document_publish_diagnostics(self.types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+        self.server.text_document_publish_diagnostics(
+            self.types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        )
 
     def forget(self, uri: str) -> None:
         self.findings.pop(uri, None)
-        self.server.text_document_publish_diagnostics(self.types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        self.server.text_document_publish_diagnostics(
+            self.types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
 
     def diagnostic(self, v: Violation, lines: list[str]):
         from hooklint.report.urls import rule_url
@@ -202,7 +220,8 @@ class _Session:
         wanted = self.server.workspace.position_codec.range_from_client_units(lines, client_range)
         low, high = (wanted.start.line, wanted.start.character), (wanted.end.line, wanted.end.character)
         found = [
-            v for v in self.findings.get(uri, [])
+            v
+            for v in self.findings.get(uri, [])
             if (v.start.line - 1, v.start.column - 1) <= high and low <= (v.end.line - 1, v.end.column - 1)
         ]
         return found, lines, low, high
@@ -219,7 +238,10 @@ class _Session:
                 if v.fix is None or not v.fix.edits:
                     continue
                 unsafe = v.fix.applicability != SAFE
-                edits = [types.TextEdit(range=self.range(lines, e.start, e.end), new_text=e.content) for e in v.fix.edits]
+                edits = [
+                    types.TextEdit(range=self.range(lines, e.start, e.end), new_text=e.content)
+                    for e in v.fix.edits
+                ]
                 actions.append(
                     types.CodeAction(
                         title=f"hooklint ({v.code}): {v.fix.message}" + (" (unsafe fix)" if unsafe else ""),
@@ -250,7 +272,9 @@ class _Session:
         fixed = check_text(text, str(path), replace(settings, fix=True, unsafe_fixes=False)).fixed_text
         if fixed is None or fixed == text:
             return None
-        whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=len(lines), character=0))
+        whole = types.Range(
+            start=types.Position(line=0, character=0), end=types.Position(line=len(lines), character=0)
+        )
         return types.CodeAction(
             title="hooklint: apply every safe fix",
             kind=FIX_ALL,
@@ -271,7 +295,9 @@ class _Session:
         for code in dict.fromkeys(v.code for v in found):
             rule = find_rule(code)
             if rule is not None:
-                parts.append(f"**{rule.code} `{rule.name}`**\n\n{rule.documentation()}\n\n[{rule.code} on the web]({rule_url(rule.code)})")
+                parts.append(
+                    f"**{rule.code} `{rule.name}`**\n\n{rule.documentation()}\n\n[{rule.code} on the web]({rule_url(rule.code)})"
+                )
         first = found[0]
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)),

@@ -107,9 +107,15 @@ def _definitions(statements, lines: list[str], tokens: re.Pattern, is_method: bo
         relevant = _relevant(text, tokens)
         indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
         is_class = isinstance(statement, ast.ClassDef)
-        bases = tuple(n.id for b in statement.bases for n in ast.walk(b) if isinstance(n, ast.Name)) if is_class else ()
+        bases = (
+            tuple(n.id for b in statement.bases for n in ast.walk(b) if isinstance(n, ast.Name))
+            if is_class
+            else ()
+        )
         decorators = tuple(last_name(d) for d in statement.decorator_list)
-        yield _Definition(statement.name, first, last, indent, text, is_method, relevant, is_class, bases, owner, decorators)
+        yield _Definition(
+            statement.name, first, last, indent, text, is_method, relevant, is_class, bases, owner, decorators
+        )
         if relevant and isinstance(statement, ast.ClassDef):
             yield from _definitions(statement.body, lines, tokens, is_method=True, owner=statement.name)
 
@@ -157,7 +163,8 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
     candidates = [
         d
         for d in candidates
-        if d.name not in kept_words and not (d.is_method and shared_state.intersection(_SELF_ATTRIBUTE.findall(d.text)))
+        if d.name not in kept_words
+        and not (d.is_method and shared_state.intersection(_SELF_ATTRIBUTE.findall(d.text)))
     ]
     candidates = _without_lifecycles(definitions, candidates)
     # What a kept class derives from, and the classes a method kept for its state
@@ -181,7 +188,9 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
     return "".join(lines)
 
 
-def _without_callees(definitions: list[_Definition], candidates: list[_Definition], depth: int) -> list[_Definition]:
+def _without_callees(
+    definitions: list[_Definition], candidates: list[_Definition], depth: int
+) -> list[_Definition]:
     """Keep (take out of ``candidates``) what any kept code calls by name, ``depth``
     calls deep (the handle model follows removal helpers one call more than
     ``MAX_DEPTH``): a removal there decides whether a handle is removed, outside
@@ -233,7 +242,9 @@ def _without_lifecycles(definitions: list[_Definition], candidates: list[_Defini
         if d.is_method:
             methods.setdefault(d.owner, set()).add(d.name)
     names = {d.name for d in kept}
-    mentions = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\b") if names else None
+    mentions = (
+        re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\b") if names else None
+    )
     keep: set[int] = set()
     for d in candidates:
         if d.is_class or mentions is None:
@@ -247,6 +258,9 @@ def _without_lifecycles(definitions: list[_Definition], candidates: list[_Defini
         if d.is_method and id(d) not in keep:
             if any(k.owner == d.owner and d.name in lifecycle_partners(k.name) for k in kept if k.is_method):
                 keep.add(id(d))
-            elif any(id(k) in keep and k.owner == d.owner and d.name in lifecycle_partners(k.name) for k in candidates):
+            elif any(
+                id(k) in keep and k.owner == d.owner and d.name in lifecycle_partners(k.name)
+                for k in candidates
+            ):
                 keep.add(id(d))
     return [d for d in candidates if id(d) not in keep]

@@ -15,10 +15,23 @@ DYNAMIC_REGISTRATION_TOKEN = "register_{"
 #: file with none of them, nor of a configured registration wrapper, is none of any
 #: rule's business, and is passed over before any rule (or libcst) is imported.
 ANY_RULE_TOKENS = (
-    REGISTRATION_TOKEN, DYNAMIC_REGISTRATION_TOKEN, "always_call", "register_module_", "register_optimizer_step_",
-    "register_forward_hook", "register_module_forward_hook", "register_forward_pre_hook", "register_module_forward",
-    "register_backward_hook", "register_module_backward_hook", "saved_tensors_hooks", "save_on_cpu",
-    "parametrize import", ".forward(", "_forward_hooks", "_forward_pre_hooks",
+    REGISTRATION_TOKEN,
+    DYNAMIC_REGISTRATION_TOKEN,
+    "always_call",
+    "register_module_",
+    "register_optimizer_step_",
+    "register_forward_hook",
+    "register_module_forward_hook",
+    "register_forward_pre_hook",
+    "register_module_forward",
+    "register_backward_hook",
+    "register_module_backward_hook",
+    "saved_tensors_hooks",
+    "save_on_cpu",
+    "parametrize import",
+    ".forward(",
+    "_forward_hooks",
+    "_forward_pre_hooks",
 )
 
 

@@ -77,16 +77,13 @@ class Violation:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Violation":
+    def from_dict(cls, data: dict) -> Violation:
         fix = data.get("fix")
         if fix is not None:
             fix = Fix(
                 fix["message"],
                 fix["applicability"],
-                tuple(
-                    Edit(Location(**e["start"]), Location(**e["end"]), e["content"])
-                    for e in fix["edits"]
-                ),
+                tuple(Edit(Location(**e["start"]), Location(**e["end"]), e["content"]) for e in fix["edits"]),
             )
         return cls(
             code=data["code"],

@@ -28,7 +28,9 @@ from pathlib import Path
 
 #: Opening for a read that neither follows a symlink at the last component nor blocks
 #: on a FIFO or a device.
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_READ_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 class WriteRefused(Exception):
@@ -79,7 +81,9 @@ def _take_over(descriptor: int, like: os.stat_result) -> None:
         try:
             os.fchown(descriptor, like.st_uid, like.st_gid)
         except PermissionError:
-            raise WriteRefused("owned by another user or group, which a rewrite cannot keep; not written") from None
+            raise WriteRefused(
+                "owned by another user or group, which a rewrite cannot keep; not written"
+            ) from None
     if hasattr(os, "fchmod"):
         os.fchmod(descriptor, stat.S_IMODE(like.st_mode))
 

@@ -8,9 +8,7 @@ can load in a torch-free environment; each submodule imports torch through
 
 from __future__ import annotations
 
-TORCH_MISSING = (
-    "hooklint.runtime needs PyTorch >= 2.4: install it with `pip install \"hooklint[runtime]\"`"
-)
+TORCH_MISSING = 'hooklint.runtime needs PyTorch >= 2.4: install it with `pip install "hooklint[runtime]"`'
 
 
 def require_torch():

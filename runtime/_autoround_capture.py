@@ -45,9 +45,7 @@ def find_blocks(model: nn.Module) -> list[nn.Module]:
     """
     stacks = _candidate_stacks(model)
     if not stacks:
-        raise ValueError(
-            "no nn.ModuleList of same-type blocks found; pass blocks= explicitly"
-        )
+        raise ValueError("no nn.ModuleList of same-type blocks found; pass blocks= explicitly")
     return max(stacks, key=len)
 
 
@@ -62,9 +60,7 @@ def find_block_stacks(model: nn.Module) -> list[list[nn.Module]]:
     """
     stacks = _candidate_stacks(model)
     if not stacks:
-        raise ValueError(
-            "no nn.ModuleList of same-type blocks found; pass blocks= explicitly"
-        )
+        raise ValueError("no nn.ModuleList of same-type blocks found; pass blocks= explicitly")
     return stacks
 
 
@@ -151,9 +147,7 @@ class BlockInputs:
             return self._call_group(block, order, forward, device)
         parts, positions = [], []
         for members in groups.values():
-            parts.append(
-                self._call_group(block, [order[p] for p in members], forward, device)
-            )
+            parts.append(self._call_group(block, [order[p] for p in members], forward, device))
             positions.extend(members)
         inverse = torch.empty(len(positions), dtype=torch.long)
         inverse[torch.tensor(positions)] = torch.arange(len(positions))
@@ -171,14 +165,10 @@ class BlockInputs:
         output = block(*args, **kwargs) if forward is None else forward(args, kwargs)
         return output[0] if isinstance(output, (tuple, list)) else output
 
-    def replaced(
-        self, hidden: torch.Tensor, extras: list[tuple[tuple, dict]] | None = None
-    ) -> BlockInputs:
+    def replaced(self, hidden: torch.Tensor, extras: list[tuple[tuple, dict]] | None = None) -> BlockInputs:
         """A new hidden state (the next block's inputs), with these or new extras."""
         if extras is None:
-            return BlockInputs(
-                hidden, self.extras, self.hidden_keyword, self.layouts, self.loss_mask
-            )
+            return BlockInputs(hidden, self.extras, self.hidden_keyword, self.layouts, self.loss_mask)
         return BlockInputs(hidden, extras, self.hidden_keyword, loss_mask=self.loss_mask)
 
 
@@ -245,15 +235,11 @@ def capture_inputs(
                 keyword = "hidden_states"
                 hidden = kwargs["hidden_states"]
                 rest = ()
-            kwargs = _without_cache(
-                {k: v for k, v in kwargs.items() if k != keyword}
-            )
+            kwargs = _without_cache({k: v for k, v in kwargs.items() if k != keyword})
             rest = tuple(_drop_cache_value(value) for value in rest)
             batch = hidden.shape[0]
             for row in range(batch):
-                extras[position].append(
-                    (_slice(rest, row, batch, keep), _slice(kwargs, row, batch, keep))
-                )
+                extras[position].append((_slice(rest, row, batch, keep), _slice(kwargs, row, batch, keep)))
             if position == 0:
                 hidden_keyword[0] = keyword
                 hidden_parts.append(keep(hidden.detach()))
@@ -269,9 +255,7 @@ def capture_inputs(
     handles = []
     try:
         for position, block in enumerate(blocks):
-            handles.append(
-                block.register_forward_pre_hook(make_hook(position), with_kwargs=True)
-            )
+            handles.append(block.register_forward_pre_hook(make_hook(position), with_kwargs=True))
         with torch.no_grad(), _caches_off(model):
             for item in calibration:
                 if len(extras[0]) >= nsamples:
@@ -300,9 +284,7 @@ def capture_inputs(
 
 def same_extras(first: list, second: list) -> bool:
     """Whether two blocks were called with equal extra arguments for every sample."""
-    return len(first) == len(second) and all(
-        _equal(a, b) for a, b in zip(first, second)
-    )
+    return len(first) == len(second) and all(_equal(a, b) for a, b in zip(first, second))
 
 
 @contextlib.contextmanager
@@ -327,9 +309,7 @@ def _caches_off(model: nn.Module):
 
 def _no_cache_item(item):
     """A dict calibration item asks for no cache (``use_cache=False``) and passes none in."""
-    if isinstance(item, dict) and (
-        "use_cache" in item or CACHE_KEYWORDS.intersection(item)
-    ):
+    if isinstance(item, dict) and ("use_cache" in item or CACHE_KEYWORDS.intersection(item)):
         item = {k: v for k, v in item.items() if k not in CACHE_KEYWORDS}
         item["use_cache"] = False
     return item

@@ -108,9 +108,7 @@ def kind_of(module: nn.Module, param_name: str, param: torch.Tensor) -> str | No
         and param.dim() == 2
     ):
         return "conv1d"
-    if param.dim() == 3 and not isinstance(
-        module, (nn.modules.conv._ConvNd, nn.Embedding)
-    ):
+    if param.dim() == 3 and not isinstance(module, (nn.modules.conv._ConvNd, nn.Embedding)):
         return "experts"
     return None
 
@@ -176,23 +174,17 @@ def plan_block(
             if chosen is None:
                 default = resolve(target, {k: None for k in DEFAULT_SKIP})
                 if default is not None:
-                    skipped.append(
-                        Skipped(full_name, param.numel(), f"default skip ({default[0]})", True)
-                    )
+                    skipped.append(Skipped(full_name, param.numel(), f"default skip ({default[0]})", True))
                     continue
                 setting = {}
             else:
                 key, setting = chosen
                 if is_skip(setting):
-                    skipped.append(
-                        Skipped(full_name, param.numel(), f"layer_config[{key!r}]", True)
-                    )
+                    skipped.append(Skipped(full_name, param.numel(), f"layer_config[{key!r}]", True))
                     continue
                 unknown = set(setting) - _SETTING_KEYS
                 if unknown:
-                    raise ValueError(
-                        f"layer_config[{key!r}] has unknown settings {sorted(unknown)}"
-                    )
+                    raise ValueError(f"layer_config[{key!r}] has unknown settings {sorted(unknown)}")
             if kind is None:
                 skipped.append(
                     Skipped(
@@ -248,8 +240,7 @@ class Coverage:
         tail = f"; and {more} more" if more > 0 else ""
         return (
             f"{len(self.quantized)} weights quantized ({self.quantized_share:.1%} of block "
-            f"weight elements), {len(self.skipped)} skipped"
-            + (f": {shown}{tail}" if self.skipped else "")
+            f"weight elements), {len(self.skipped)} skipped" + (f": {shown}{tail}" if self.skipped else "")
         )
 
 

@@ -43,9 +43,7 @@ def to_groups(weight: torch.Tensor, group_size: int) -> tuple[torch.Tensor, int]
     return weight.reshape(-1, size), pad
 
 
-def from_groups(
-    grouped: torch.Tensor, shape: tuple[int, int], pad: int
-) -> torch.Tensor:
+def from_groups(grouped: torch.Tensor, shape: tuple[int, int], pad: int) -> torch.Tensor:
     """Inverse of :func:`to_groups`: back to ``shape``, dropping the padding."""
     rows, columns = shape
     return grouped.reshape(rows, columns + pad)[:, :columns]
@@ -66,9 +64,7 @@ class GroupCodes:
 
 def group_range(grouped: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-group ``min(min W_g, 0)`` and ``max(max W_g, 0)``; constant while tuning."""
-    return grouped.min(dim=-1).values.clamp(max=0), grouped.max(dim=-1).values.clamp(
-        min=0
-    )
+    return grouped.min(dim=-1).values.clamp(max=0), grouped.max(dim=-1).values.clamp(min=0)
 
 
 @dataclass
@@ -79,9 +75,7 @@ class _Grid:
     raw_scale: torch.Tensor  # (groups,) before the floor
     zero: torch.Tensor  # (groups,) asymmetric zero point (float), 0 in symmetric mode
     level: torch.Tensor  # (groups, size) q - zero: the integer level the weight sits on
-    in_range: (
-        torch.Tensor
-    )  # (groups, size) float 1.0 at the unclamped positions, else 0.0
+    in_range: torch.Tensor  # (groups, size) float 1.0 at the unclamped positions, else 0.0
     negative_wins: torch.Tensor | None  # symmetric: the negative extreme sets the scale
 
 
@@ -114,9 +108,7 @@ def _grid(grouped, offset, alpha, beta, low, high, bits: int, sym: bool) -> _Gri
     if not sym:
         unclamped.add_(zero[:, None])
     level = unclamped.clamp(low_code, high_code)
-    in_range = torch.eq(
-        unclamped, level, out=unclamped
-    )  # reuses the buffer, as 0.0 / 1.0
+    in_range = torch.eq(unclamped, level, out=unclamped)  # reuses the buffer, as 0.0 / 1.0
     if not sym:
         level.sub_(zero[:, None])
     return _Grid(scale, raw_scale, zero, level, in_range, negative_wins)
@@ -147,16 +139,9 @@ class _FakeQuantize(torch.autograd.Function):
         grad_min = grad_max = None
         if ctx.needs_input_grad[2] or ctx.needs_input_grad[3]:
             # d loss / d scale: direct term, through x / scale, and (asymmetric) through the zero point
-            grad_scale = (
-                torch.linalg.vecdot(grad, grid.level)
-                - torch.linalg.vecdot(masked, grouped) / scale
-            )
+            grad_scale = torch.linalg.vecdot(grad, grid.level) - torch.linalg.vecdot(masked, grouped) / scale
             if ctx.sym:
-                grad_raw = (
-                    grad_scale
-                    * (grid.raw_scale.abs() >= SCALE_FLOOR)
-                    / 2 ** (ctx.bits - 1)
-                )
+                grad_raw = grad_scale * (grid.raw_scale.abs() >= SCALE_FLOOR) / 2 ** (ctx.bits - 1)
                 grad_alpha = torch.where(grid.negative_wins, grad_raw, 0.0) * -low
                 grad_beta = torch.where(grid.negative_wins, 0.0, -grad_raw) * high
             else:
@@ -193,9 +178,7 @@ def fake_quantize(
     offset = torch.zeros_like(grouped) if offset is None else offset
     min_scale = ones if min_scale is None else min_scale
     max_scale = ones if max_scale is None else max_scale
-    return _FakeQuantize.apply(
-        grouped, offset, min_scale, max_scale, low, high, bits, sym
-    )
+    return _FakeQuantize.apply(grouped, offset, min_scale, max_scale, low, high, bits, sym)
 
 
 @torch.no_grad()
@@ -211,14 +194,10 @@ def quantize_codes(
     low, high = group_range(grouped)
     alpha = 1.0 if min_scale is None else min_scale.clamp(0, 1)
     beta = 1.0 if max_scale is None else max_scale.clamp(0, 1)
-    grid = _grid(
-        grouped, 0.0 if offset is None else offset, alpha, beta, low, high, bits, sym
-    )
+    grid = _grid(grouped, 0.0 if offset is None else offset, alpha, beta, low, high, bits, sym)
     shift = 2 ** (bits - 1) if sym else grid.zero[:, None]
     zero = torch.full_like(grid.scale, 2 ** (bits - 1)) if sym else grid.zero
-    codes = GroupCodes(
-        (grid.level + shift).to(torch.uint8), grid.scale.float(), zero.to(torch.uint8)
-    )
+    codes = GroupCodes((grid.level + shift).to(torch.uint8), grid.scale.float(), zero.to(torch.uint8))
     return grid.scale[:, None] * grid.level, codes
 
 
@@ -231,9 +210,7 @@ def pack_codes(codes: torch.Tensor, bits: int) -> torch.Tensor:
     per_word = 32 // bits
     rows, columns = codes.shape
     pad = (-columns) % per_word
-    values = torch.nn.functional.pad(codes.to(torch.int64), (0, pad)).reshape(
-        rows, -1, per_word
-    )
+    values = torch.nn.functional.pad(codes.to(torch.int64), (0, pad)).reshape(rows, -1, per_word)
     shifts = torch.arange(per_word, dtype=torch.int64, device=codes.device) * bits
     words = (values << shifts).sum(dim=-1)
     words = torch.where(words >= 2**31, words - 2**32, words)  # reinterpret as signed

@@ -46,12 +46,8 @@ class WeightTuner:
         self.value_range = group_range(self.grouped)
         groups = self.grouped.shape[0]
         self.offset = torch.zeros_like(self.grouped, requires_grad=True)
-        self.min_scale = torch.ones(
-            groups, device=weight.device, requires_grad=tune_minmax
-        )
-        self.max_scale = torch.ones(
-            groups, device=weight.device, requires_grad=tune_minmax
-        )
+        self.min_scale = torch.ones(groups, device=weight.device, requires_grad=tune_minmax)
+        self.max_scale = torch.ones(groups, device=weight.device, requires_grad=tune_minmax)
 
     def _unview(self, grouped: torch.Tensor) -> torch.Tensor:
         matrix = from_groups(grouped, self.matrix_shape, self.pad)
@@ -108,27 +104,20 @@ class WeightTuner:
         levels = codes.codes.float() - codes.zero.float()[:, None]
         return self._unview(codes.scale[:, None] * levels), codes
 
-
     def snapshot(self) -> tuple[torch.Tensor, ...]:
         """Copies of the current offset and scales."""
-        return tuple(
-            t.detach().clone() for t in (self.offset, self.min_scale, self.max_scale)
-        )
+        return tuple(t.detach().clone() for t in (self.offset, self.min_scale, self.max_scale))
 
     def snapshot_into(self, state: tuple[torch.Tensor, ...]) -> None:
         """Overwrite an earlier :meth:`snapshot` with the current values (no allocation)."""
         with torch.no_grad():
-            for target, value in zip(
-                state, (self.offset, self.min_scale, self.max_scale)
-            ):
+            for target, value in zip(state, (self.offset, self.min_scale, self.max_scale)):
                 target.copy_(value)
 
     def restore(self, state: tuple[torch.Tensor, ...]) -> None:
         """Load a :meth:`snapshot`."""
         with torch.no_grad():
-            for target, value in zip(
-                (self.offset, self.min_scale, self.max_scale), state
-            ):
+            for target, value in zip((self.offset, self.min_scale, self.max_scale), state):
                 target.copy_(value)
 
 
@@ -179,9 +168,7 @@ def tune_block(
     runs after each iteration's backward pass.
     """
     groups = [([t.offset for t in tuners.values()], settings.lr)]
-    groups.append(
-        ([p for t in tuners.values() for p in t.scale_parameters()], settings.minmax_lr)
-    )
+    groups.append(([p for t in tuners.values() for p in t.scale_parameters()], settings.minmax_lr))
     count, steps = len(inputs), settings.gradient_accumulate_steps
     per_step = min(settings.batch_size, count)
     sampler = _EpochSampler(count, min(per_step * steps, count), settings.seed)
@@ -192,9 +179,7 @@ def tune_block(
         # Quantize once per iteration; the steps accumulate gradients on detached copies of
         # the weights, which are then pushed through the quantizer in one backward call.
         weights = {tuner.spec.key: tuner.weight() for tuner in tuners.values()}
-        leaves = {
-            key: weight.detach().requires_grad_() for key, weight in weights.items()
-        }
+        leaves = {key: weight.detach().requires_grad_() for key, weight in weights.items()}
         quantized_forward = _forward_with(block, leaves)
         # Summed on the device in float64 (as Python floats would be: same value) and read
         # once per iteration, not once per step: no per-step device sync.
@@ -213,9 +198,7 @@ def tune_block(
             loss_sum = step_loss if loss_sum is None else loss_sum + step_loss
             loss.backward()
         used = [key for key, leaf in leaves.items() if leaf.grad is not None]
-        torch.autograd.backward(
-            [weights[key] for key in used], [leaves[key].grad for key in used]
-        )
+        torch.autograd.backward([weights[key] for key in used], [leaves[key].grad for key in used])
         loss_value = loss_sum.item() / len(batches)
         if iteration == 0:
             initial_loss = loss_value

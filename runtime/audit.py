@@ -106,9 +106,7 @@ _OPTIMIZER_KINDS = {
 _ENTRY_POINTS = (
     *_entries(torch.nn.Module, _MODULE_KINDS),
     _EntryPoint(torch.Tensor, "register_hook", "tensor hook"),
-    _EntryPoint(
-        torch.Tensor, "register_post_accumulate_grad_hook", "post-accumulate-grad hook"
-    ),
+    _EntryPoint(torch.Tensor, "register_post_accumulate_grad_hook", "post-accumulate-grad hook"),
     # grad_fn.register_hook / register_prehook (C++ autograd nodes) create their
     # handle through this staticmethod, looked up on the class at every call.
     _EntryPoint(torch.autograd.Function, "_register_hook", "grad_fn hook", target=_HOOKS_DICT),
@@ -169,9 +167,7 @@ _INTERNAL_DIRS = tuple(
 _SAVED_TENSORS_HOOKS = torch.autograd.graph.saved_tensors_hooks
 # register_multi_grad_hook registers one tensor hook per tensor, from torch's own
 # frames; those are recorded (as multi-grad hooks) although torch made the call.
-_MULTI_GRAD_CODE = getattr(
-    getattr(_graph, "register_multi_grad_hook", None), "__code__", None
-)
+_MULTI_GRAD_CODE = getattr(getattr(_graph, "register_multi_grad_hook", None), "__code__", None)
 
 
 @dataclass(frozen=True)
@@ -183,11 +179,7 @@ class SourceLocation:
     column: int
 
     def __str__(self) -> str:
-        path = (
-            os.path.relpath(self.path)
-            if self.path.startswith(os.getcwd() + os.sep)
-            else self.path
-        )
+        path = os.path.relpath(self.path) if self.path.startswith(os.getcwd() + os.sep) else self.path
         return f"{path}:{self.line}:{self.column}"
 
 
@@ -206,9 +198,7 @@ class _CallSite:
         column = 1
         positions = getattr(self.code, "co_positions", None)  # Python >= 3.11
         if positions is not None:
-            position = next(
-                itertools.islice(positions(), self.instruction // 2, None), None
-            )
+            position = next(itertools.islice(positions(), self.instruction // 2, None), None)
             if position is not None and position[2] is not None:
                 column = position[2] + 1
         return SourceLocation(self.code.co_filename, self.line, column)
@@ -232,9 +222,7 @@ def _user_call_site() -> _CallSite | None:
 
 
 def _definition_site(hook) -> SourceLocation:
-    code = getattr(hook, "__code__", None) or getattr(
-        getattr(hook, "func", None), "__code__", None
-    )
+    code = getattr(hook, "__code__", None) or getattr(getattr(hook, "func", None), "__code__", None)
     if code is None:
         return _UNKNOWN
     return SourceLocation(code.co_filename, code.co_firstlineno, 1)
@@ -470,11 +458,7 @@ class _Reachability:
         while queue:
             obj = queue.pop()
             visited += 1
-            if (
-                visited > _WALK_LIMIT
-                or id(obj) in self.live_ids
-                or isinstance(obj, _ANCHOR_TYPES)
-            ):
+            if visited > _WALK_LIMIT or id(obj) in self.live_ids or isinstance(obj, _ANCHOR_TYPES):
                 self._mark_live(path, obj)
                 return True
             references = sys.getrefcount(obj) - 2  # the argument and `obj`
@@ -484,10 +468,7 @@ class _Reachability:
             for referrer in referrers:
                 if referrer is queue or referrer is path or referrer is parents:
                     continue
-                if (
-                    isinstance(referrer, types.FrameType)
-                    and referrer.f_code.co_filename == __file__
-                ):
+                if isinstance(referrer, types.FrameType) and referrer.f_code.co_filename == __file__:
                     continue
                 for referent in gc.get_referents(referrer):
                     if referent is obj:
@@ -586,9 +567,7 @@ class HookAudit:
         else:
             self.test_files = frozenset(os.path.realpath(p) for p in self.test_files)
         self._cache_enabled_at_start = P._cache_enabled
-        self._global_hook_ids_at_start = {
-            kind: set(hooks) for kind, hooks in _GLOBAL_HOOK_DICTS.items()
-        }
+        self._global_hook_ids_at_start = {kind: set(hooks) for kind, hooks in _GLOBAL_HOOK_DICTS.items()}
         if not _active_audits:
             _install_recorders()
         _active_audits.append(self)
@@ -642,9 +621,7 @@ class HookAudit:
         with self._lock:
             self._registrations.append(registration)
             if len(self._registrations) >= self._prune_at:
-                self._registrations = [
-                    r for r in self._registrations if r.is_still_registered()
-                ]
+                self._registrations = [r for r in self._registrations if r.is_still_registered()]
                 self._prune_at = max(self._PRUNE_FLOOR, 2 * len(self._registrations))
 
     def _test_frame(self, registration: _Registration) -> _CallSite | None:
@@ -658,11 +635,7 @@ class HookAudit:
         return None
 
     def _expected_ids(self) -> set[tuple[int, int]]:
-        return {
-            (id(hooks), hook_id)
-            for ref, hook_id in self._expected
-            if (hooks := ref()) is not None
-        }
+        return {(id(hooks), hook_id) for ref, hook_id in self._expected if (hooks := ref()) is not None}
 
     def _leaks(self) -> list[_Leak]:
         registered = [r for r in self._registrations if r.is_still_registered()]
@@ -682,9 +655,7 @@ class HookAudit:
         if undecided:
             reachability = _Reachability([r.hooks() for r in registered])
             for registration in undecided:
-                held = registration.handle is None or reachability.handle_is_held(
-                    registration.handle
-                )
+                held = registration.handle is None or reachability.handle_is_held(registration.handle)
                 if not held:
                     leaks.append(_Leak(registration, "garbage"))
                 elif self.strict:
@@ -705,17 +676,11 @@ class HookAudit:
                 message = f"{kind} registered here is still installed {_WHY[why]}; it runs for every model in the process"
             else:
                 message = f"{kind} registered here is still registered on a live {owner} {_WHY[why]}"
-            findings.append(
-                Finding(location, code, message, self.test, test_frame, len(leaks))
-            )
+            findings.append(Finding(location, code, message, self.test, test_frame, len(leaks)))
         return findings
 
     def _unrecorded_global_hooks(self) -> list[Finding]:
-        recorded = {
-            (id(r.hooks()), r.hook_id)
-            for r in self._registrations
-            if r.entry.is_global
-        }
+        recorded = {(id(r.hooks()), r.hook_id) for r in self._registrations if r.entry.is_global}
         counts: Counter = Counter()
         for kind, hooks in _GLOBAL_HOOK_DICTS.items():
             for hook_id in hooks.keys() - self._global_hook_ids_at_start[kind]:

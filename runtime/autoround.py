@@ -202,9 +202,7 @@ class AutoRound:
         self.quantized: dict[str, QuantizedWeight] = {}
 
     @classmethod
-    def rtn(
-        cls, bits: int = 4, group_size: int = 128, sym: bool = False, **options
-    ) -> AutoRound:
+    def rtn(cls, bits: int = 4, group_size: int = 128, sym: bool = False, **options) -> AutoRound:
         """A round-to-nearest quantizer (no calibration needed)."""
         return cls(bits, group_size, sym, iters=0, **options)
 
@@ -212,9 +210,7 @@ class AutoRound:
         """Cut a 1-D token stream into ``nsamples`` inputs of shape ``(1, seqlen)``."""
         usable = min(self.nsamples, token_ids.numel() // self.seqlen)
         if usable == 0:
-            raise ValueError(
-                f"need at least {self.seqlen} tokens, got {token_ids.numel()}"
-            )
+            raise ValueError(f"need at least {self.seqlen} tokens, got {token_ids.numel()}")
         chunks = token_ids[: usable * self.seqlen].reshape(usable, 1, self.seqlen)
         return list(chunks)
 
@@ -248,10 +244,7 @@ class AutoRound:
         flat_blocks = [block for stack in stacks for block in stack]
         position = {id(block): i for i, block in enumerate(flat_blocks)}
         named = [
-            [
-                (module_names.get(id(block), f"block{position[id(block)]}"), block)
-                for block in stack
-            ]
+            [(module_names.get(id(block), f"block{position[id(block)]}"), block) for block in stack]
             for stack in stacks
         ]
         plans = self._plan(named)
@@ -270,9 +263,7 @@ class AutoRound:
                     for i, (name, block) in enumerate(flat)
                 ]
             if calibration is None:
-                raise ValueError(
-                    "AutoRound needs calibration data (or use AutoRound.rtn())"
-                )
+                raise ValueError("AutoRound needs calibration data (or use AutoRound.rtn())")
             replay = _Replay(calibration)
             stats: list[BlockStats] = []
             for stack in named:
@@ -294,9 +285,7 @@ class AutoRound:
         defaults = (self.bits, self.group_size, self.sym)
         for stack in named:
             for name, block in stack:
-                specs, block_skipped, block_total = plan_block(
-                    block, name, defaults, self.layer_config
-                )
+                specs, block_skipped, block_total = plan_block(block, name, defaults, self.layer_config)
                 plans[id(block)] = specs
                 for spec in specs:
                     quantized[f"{name}.{spec.key}"] = spec
@@ -336,13 +325,9 @@ class AutoRound:
             spec = weight.spec
             del state[f"{weight.module}.{spec.param}"]
             rows = weight.rows
-            state[f"{weight.base}.qweight"] = pack_codes(
-                weight.codes.codes.reshape(rows, -1), spec.bits
-            )
+            state[f"{weight.base}.qweight"] = pack_codes(weight.codes.codes.reshape(rows, -1), spec.bits)
             state[f"{weight.base}.scales"] = weight.codes.scale.reshape(rows, -1)
-            state[f"{weight.base}.qzeros"] = pack_codes(
-                weight.codes.zero.reshape(rows, -1), spec.bits
-            )
+            state[f"{weight.base}.qzeros"] = pack_codes(weight.codes.zero.reshape(rows, -1), spec.bits)
         return state
 
     def export(self, model: nn.Module, path, format: str = "gptq", **options):
@@ -355,9 +340,7 @@ class AutoRound:
 
         return export(model, path, self, format, **options)
 
-    def _capture(
-        self, model: nn.Module, blocks: Sequence[nn.Module], calibration: Iterable[Any]
-    ):
+    def _capture(self, model: nn.Module, blocks: Sequence[nn.Module], calibration: Iterable[Any]):
         """The first block's inputs and the extras of ``blocks`` for ``nsamples`` samples."""
         store = torch.device("cpu") if self.device is not None else None
         return capture_inputs(
@@ -417,14 +400,10 @@ class AutoRound:
                 targets = self._run(block, fp_inputs)
                 tuners = self._tuners(block, plans[id(block)])
 
-                def report(
-                    iteration: int, loss: float, index=index, block=block, inputs=q_inputs
-                ) -> None:
+                def report(iteration: int, loss: float, index=index, block=block, inputs=q_inputs) -> None:
                     progress.advance(f"block {index + 1}/{total_blocks} loss {loss:.3g}")
                     if self.on_iteration is not None:
-                        self.on_iteration(
-                            IterationEvent(index, block, iteration, loss, inputs)
-                        )
+                        self.on_iteration(IterationEvent(index, block, iteration, loss, inputs))
 
                 settings = TuneSettings(
                     self.iters,
@@ -476,9 +455,7 @@ class AutoRound:
             for spec in specs
         }
 
-    def _fold(
-        self, prefix: str, block: nn.Module, tuners: dict[str, WeightTuner]
-    ) -> None:
+    def _fold(self, prefix: str, block: nn.Module, tuners: dict[str, WeightTuner]) -> None:
         """Write each tuner's quantized weight into its layer and keep its codes.
 
         The scale is rounded to ``scale_dtype`` first (fp16 by default, as
@@ -491,9 +468,7 @@ class AutoRound:
                 weight, codes = tuner.folded(self.scale_dtype)
                 getattr(block.get_submodule(spec.module), spec.param).copy_(weight)
                 module = f"{prefix}.{spec.module}" if spec.module else prefix
-                self.quantized[f"{module}.{spec.param}"] = QuantizedWeight(
-                    codes, spec, module
-                )
+                self.quantized[f"{module}.{spec.param}"] = QuantizedWeight(codes, spec, module)
 
     def _run(self, block: nn.Module, inputs: BlockInputs) -> torch.Tensor:
         """The block's hidden-state outputs for every sample, in batches, stored like the inputs."""
@@ -527,9 +502,7 @@ def dequantize_packed(
     """Rebuild a float32 weight ``(out, in_features)`` from :meth:`AutoRound.export_state_dict`."""
     rows, groups = scales.shape
     size = in_features if group_size <= 0 else group_size
-    codes = (
-        unpack_codes(qweight, bits, groups * size).reshape(rows, groups, size).float()
-    )
+    codes = unpack_codes(qweight, bits, groups * size).reshape(rows, groups, size).float()
     zeros = unpack_codes(qzeros, bits, groups).float()
     weight = scales[..., None] * (codes - zeros[..., None])
     return weight.reshape(rows, -1)[:, :in_features]
@@ -553,9 +526,7 @@ class _Progress:
         if self.enabled and (now - self.last_draw > 0.1 or self.done == self.total):
             self.last_draw = now
             filled = 30 * self.done // self.total
-            sys.stderr.write(
-                f"\rautoround [{'#' * filled}{'.' * (30 - filled)}] {label}   "
-            )
+            sys.stderr.write(f"\rautoround [{'#' * filled}{'.' * (30 - filled)}] {label}   ")
             sys.stderr.flush()
 
     def close(self) -> None:

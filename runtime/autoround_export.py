@@ -39,7 +39,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from hooklint.runtime import require_torch
-from hooklint.runtime._autoround_quant import unpack_codes
 
 torch = require_torch()
 nn = torch.nn
@@ -182,8 +181,7 @@ def _layer_tensors(quantized) -> dict[str, torch.Tensor]:
         for c, z, s in zip(codes.chunk(experts), zeros.chunk(experts), scales.chunk(experts))
     ]
     stacked = {
-        key: torch.stack([tensors[key] for tensors in per_expert])
-        for key in ("qweight", "qzeros", "scales")
+        key: torch.stack([tensors[key] for tensors in per_expert]) for key in ("qweight", "qzeros", "scales")
     }
     stacked["g_idx"] = per_expert[0]["g_idx"]
     return stacked
@@ -330,12 +328,12 @@ class QuantLinear(nn.Module):
         self.bits, self.in_features, self.out_features = bits, in_features, out_features
         self.group_size = group_size if group_size > 0 else in_features
         groups = math.ceil(in_features / self.group_size)
-        self.register_buffer("qweight", torch.zeros(in_features * bits // 32, out_features, dtype=torch.int32))
+        self.register_buffer(
+            "qweight", torch.zeros(in_features * bits // 32, out_features, dtype=torch.int32)
+        )
         self.register_buffer("qzeros", torch.zeros(groups, out_features * bits // 32, dtype=torch.int32))
         self.register_buffer("scales", torch.zeros(groups, out_features, dtype=torch.float16))
-        self.register_buffer(
-            "g_idx", torch.arange(in_features, dtype=torch.int32) // self.group_size
-        )
+        self.register_buffer("g_idx", torch.arange(in_features, dtype=torch.int32) // self.group_size)
         if bias:
             self.register_buffer("bias", torch.zeros(out_features, dtype=torch.float16))
         else:

@@ -227,9 +227,7 @@ class Captures:
         """The first record of ``module``; raises LookupError when it never ran."""
         records = self[module]
         if not records:
-            raise LookupError(
-                f"{type(module).__name__} was not called during the capture"
-            )
+            raise LookupError(f"{type(module).__name__} was not called during the capture")
         return records[0]
 
 
@@ -279,10 +277,7 @@ def _compiled_roots() -> list[nn.Module]:
             continue
         if isinstance(obj, optimized):
             roots.append(obj._orig_mod)
-        elif (
-            isinstance(obj, nn.Module)
-            and getattr(obj, "_compiled_call_impl", None) is not None
-        ):
+        elif isinstance(obj, nn.Module) and getattr(obj, "_compiled_call_impl", None) is not None:
             roots.append(obj)
     return roots
 
@@ -341,14 +336,10 @@ def _is_recomputing() -> bool:
 
 
 @contextlib.contextmanager
-def _capturing(
-    modules, *, outputs, detach, to_cpu, max_calls, stop_early, on_compiled
-) -> Iterator[Captures]:
+def _capturing(modules, *, outputs, detach, to_cpu, max_calls, stop_early, on_compiled) -> Iterator[Captures]:
     modules = _as_module_list(modules)
     if stop_early and max_calls is None:
-        raise ValueError(
-            "stop_early=True needs max_calls: it says when the capture is complete"
-        )
+        raise ValueError("stop_early=True needs max_calls: it says when the capture is complete")
     if on_compiled not in ("warn", "raise", "ignore"):
         raise ValueError(f"on_compiled must be 'warn', 'raise' or 'ignore', not {on_compiled!r}")
     _check_not_compiled(modules, on_compiled)
@@ -365,9 +356,7 @@ def _capturing(
         return _store_tree(value, store_tensor, captures.undetached)
 
     def wants(module) -> bool:
-        return not _is_recomputing() and (
-            max_calls is None or len(captures.by_module[module]) < max_calls
-        )
+        return not _is_recomputing() and (max_calls is None or len(captures.by_module[module]) < max_calls)
 
     def record(module, value) -> None:
         captures.by_module[module].append(value)

@@ -56,8 +56,16 @@ class Dequantize4bit(nn.Module):
     """
 
     def __init__(
-        self, absmax, *, shape, dtype, quant_type, blocksize, compress_statistics,
-        quant_map=None, nested=None,
+        self,
+        absmax,
+        *,
+        shape,
+        dtype,
+        quant_type,
+        blocksize,
+        compress_statistics,
+        quant_map=None,
+        nested=None,
     ) -> None:
         super().__init__()
         self.shape = torch.Size(shape)
@@ -87,9 +95,7 @@ class Dequantize4bit(nn.Module):
         return self.absmax
 
     def forward(self, packed: torch.Tensor) -> torch.Tensor:
-        return dequantize_4bit(
-            packed, self.block_absmax(), self.quant_map, self.shape, self.dtype
-        )
+        return dequantize_4bit(packed, self.block_absmax(), self.quant_map, self.shape, self.dtype)
 
     def _apply(self, fn, recurse=True):
         # Module.to(dtype) casts floating buffers: keep the quantization state's
@@ -191,7 +197,9 @@ def _save_bnb_layout(module, state_dict, prefix, local_metadata, *, name):
         state_dict[f"{prefix}{name}.{key}"] = value
 
 
-def _load_bnb_layout(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors, *, name):
+def _load_bnb_layout(
+    module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors, *, name
+):
     """Load-state-dict pre-hook: read bitsandbytes' layout (ours, or saved by bitsandbytes)."""
     packed_key = f"{prefix}{name}"
     state_keys = [k for k in state_dict if k.startswith(f"{packed_key}.")]
@@ -231,6 +239,7 @@ def _install_bnb_layout(module: nn.Module, name: str) -> None:
         register_save(lambda m, sd, prefix, meta: save(m, sd, prefix, meta))
     else:  # torch < 2.5
         module._register_state_dict_hook(save)
+
     def load(m, *args):
         _load_bnb_layout(m, *args, name=name)
 
@@ -320,10 +329,7 @@ def _is_bnb_cache_hook(hook, name: str) -> bool:
     bnb = sys.modules.get(_BNB_MODULE)
     if bnb is not None and hook is getattr(bnb, name, None):
         return True
-    return (
-        getattr(hook, "__module__", None) == _BNB_MODULE
-        and getattr(hook, "__qualname__", None) == name
-    )
+    return getattr(hook, "__module__", None) == _BNB_MODULE and getattr(hook, "__qualname__", None) == name
 
 
 def remove_bnb_cache_hooks(module: nn.Module) -> list[str]:

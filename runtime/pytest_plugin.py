@@ -44,9 +44,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", f"{MARKER}: fail the test if it leaves hooks registered (hooklint)"
-    )
+    config.addinivalue_line("markers", f"{MARKER}: fail the test if it leaves hooks registered (hooklint)")
     if _audit_everything(config):
         _audit_module()  # fail at start-up, not in every test, when torch is missing
 

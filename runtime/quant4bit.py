@@ -39,9 +39,7 @@ _BNB_FP4_MAGNITUDES = (0.0, 1 / 192, 4 / 6, 1.0, 2 / 6, 3 / 6, 1 / 6, 1.5 / 6)
 _FP4 = _BNB_FP4_MAGNITUDES + tuple(-m for m in _BNB_FP4_MAGNITUDES)
 # OCP FP4 E2M1 (code = sign bit << 3 | 3-bit magnitude), normalized so that max |value| == 1.
 _E2M1_MAGNITUDES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
-_E2M1 = tuple(m / 6.0 for m in _E2M1_MAGNITUDES) + tuple(
-    -m / 6.0 for m in _E2M1_MAGNITUDES
-)
+_E2M1 = tuple(m / 6.0 for m in _E2M1_MAGNITUDES) + tuple(-m / 6.0 for m in _E2M1_MAGNITUDES)
 
 _CODE_BOOKS = {"nf4": _NF4, "fp4": _FP4, "e2m1": _E2M1}
 QUANT_TYPES = tuple(_CODE_BOOKS)
@@ -78,11 +76,7 @@ def quantize_4bit(tensor: torch.Tensor, quant_type: str = "nf4", blocksize: int 
     blocks = torch.nn.functional.pad(flat, (0, padding)).view(-1, blocksize)
     absmax = blocks.abs().amax(dim=1)
     scaled = blocks / absmax.clamp_min(torch.finfo(torch.float32).tiny)[:, None]
-    codes = (
-        _nearest_code(scaled, code_book(quant_type, tensor.device))
-        .to(torch.uint8)
-        .flatten()
-    )
+    codes = _nearest_code(scaled, code_book(quant_type, tensor.device)).to(torch.uint8).flatten()
     packed = (codes[0::2] << 4) | codes[1::2]
     return packed.view(-1, 1), absmax
 
@@ -149,15 +143,9 @@ def compress_absmax(absmax: torch.Tensor):
     offset = absmax.mean()
     centered = absmax - offset
     padding = -centered.numel() % ABSMAX_NESTED_BLOCKSIZE
-    nested = torch.nn.functional.pad(centered, (0, padding)).view(
-        -1, ABSMAX_NESTED_BLOCKSIZE
-    )
+    nested = torch.nn.functional.pad(centered, (0, padding)).view(-1, ABSMAX_NESTED_BLOCKSIZE)
     scales = nested.abs().amax(dim=1).clamp_min(torch.finfo(torch.float32).tiny)
-    codes = (
-        (torch.round(nested / scales[:, None] * 127) + 127)
-        .to(torch.uint8)
-        .flatten()[: absmax.numel()]
-    )
+    codes = (torch.round(nested / scales[:, None] * 127) + 127).to(torch.uint8).flatten()[: absmax.numel()]
     return codes, scales, offset, _linear_absmax_map(absmax.device)
 
 

@@ -76,12 +76,19 @@ def check(*args: str, **kwargs) -> Result:
     return hooklint("check", *args, **kwargs)
 
 
-def run_subprocess(args: list[str], cwd: Path, env: dict | None = None, input: bytes | None = None) -> subprocess.CompletedProcess:
+def run_subprocess(
+    args: list[str], cwd: Path, env: dict | None = None, input: bytes | None = None
+) -> subprocess.CompletedProcess:
     full_env = dict(os.environ)
     full_env.pop("NO_COLOR", None)
     full_env.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "hooklint", *args], cwd=cwd, env=full_env, input=input, capture_output=True, timeout=300
+        [sys.executable, "-m", "hooklint", *args],
+        cwd=cwd,
+        env=full_env,
+        input=input,
+        capture_output=True,
+        timeout=300,
     )
 
 

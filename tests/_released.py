@@ -67,7 +67,9 @@ def _download(name: str, version: str, into: Path) -> Path:
         pytest.fail(f"pip download {name}=={version} failed:\n{output}")
     wheels = sorted(into.glob("*.whl"))
     if len(wheels) != 1:
-        pytest.fail(f"pip download {name}=={version} left {[p.name for p in into.iterdir()]}, expected one wheel")
+        pytest.fail(
+            f"pip download {name}=={version} left {[p.name for p in into.iterdir()]}, expected one wheel"
+        )
     return wheels[0]
 
 
@@ -76,7 +78,12 @@ def _unpack_sources(wheel: Path, into: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         for member in archive.infolist():
             parts = PurePosixPath(member.filename).parts
-            if not member.filename.endswith(".py") or member.is_dir() or ".." in parts or member.filename.startswith("/"):
+            if (
+                not member.filename.endswith(".py")
+                or member.is_dir()
+                or ".." in parts
+                or member.filename.startswith("/")
+            ):
                 continue
             target = into.joinpath(*parts)
             target.parent.mkdir(parents=True, exist_ok=True)

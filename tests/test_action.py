@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from _hooklint_cli import BUGGY, CLEAN, PROJECT_ROOT, write
 
 yaml = pytest.importorskip("yaml")  # PyYAML comes with pre-commit, in the test extra
@@ -60,7 +59,9 @@ def _run_check_step(tmp_path: Path, repo: Path, inputs: dict) -> tuple[subproces
     output.write_text("")
     env.update(RUNNER_TEMP=str(runner_temp), GITHUB_OUTPUT=str(output))
     env.pop("NO_COLOR", None)
-    process = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    process = subprocess.run(
+        ["bash", "-e", "-c", step["run"]], cwd=repo, env=env, capture_output=True, text=True, timeout=300
+    )
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
     return process, outputs
 
@@ -73,16 +74,24 @@ def test_check_step_writes_valid_sarif_and_reports_the_exit_code(tmp_path):
     write(repo, "src/model.py", BUGGY)
     write(repo, "src/ok.py", CLEAN)
     process, outputs = _run_check_step(tmp_path, repo, {})
-    assert process.returncode == 0, process.stdout + process.stderr  # findings fail a later step, after the upload
+    assert process.returncode == 0, (
+        process.stdout + process.stderr
+    )  # findings fail a later step, after the upload
     assert outputs["exit-code"] == "1"
     log = json.loads((repo / "hooklint.sarif").read_text())
     _validate_sarif(log)
     (result,) = log["runs"][0]["results"]
     assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "src/model.py"
 
-    process, outputs = _run_check_step(tmp_path, repo, {"paths": "src/ok.py", "sarif-file": "out/clean.sarif", "args": "--select HL001"})
-    assert process.returncode == 2 and outputs["exit-code"] == "2"  # out/ does not exist: the step fails, no upload
+    process, outputs = _run_check_step(
+        tmp_path, repo, {"paths": "src/ok.py", "sarif-file": "out/clean.sarif", "args": "--select HL001"}
+    )
+    assert (
+        process.returncode == 2 and outputs["exit-code"] == "2"
+    )  # out/ does not exist: the step fails, no upload
     (repo / "out").mkdir()
-    process, outputs = _run_check_step(tmp_path, repo, {"paths": "src/ok.py", "sarif-file": "out/clean.sarif", "args": "--select HL001"})
+    process, outputs = _run_check_step(
+        tmp_path, repo, {"paths": "src/ok.py", "sarif-file": "out/clean.sarif", "args": "--select HL001"}
+    )
     assert process.returncode == 0 and outputs["exit-code"] == "0"
     assert json.loads((repo / "out/clean.sarif").read_text())["runs"][0]["results"] == []

@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from _hooklint_cli import BUGGY, CLEAN, check, write
 
 
@@ -116,7 +115,6 @@ def test_cache_is_keyed_by_hooklints_code(tree, monkeypatch):
     before = set(_entries(tree / ".hooklint_cache"))
     runs_before = set(_run_indexes(tree / ".hooklint_cache"))
     monkeypatch.setattr("hooklint.cache.code_fingerprint", lambda: "another version")
-    monkeypatch.setattr("hooklint.runner.code_fingerprint", lambda: "another version")
     check("pkg")
     assert set(_entries(tree / ".hooklint_cache")) > before
     assert set(_run_indexes(tree / ".hooklint_cache")) > runs_before
@@ -174,7 +172,9 @@ def test_corrupt_run_index_is_ignored_and_rewritten(tree):
         run_index.write_text(garbage)
         warm = check("pkg", "--format", "json")
         assert (warm.exit_code, warm.stdout) == (cold.exit_code, cold.stdout)
-    assert set(json.loads(run_index.read_text())["files"]) == {str(p) for p in sorted((tree / "pkg").glob("*.py"))}
+    assert set(json.loads(run_index.read_text())["files"]) == {
+        str(p) for p in sorted((tree / "pkg").glob("*.py"))
+    }
 
 
 def test_run_index_notices_a_change_of_the_same_size(tree):
@@ -359,9 +359,17 @@ def test_run_index_entries_of_the_wrong_shape_are_ignored_and_rewritten(tree):
     buggy = str(tree / "pkg/buggy.py")
     mtime, size, violations = good["files"][buggy]
     entry = {"violations": violations}
-    bad_files = [dict(good["files"], **{buggy: value}) for value in ([mtime, size], [mtime, size, None], "x", 5)]
-    bad_files += [dict(good["files"], **{buggy: [mtime, size, changed["violations"]]}) for changed in _mutations(entry)[3:]]
-    for bad in [{"files": files} for files in bad_files] + ["[" * 100_000 + "]" * 100_000, '{"files": ' * 50_000]:
+    bad_files = [
+        dict(good["files"], **{buggy: value}) for value in ([mtime, size], [mtime, size, None], "x", 5)
+    ]
+    bad_files += [
+        dict(good["files"], **{buggy: [mtime, size, changed["violations"]]})
+        for changed in _mutations(entry)[3:]
+    ]
+    for bad in [{"files": files} for files in bad_files] + [
+        "[" * 100_000 + "]" * 100_000,
+        '{"files": ' * 50_000,
+    ]:
         run_index.write_text(bad if isinstance(bad, str) else json.dumps(bad))
         warm = check("pkg", "--format", "json")
         assert warm.exception is None and "Traceback" not in warm.output, bad

@@ -9,8 +9,19 @@ import subprocess
 import sys
 
 import pytest
-
-from _hooklint_cli import BUGGY, BUGGY_COLUMN, BUGGY_LINE, CLEAN, FIXED, PROJECT_ROOT, check, hooklint, no_traceback, run_subprocess, write
+from _hooklint_cli import (
+    BUGGY,
+    BUGGY_COLUMN,
+    BUGGY_LINE,
+    CLEAN,
+    FIXED,
+    PROJECT_ROOT,
+    check,
+    hooklint,
+    no_traceback,
+    run_subprocess,
+    write,
+)
 
 
 @pytest.fixture
@@ -106,7 +117,7 @@ def test_full_format_shows_source_line_and_caret(tree):
     assert f"{BUGGY_LINE} | {source}" in lines
     caret_line = next(line for line in lines if "^" in line)
     prefix = f"{' ' * len(str(BUGGY_LINE))} | "
-    carets = caret_line[len(prefix):].split(" HL001")[0]
+    carets = caret_line[len(prefix) :].split(" HL001")[0]
     assert carets == " " * (BUGGY_COLUMN - 1) + "^" * len(source.strip())
     assert any("help:" in line for line in lines)
 
@@ -183,7 +194,9 @@ def test_summary_counts_unsafe_fixable_hint(tree):
 
 # -- stdin --------------------------------------------------------------------------------
 def test_stdin_uses_stdin_filename(tree):
-    result = check("-", "--stdin-filename", "pkg/from_stdin.py", "--no-cache", "--format", "concise", input=BUGGY)
+    result = check(
+        "-", "--stdin-filename", "pkg/from_stdin.py", "--no-cache", "--format", "concise", input=BUGGY
+    )
     assert result.exit_code == 1
     assert result.stdout.startswith(f"pkg/from_stdin.py:{BUGGY_LINE}:{BUGGY_COLUMN}: HL001")
 
@@ -236,8 +249,11 @@ def _run_on_tty(cwd, env):
     full_env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     full_env.update(env)
     process = subprocess.Popen(
-        [sys.executable, "-m", "hooklint", "check", "--no-cache", "pkg"], cwd=cwd, env=full_env,
-        stdout=slave, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "hooklint", "check", "--no-cache", "pkg"],
+        cwd=cwd,
+        env=full_env,
+        stdout=slave,
+        stderr=subprocess.PIPE,
     )
     os.close(slave)
     chunks = []
@@ -303,7 +319,13 @@ def test_rules_text():
 def test_explain(name):
     result = hooklint("explain", name)
     assert result.exit_code == 0
-    for section in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"):
+    for section in (
+        "## What it does",
+        "## Why is this bad?",
+        "## Example",
+        "## Use instead",
+        "## Fix safety",
+    ):
         assert section in result.stdout
     assert "always_call" in result.stdout
 
@@ -343,8 +365,13 @@ def test_color_option_and_force_color_when_piped(tree, args, env, coloured):
 def test_color_never_on_a_tty(tree):
     master, slave = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-    process = subprocess.Popen([sys.executable, "-m", "hooklint", "check", "--no-cache", "--color", "never", "pkg"],
-                               cwd=tree, env=env, stdout=slave, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hooklint", "check", "--no-cache", "--color", "never", "pkg"],
+        cwd=tree,
+        env=env,
+        stdout=slave,
+        stderr=subprocess.PIPE,
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -368,7 +395,11 @@ def test_color_never_colours_machine_formats(tree):
 
 
 def test_fix_only_fixes_and_does_not_report_what_remains(tree):
-    write(tree, "pkg/left.py", "from torch.nn.modules.module import register_module_forward_hook\ndef f(fn):\n    register_module_forward_hook(fn)\n")
+    write(
+        tree,
+        "pkg/left.py",
+        "from torch.nn.modules.module import register_module_forward_hook\ndef f(fn):\n    register_module_forward_hook(fn)\n",
+    )
     result = check("pkg", "--no-cache", "--fix-only")
     assert result.exit_code == 0, result.output
     assert (tree / "pkg/buggy.py").read_text() == FIXED
@@ -391,13 +422,22 @@ def test_show_fixes_lists_what_was_fixed_per_file_and_rule(tree):
     write(tree, "pkg/other.py", BUGGY)
     result = check("pkg", "--no-cache", "--fix", "--show-fixes")
     assert result.exit_code == 0
-    assert "Fixed 2 errors:\n- pkg/buggy.py:\n    1 \u00d7 HL001 (post-hook-without-always-call)\n- pkg/other.py:\n    1 \u00d7 HL001 (post-hook-without-always-call)\n" in result.output
-    assert "Fixed" not in check("pkg", "--no-cache", "--fix", "--show-fixes").output.replace("All checks passed!", "")
+    assert (
+        "Fixed 2 errors:\n- pkg/buggy.py:\n    1 \u00d7 HL001 (post-hook-without-always-call)\n- pkg/other.py:\n    1 \u00d7 HL001 (post-hook-without-always-call)\n"
+        in result.output
+    )
+    assert "Fixed" not in check("pkg", "--no-cache", "--fix", "--show-fixes").output.replace(
+        "All checks passed!", ""
+    )
 
 
 def test_extend_ignore_adds_to_the_configured_ignores(tree):
     write(tree, "pyproject.toml", '[tool.hooklint]\nignore = ["HL009"]\n')
-    write(tree, "pkg/glob.py", "from torch.nn.modules.module import register_module_forward_hook\ndef f(fn):\n    register_module_forward_hook(fn)\n")
+    write(
+        tree,
+        "pkg/glob.py",
+        "from torch.nn.modules.module import register_module_forward_hook\ndef f(fn):\n    register_module_forward_hook(fn)\n",
+    )
     assert check("pkg", "--no-cache").exit_code == 1
     assert check("pkg", "--no-cache", "--extend-ignore", "HL001").exit_code == 0
 
@@ -416,4 +456,6 @@ def test_rules_json_has_each_rules_documentation_and_url(tree):
     for row, rule in zip(rows, all_rules()):
         assert row["explanation"] == rule.documentation()
         assert row["url"].endswith(f"/docs/rules/{rule.code}.md") and row["url"].startswith("https://")
-        assert (PROJECT_ROOT / "docs" / "rules" / f"{rule.code}.md").is_file(), f"the url's page docs/rules/{rule.code}.md is missing"
+        assert (PROJECT_ROOT / "docs" / "rules" / f"{rule.code}.md").is_file(), (
+            f"the url's page docs/rules/{rule.code}.md is missing"
+        )

@@ -6,7 +6,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from _hooklint_cli import BUGGY, CLEAN, check, no_traceback, write
 
 from hooklint.config import find_pyproject
@@ -61,14 +60,14 @@ def test_missing_config_file_is_exit_2(tree):
         ('[tool.hooklint]\nselect = "HL001"\n', "select"),
         ('[tool.hooklint]\nselect = ["HL999"]\n', "HL999"),
         ('[tool.hooklint]\nignore = ["E501"]\n', "E501"),
-        ('[tool.hooklint]\nextend-select = [1]\n', "extend-select"),
+        ("[tool.hooklint]\nextend-select = [1]\n", "extend-select"),
         ('[tool.hooklint]\ntarget-torch = "two"\n', "target-torch"),
-        ('[tool.hooklint]\ntarget-torch = 2\n', "target-torch"),
+        ("[tool.hooklint]\ntarget-torch = 2\n", "target-torch"),
         ('[tool.hooklint]\npreview = "yes"\n', "preview"),
         ('[tool.hooklint]\nexclude = "build"\n', "exclude"),
         ('[tool.hooklint]\nper-file-ignores = ["x"]\n', "per-file-ignores"),
         ('[tool.hooklint.per-file-ignores]\n"tests/*" = ["HL998"]\n', "HL998"),
-        ('[tool.hooklint\nselect = 1\n', "invalid TOML"),
+        ("[tool.hooklint\nselect = 1\n", "invalid TOML"),
     ],
 )
 def test_bad_config_is_exit_2_naming_key_and_file(tree, body, needle):
@@ -121,7 +120,13 @@ def test_target_torch_from_config_withholds_fix(tree):
 
 @pytest.mark.parametrize(
     ("dependency", "fixable"),
-    [("torch>=2.4", True), ("torch>=2.0", False), ("torch>=2.0,<3", False), ("torch~=2.3", True), ("torch[cuda]>=2.1; python_version>'3.9'", True)],
+    [
+        ("torch>=2.4", True),
+        ("torch>=2.0", False),
+        ("torch>=2.0,<3", False),
+        ("torch~=2.3", True),
+        ("torch[cuda]>=2.1; python_version>'3.9'", True),
+    ],
 )
 def test_target_torch_inferred_from_project_dependencies(tree, dependency, fixable):
     pyproject(tree, f'[project]\nname = "x"\ndependencies = ["numpy", "torchvision>=0.1", "{dependency}"]\n')
@@ -130,13 +135,22 @@ def test_target_torch_inferred_from_project_dependencies(tree, dependency, fixab
     text = (tree / "src/pkg/buggy.py").read_text()
     assert ("always_call=True" in text) is fixable
     if not fixable:
-        assert "fix withheld" in result.stdout and "torch >= 2.1" in result.stdout and "target is 2.0" in result.stdout
+        assert (
+            "fix withheld" in result.stdout
+            and "torch >= 2.1" in result.stdout
+            and "target is 2.0" in result.stdout
+        )
 
 
 def test_target_torch_setting_beats_dependencies_and_option_beats_both(tree):
-    pyproject(tree, '[project]\nname = "x"\ndependencies = ["torch>=2.0"]\n[tool.hooklint]\ntarget-torch = "2.4"\n')
+    pyproject(
+        tree, '[project]\nname = "x"\ndependencies = ["torch>=2.0"]\n[tool.hooklint]\ntarget-torch = "2.4"\n'
+    )
     assert check("src", "--no-cache", "--format", "concise").stdout.count("HL001 [*]") == 1
-    assert check("src", "--no-cache", "--format", "concise", "--target-torch", "2.0").stdout.count("HL001 [*]") == 0
+    assert (
+        check("src", "--no-cache", "--format", "concise", "--target-torch", "2.0").stdout.count("HL001 [*]")
+        == 0
+    )
 
 
 def test_bad_target_torch_option(tree):
@@ -244,9 +258,13 @@ def test_each_file_uses_its_closest_configuration(tree):
     result = check("src", "inner", "--no-cache", "--format", "concise")
     assert _codes_by_file(result) == {"inner/pkg/buggy.py": {"HL001"}}
     # the order of the paths does not matter: the first one no longer decides for all
-    assert _codes_by_file(check("inner", "src", "--no-cache", "--format", "concise")) == {"inner/pkg/buggy.py": {"HL001"}}
+    assert _codes_by_file(check("inner", "src", "--no-cache", "--format", "concise")) == {
+        "inner/pkg/buggy.py": {"HL001"}
+    }
     # a directory walk meets the nested project too
-    assert _codes_by_file(check(".", "--no-cache", "--format", "concise")) == {"inner/pkg/buggy.py": {"HL001"}}
+    assert _codes_by_file(check(".", "--no-cache", "--format", "concise")) == {
+        "inner/pkg/buggy.py": {"HL001"}
+    }
 
 
 def test_missing_path_then_a_configured_directory():
@@ -266,7 +284,9 @@ def test_missing_path_then_a_configured_directory():
         os.chdir(cwd)
     assert both.exit_code == 2 and "missing" in both.stderr
     assert both.stdout == alone.stdout
-    assert any(" HL006 " in line or " HL014 " in line for line in both.stdout.splitlines())  # preview rules ran
+    assert any(
+        " HL006 " in line or " HL014 " in line for line in both.stdout.splitlines()
+    )  # preview rules ran
 
 
 def test_hooklint_toml_is_a_flat_table_and_wins_over_pyproject_in_the_same_directory(tree):
@@ -281,7 +301,7 @@ def test_hooklint_toml_is_a_flat_table_and_wins_over_pyproject_in_the_same_direc
 
 def test_hooklint_toml_infers_target_torch_from_the_pyproject_beside_it(tree):
     pyproject(tree, '[project]\nname = "x"\ndependencies = ["torch>=2.0"]\n')
-    pyproject(tree, 'preview = false\n', "hooklint.toml")
+    pyproject(tree, "preview = false\n", "hooklint.toml")
     result = check("src", "--no-cache", "--format", "concise")
     assert "target is 2.0" in result.stdout
 
@@ -293,7 +313,9 @@ def test_extend_inherits_and_the_extending_file_wins(tree):
     assert check(".", "--no-cache").exit_code == 0  # HL001 ignored, as inherited
     pyproject(tree, '[tool.hooklint]\nextend = "base/hooklint.toml"\nignore = []\n')
     result = check(".", "--no-cache", "--format", "concise")
-    assert _codes_by_file(result) == {"src/pkg/buggy.py": {"HL001"}}  # own ignore replaces; exclude still inherited
+    assert _codes_by_file(result) == {
+        "src/pkg/buggy.py": {"HL001"}
+    }  # own ignore replaces; exclude still inherited
     pyproject(tree, '[tool.hooklint]\nextend = "base/hooklint.toml"\nignore = []\nextend-exclude = ["src"]\n')
     assert check(".", "--no-cache").exit_code == 0  # extend-exclude adds to the inherited one
 
@@ -303,8 +325,17 @@ def test_extend_inherits_and_the_extending_file_wins(tree):
     [
         ({"pyproject.toml": '[tool.hooklint]\nextend = "nope.toml"\n'}, "no such configuration file"),
         ({"pyproject.toml": "[tool.hooklint]\nextend = 3\n"}, "extend"),
-        ({"pyproject.toml": '[tool.hooklint]\nextend = "a.toml"\n', "a.toml": 'extend = "pyproject.toml"\n'}, "cycle"),
-        ({"pyproject.toml": '[tool.hooklint]\nextend = "a.toml"\n', "a.toml": 'select = ["HL999"]\n'}, "HL999"),
+        (
+            {
+                "pyproject.toml": '[tool.hooklint]\nextend = "a.toml"\n',
+                "a.toml": 'extend = "pyproject.toml"\n',
+            },
+            "cycle",
+        ),
+        (
+            {"pyproject.toml": '[tool.hooklint]\nextend = "a.toml"\n', "a.toml": 'select = ["HL999"]\n'},
+            "HL999",
+        ),
     ],
 )
 def test_bad_extend_is_one_line_exit_2(tree, files, needle):
@@ -321,7 +352,10 @@ def test_config_option_applies_to_every_path(tree):
     write(tree, "inner/pkg/buggy.py", BUGGY)
     pyproject(tree, '[tool.hooklint]\nignore = ["HL001"]\n', "inner/pyproject.toml")
     pyproject(tree, '[tool.hooklint]\nselect = ["HL001"]\n', "ci.toml")
-    assert set(_codes_by_file(check(".", "--no-cache", "--format", "concise", "--config", "ci.toml"))) == {"inner/pkg/buggy.py", "src/pkg/buggy.py"}
+    assert set(_codes_by_file(check(".", "--no-cache", "--format", "concise", "--config", "ci.toml"))) == {
+        "inner/pkg/buggy.py",
+        "src/pkg/buggy.py",
+    }
 
 
 def test_nested_project_excludes_apply_to_its_files(tree):

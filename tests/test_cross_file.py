@@ -23,10 +23,14 @@ CASES = Path(__file__).parent / "cross_file"
 
 #: case/kind -> the findings expected: (file, row, column, code, a part of the message)
 EXPECTED = {
-    "mixin_wrapper/invalid": [("tapkit/probe.py", 24, 13, "HL002", "(via `WatchMixin.watch`, watching.py:10)")],
+    "mixin_wrapper/invalid": [
+        ("tapkit/probe.py", 24, 13, "HL002", "(via `WatchMixin.watch`, watching.py:10)")
+    ],
     "mixin_wrapper/valid": [],
     "outside/valid": [],
-    "base_removal/invalid": [("rec/features.py", 15, 33, "HL002", "its handle (`self.handles`) is never removed")],
+    "base_removal/invalid": [
+        ("rec/features.py", 15, 33, "HL002", "its handle (`self.handles`) is never removed")
+    ],
     "base_removal/valid": [],
     "imported_hook/invalid": [("feats/run.py", 5, 5, "HL002", "(hook defined in taps.py:4)")],
     "imported_hook/valid": [],
@@ -114,7 +118,10 @@ def _stop_registering(root: Path) -> None:
     """The mixin's ``watch`` no longer registers anything (and its size changes)."""
     path = root / "tapkit" / "watching.py"
     text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace("handle = register(guarded)", "handle = None  # registering switched off"), encoding="utf-8")
+    path.write_text(
+        text.replace("handle = register(guarded)", "handle = None  # registering switched off"),
+        encoding="utf-8",
+    )
 
 
 def test_a_result_resting_on_another_file_is_recomputed_when_that_file_changes(tmp_path, monkeypatch):
@@ -153,7 +160,11 @@ def test_one_file_reads_only_the_modules_it_needs(tmp_path, monkeypatch):
     assert len(_run(root, monkeypatch, "--no-cache", "tapkit/probe.py")) == 1
     read = {(Path(p).relative_to(root.resolve()).as_posix(), full) for p, full in store._memory}
     # Outlines of the modules resolution passes through; hook facts of the mixin's only.
-    assert read == {("tapkit/__init__.py", False), ("tapkit/watching.py", False), ("tapkit/watching.py", True)}
+    assert read == {
+        ("tapkit/__init__.py", False),
+        ("tapkit/watching.py", False),
+        ("tapkit/watching.py", True),
+    }
 
 
 # -- resolution, in process ----------------------------------------------------------------
@@ -185,15 +196,21 @@ def test_imports_aliases_star_imports_and_cycles_resolve_within_the_root(tmp_pat
     assert view.method("B", "missing") is None
     assert view.lookup(str(tmp_path / "pkg" / "cycle.py"), "Nothing") is None  # a cycle ends
     assert view.dotted(view.path, "nn.Module") is None
-    assert set(view.dependencies()) == {str(tmp_path / "pkg" / n) for n in ("__init__.py", "core.py", "more.py", "cycle.py")}
+    assert set(view.dependencies()) == {
+        str(tmp_path / "pkg" / n) for n in ("__init__.py", "core.py", "more.py", "cycle.py")
+    }
 
 
 def test_a_module_outside_the_project_root_is_never_read(tmp_path):
     from hooklint.project.resolve import FileView
 
     _tree(tmp_path / "inner", {"app/use.py": "from lib import Mixin\n\nclass A(Mixin):\n    pass\n"})
-    (tmp_path / "lib.py").write_text("class Mixin:\n    def watch(self, m, fn):\n        return m.register_forward_hook(fn)\n")
-    view = FileView(str(tmp_path / "inner" / "app" / "use.py"), (tmp_path / "inner" / "app" / "use.py").read_text())
+    (tmp_path / "lib.py").write_text(
+        "class Mixin:\n    def watch(self, m, fn):\n        return m.register_forward_hook(fn)\n"
+    )
+    view = FileView(
+        str(tmp_path / "inner" / "app" / "use.py"), (tmp_path / "inner" / "app" / "use.py").read_text()
+    )
     assert [r.name for r in view.mro("A")] == ["A"]
     assert view.dependencies() == {}
 
@@ -238,8 +255,7 @@ _MIXED = {
     "def attach(m, fn):\n    return m.register_forward_hook(fn)\n",
     "app/use.py": "from lib import setup\nfrom lib.mixed import Thing, plain, VALUE, calls_attach\n\n"
     "def go(m, f):\n    setup()\n    Thing()\n    plain(1)\n    VALUE()\n    calls_attach(m, f)\n",
-    "app/other.py": "from lib.mixed import Thing, VALUE\n\n"
-    "def go(m, f):\n    Thing()\n    VALUE()\n",
+    "app/other.py": "from lib.mixed import Thing, VALUE\n\ndef go(m, f):\n    Thing()\n    VALUE()\n",
 }
 
 
@@ -290,7 +306,9 @@ def test_the_text_pre_scan_gives_the_helpers_that_resolution_gives(case, tmp_pat
     assert fast == full
     # (the cases whose evidence is a wrapper or a removal helper: not an imported hook
     # body, a base's state change, a base that only forgets its handles)
-    assert any(fast) == (case in ("mixed", "mixin_wrapper/invalid", "mixin_wrapper/valid", "base_removal/valid"))
+    assert any(fast) == (
+        case in ("mixed", "mixin_wrapper/invalid", "mixin_wrapper/valid", "base_removal/valid")
+    )
 
 
 def test_summaries_are_json_data_with_wrappers_and_removal_helpers():
@@ -302,7 +320,10 @@ def test_summaries_are_json_data_with_wrappers_and_removal_helpers():
     methods = data["classes"]["WatchMixin"]["methods"]
     assert methods["watch"]["wrapper"] == {"hook": 1, "hook_param": "fn", "target": 0, "api": None}
     base = summarise((CASES / "base_removal" / "valid" / "rec" / "base.py").read_text(encoding="utf-8"))
-    assert base["classes"]["Recorder"]["methods"]["_finish"]["removes"] == {"params": [], "attrs": ["self.handles"]}
+    assert base["classes"]["Recorder"]["methods"]["_finish"]["removes"] == {
+        "params": [],
+        "attrs": ["self.handles"],
+    }
     assert summarise("def broken(:\n") == {"imports": {}, "classes": {}, "functions": {}}
 
 
@@ -323,7 +344,9 @@ def test_autoround_capture_before_the_fix_is_flagged_through_the_mixins_wrapper(
         findings = [f for f in _run(root, monkeypatch, "--no-cache", *paths) if f["filename"] == AUTOROUND]
         assert _where(findings) == [(AUTOROUND, 239, 17, "HL002")], findings
         assert "(via `HooksMixin.register_hook`, hooks.py:69)" in findings[0]["message"]
-        assert {"row": 69, "column": 1, "filename": "llmcompressor/modifiers/utils/hooks.py"} in findings[0]["related"]
+        assert {"row": 69, "column": 1, "filename": "llmcompressor/modifiers/utils/hooks.py"} in findings[0][
+            "related"
+        ]
 
 
 def test_autoround_capture_after_the_fix_is_clean(tmp_path, monkeypatch):

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = sorted([ROOT / "README.md", ROOT / "CONTRIBUTING.md", *ROOT.glob("docs/*.md"), *ROOT.glob("docs/rules/*.md")])
+PAGES = sorted(
+    [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *ROOT.glob("docs/*.md"), *ROOT.glob("docs/rules/*.md")]
+)
 
 _FENCE = re.compile(r"^( {0,3})(```+|~~~+).*?^\1\2[ \t]*$", re.M | re.S)
 _INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)
@@ -68,7 +70,11 @@ def broken_links(page: Path, root: Path = ROOT) -> list[str]:
             problems.append(f"{target}: outside the repository")
         elif not resolved.exists():
             problems.append(f"{target}: no such file")
-        elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved.read_text(encoding="utf-8")):
+        elif (
+            anchor
+            and resolved.suffix == ".md"
+            and anchor not in anchors(resolved.read_text(encoding="utf-8"))
+        ):
             problems.append(f"{target}: no heading #{anchor} in {resolved.relative_to(root.resolve())}")
     return problems
 
@@ -85,7 +91,9 @@ def test_the_pages_checked_include_the_readme_contributing_and_every_rule_page()
 
 def test_a_broken_link_a_missing_anchor_and_a_link_in_code_are_told_apart(tmp_path):
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "other.md").write_text("# Other page\n\n## The `--fix` option, again\n", encoding="utf-8")
+    (tmp_path / "docs" / "other.md").write_text(
+        "# Other page\n\n## The `--fix` option, again\n", encoding="utf-8"
+    )
     page = tmp_path / "docs" / "page.md"
     page.write_text(
         "# Title\n\n## Same\n\n## Same\n\n"

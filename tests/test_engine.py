@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from _hooklint_cli import BUGGY, CLEAN, FIXED, PROJECT_ROOT, check, no_traceback, run_subprocess, write
+from hooklint.fixes.edits import Replace
 
 import hooklint.rules as rules_module
 import hooklint.selection as selection_module
-from hooklint.fixes.edits import Replace
 from hooklint.rules.base import Finding, Rule
-from _hooklint_cli import BUGGY, CLEAN, FIXED, PROJECT_ROOT, check, no_traceback, run_subprocess, write
 
 
 @pytest.fixture
@@ -134,7 +134,12 @@ class BreakingRule(Rule):
 
     def check(self, facts, context):
         for registration in facts.registrations:
-            yield Finding(node=registration.call, message="test finding", fix_edits=[Replace(registration.call, "broken(")], fix_message="break it")
+            yield Finding(
+                node=registration.call,
+                message="test finding",
+                fix_edits=[Replace(registration.call, "broken(")],
+                fix_message="break it",
+            )
 
 
 @pytest.fixture
@@ -287,7 +292,9 @@ def test_jobs_2_fix_equals_jobs_1_fix(tree):
 
 def test_output_is_sorted_by_path_line_column(tree):
     _big_tree(tree)
-    data = json.loads(run_subprocess(["check", "--no-cache", "--jobs", "2", "--format", "json", "pkg"], tree).stdout)
+    data = json.loads(
+        run_subprocess(["check", "--no-cache", "--jobs", "2", "--format", "json", "pkg"], tree).stdout
+    )
     keys = [(d["filename"], d["location"]["row"], d["location"]["column"]) for d in data]
     assert keys == sorted(keys)
 
@@ -305,10 +312,20 @@ def test_a_full_check_run_never_imports_torch(tree):
         "    code = exc.code\n"
         "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH', code, file=sys.stderr)\n"
     )
-    process = subprocess.run([sys.executable, "-c", script], cwd=tree, capture_output=True, text=True, timeout=300)
+    process = subprocess.run(
+        [sys.executable, "-c", script], cwd=tree, capture_output=True, text=True, timeout=300
+    )
     assert process.stderr.strip().splitlines()[-1] == "NO-TORCH 2", process.stderr
-    rules = subprocess.run([sys.executable, "-c", "import sys; from hooklint.rules import all_rules; all_rules(); import hooklint.report.sarif; print('torch' in sys.modules)"],
-                           cwd=PROJECT_ROOT, capture_output=True, text=True)
+    rules = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from hooklint.rules import all_rules; all_rules(); import hooklint.report.sarif; print('torch' in sys.modules)",
+        ],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert rules.stdout.strip() == "False", rules.stderr
 
 
@@ -344,7 +361,10 @@ def test_skipping_irrelevant_definitions_keeps_findings_and_positions():
     skipped = engine_module.lint_text(source, "m.py", rules, RuleContext())
     full = engine_module.lint_text(source, "m.py", rules, RuleContext(), skip_irrelevant=False)
     assert skipped == full and [v.code for v in skipped] == ["HL001"]
-    assert skipped[0].start.line == source.splitlines().index("        model.register_forward_hook(self._leave)") + 1
+    assert (
+        skipped[0].start.line
+        == source.splitlines().index("        model.register_forward_hook(self._leave)") + 1
+    )
 
 
 # -- positions -----------------------------------------------------------------------------------
@@ -364,7 +384,6 @@ def test_selective_positions_equal_libcsts_position_provider():
         assert positions_of(module, some).items() <= dict(everything).items(), path
         mine = positions_of(module, nodes)
         assert all(mine[n] == everything[n] for n in nodes), path
-
 
 
 def test_warnings_about_the_checked_code_are_not_printed():

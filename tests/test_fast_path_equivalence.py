@@ -67,12 +67,16 @@ def _fixed(text: str, rules, context: RuleContext, fast: bool) -> str:
 
 def assert_same(text: str, rules=None, context: RuleContext | None = None, fixes: bool = True) -> None:
     context = context or RuleContext()
-    for label, chosen in ({"given": rules}.items() if rules is not None else RULE_SETS.items()):
+    for label, chosen in {"given": rules}.items() if rules is not None else RULE_SETS.items():
         fast = _violations(text, chosen, context, True)
         whole = _violations(text, chosen, context, False)
-        assert fast == whole, f"{label}: findings differ\n{text}\nfast only: {set(fast) - set(whole)}\nwhole only: {set(whole) - set(fast)}"
+        assert fast == whole, (
+            f"{label}: findings differ\n{text}\nfast only: {set(fast) - set(whole)}\nwhole only: {set(whole) - set(fast)}"
+        )
         if fixes and any(v[4] is not None for v in whole):
-            assert _fixed(text, chosen, context, True) == _fixed(text, chosen, context, False), f"{label}: fixes differ\n{text}"
+            assert _fixed(text, chosen, context, True) == _fixed(text, chosen, context, False), (
+                f"{label}: fixes differ\n{text}"
+            )
 
 
 # -- rule examples and examples/ ----------------------------------------------------------
@@ -123,7 +127,7 @@ _STRING_NOISE = [
     '    note = """register_forward_hook(fn) is called below\n    # prepare"""\n',
     "    # m.register_forward_hook(fn) would be wrong here\n",
     "    text = 'h.remove()  # not code'\n",
-    "    \"\"\"\n\n    # hooks: register_forward_pre_hook\n\n    \"\"\"\n",
+    '    """\n\n    # hooks: register_forward_pre_hook\n\n    """\n',
     '    doc = f"""{len(STORE)}\n    # prepare"""\n',
 ]
 
@@ -174,7 +178,9 @@ class _Program:
         return f"functools.partial({self.hook_function()})"
 
     def registration_lines(self, module: str, hook: str) -> list[str]:
-        kind = self.rng.choice(["register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook"])
+        kind = self.rng.choice(
+            ["register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook"]
+        )
         call = f"{module}.{kind}({hook})"
         shape = self.rng.randrange(7)
         if shape == 0:
@@ -186,7 +192,12 @@ class _Program:
         if shape == 3:
             return [f"with {call}:", "    model(x)"]
         if shape == 4:
-            return ["handles = []", "for name, m in model.named_modules():", f"    handles.append(m.{kind}({hook}))", "model(x)"]
+            return [
+                "handles = []",
+                "for name, m in model.named_modules():",
+                f"    handles.append(m.{kind}({hook}))",
+                "model(x)",
+            ]
         if shape == 5:
             return [f"h = {call}", "model(x)", "h.remove()  # pragma: no cover"]
         return [f"h = {call}  # type: ignore", "out = model(x)", "h.remove()", "return out"]
@@ -230,18 +241,24 @@ class _Program:
             f"            layer.layer_name = name\n            {register}\n",
         ]
         if store == "{}" and self.rng.random() < 0.6:
-            methods.append("    def tune(self, name, layer):\n        inputs = self.inputs.pop(name)\n        return [layer(x) for x in inputs]\n")
+            methods.append(
+                "    def tune(self, name, layer):\n        inputs = self.inputs.pop(name)\n        return [layer(x) for x in inputs]\n"
+            )
         if keep == 1 and self.rng.random() < 0.5:
             methods.append("    def stop(self):\n        for h in self.handles:\n            h.remove()\n")
         if self.rng.random() < 0.3:
-            methods.append('    def describe(self):\n        """Uses\n        # prepare"""\n        return len(self.inputs)\n')
+            methods.append(
+                '    def describe(self):\n        """Uses\n        # prepare"""\n        return len(self.inputs)\n'
+            )
         self.rng.shuffle(methods)
         self.parts.append(f"class {name}:\n" + "\n".join(methods))
 
     def module_class(self) -> None:
         name = self.name("Block")
         call = self.rng.choice(["self.inner.forward(x)", "self.inner(x)", "self.inner.forward(self, x)"])
-        tensor_hook = "        self.inner.weight.register_hook(lambda g: g * 2)\n" if self.rng.random() < 0.3 else ""
+        tensor_hook = (
+            "        self.inner.weight.register_hook(lambda g: g * 2)\n" if self.rng.random() < 0.3 else ""
+        )
         self.parts.append(
             f"class {name}(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
             "        self.inner = nn.Linear(2, 2)\n\n"
@@ -268,13 +285,15 @@ class _Program:
         hook = self.rng.choice(["lambda *a: None", self.hook()])
         ending = self.rng.choice(
             [
-                [f"out = model(x)", f"{helper}(handles)", "return out"],
+                ["out = model(x)", f"{helper}(handles)", "return out"],
                 ["try:", "    out = model(x)", "finally:", f"    {helper}(handles)", "return out"],
                 [f"{helper}(handles)"],
             ]
         )
         lines = [f"handles = [m.register_forward_hook({hook}) for m in model.modules()]", *ending]
-        self.parts.append(f"def {name}(model, x):\n{self.noise()}" + "".join(f"    {line}\n" for line in lines))
+        self.parts.append(
+            f"def {name}(model, x):\n{self.noise()}" + "".join(f"    {line}\n" for line in lines)
+        )
 
     def tracker_class(self) -> None:
         """Setup and teardown methods reached indirectly, called from a method without
@@ -293,7 +312,9 @@ class _Program:
         else:
             body = "for h in self.handles:\n            h.remove()"
         if self.rng.random() < 0.5:
-            run = f"self.{setup}(model)\n        out = model(x)\n        self.{teardown}()\n        return out"
+            run = (
+                f"self.{setup}(model)\n        out = model(x)\n        self.{teardown}()\n        return out"
+            )
         else:
             run = f"self.{setup}(model)\n        try:\n            return model(x)\n        finally:\n            self.{teardown}()"
         methods = [
@@ -305,7 +326,7 @@ class _Program:
             f"    def run(self, model, x):\n        {run}\n",
         ]
         if self.rng.random() < 0.5:
-            methods.append(f"    def go(self, model, x):\n        return self.run(model, x)\n")
+            methods.append("    def go(self, model, x):\n        return self.run(model, x)\n")
         self.rng.shuffle(methods)
         text = f"class {name}:\n" + "\n".join(methods)
         if self.rng.random() < 0.25:  # nested in another class

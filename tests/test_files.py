@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from _hooklint_cli import BUGGY, check, write
 
 
@@ -39,7 +38,19 @@ def test_gitignore_above_the_checked_directory_applies(tree, monkeypatch):
 
 @pytest.mark.parametrize(
     "directory",
-    [".git", ".venv", "venv", "build", "dist", "__pycache__", "site-packages", ".tox", "node_modules", "x.egg-info", ".hooklint_cache"],
+    [
+        ".git",
+        ".venv",
+        "venv",
+        "build",
+        "dist",
+        "__pycache__",
+        "site-packages",
+        ".tox",
+        "node_modules",
+        "x.egg-info",
+        ".hooklint_cache",
+    ],
 )
 def test_default_excludes(tree, directory):
     write(tree, f"{directory}/a.py", BUGGY)
@@ -66,7 +77,12 @@ def test_pyi_files_are_checked_and_other_suffixes_are_not(tree):
 def test_order_is_deterministic_path_line_column(tree):
     names = ["z.py", "a/b.py", "a.py", "a/a.py", "m/z/q.py", "B.py"]
     for name in names:
-        write(tree, name, BUGGY + "\n\ndef again(module):\n    module.register_forward_pre_hook(_enable)\n    module.register_forward_hook(_disable)\n")
+        write(
+            tree,
+            name,
+            BUGGY
+            + "\n\ndef again(module):\n    module.register_forward_pre_hook(_enable)\n    module.register_forward_hook(_disable)\n",
+        )
     first = json.loads(check(".", "--no-cache", "--format", "json").stdout)
     second = json.loads(check(*reversed(names), "--no-cache", "--format", "json").stdout)
     assert first == second

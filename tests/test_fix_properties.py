@@ -29,9 +29,7 @@ from torch.nn.modules.module import register_module_forward_hook
 
 _names = st.sampled_from(["h", "handle", "hook"])
 _modules = st.sampled_from(["model", "model.encoder", "self.layer", "layer"])
-_simple = st.sampled_from(
-    ["model(x)", "y = 1", "out = model(x)", "x = x + 1", "print(x)", "loss.backward()"]
-)
+_simple = st.sampled_from(["model(x)", "y = 1", "out = model(x)", "x = x + 1", "print(x)", "loss.backward()"])
 
 
 @st.composite
@@ -134,29 +132,21 @@ def test_every_fix_parses_removes_its_violation_and_is_idempotent(source):
         if violation.fix is None:
             continue
         fixed = apply_edits(source, violation.fix.edits)
-        assert parses(fixed), (
-            f"{violation.code} fix does not parse:\n{source}\n---\n{fixed}"
-        )
+        assert parses(fixed), f"{violation.code} fix does not parse:\n{source}\n---\n{fixed}"
         after = _lifetime_violations(fixed)
         own_before = sum(v.code == violation.code for v in before)
         own_after = sum(v.code == violation.code for v in after)
-        assert own_after < own_before, (
-            f"{violation.code} fix left its violation:\n{source}\n---\n{fixed}"
-        )
+        assert own_after < own_before, f"{violation.code} fix left its violation:\n{source}\n---\n{fixed}"
         for code in CODES:
             if code != violation.code:
-                assert sum(v.code == code for v in after) <= sum(
-                    v.code == code for v in before
-                ), (
+                assert sum(v.code == code for v in after) <= sum(v.code == code for v in before), (
                     f"{violation.code} fix added a {code} violation:\n{source}\n---\n{fixed}"
                 )
     outcome = fix_text(source, "gen.py", RULES, CONTEXT, unsafe=True)
     assert parses(outcome.text)
     assert not outcome.failures, outcome.failures
     again = fix_text(outcome.text, "gen.py", RULES, CONTEXT, unsafe=True)
-    assert again.text == outcome.text and again.fixed == 0, (
-        f"not idempotent:\n{outcome.text}"
-    )
+    assert again.text == outcome.text and again.fixed == 0, f"not idempotent:\n{outcome.text}"
 
 
 # -- fixes keep the file's newline style and its trailing comments ---------------------------
@@ -184,7 +174,9 @@ def test_fixes_of_a_crlf_file_write_crlf_lines(rule, example):
     source = _crlf(example.code)
     outcome = fix_text(source, "example.py", [rule], RuleContext(**example.options), unsafe=True)
     assert outcome.fixed, f"{rule.code}: nothing fixed in the CRLF file"
-    assert _re.search(r"\r(?!\n)|(?<!\r)\n", outcome.text) is None, f"{rule.code} wrote a lone line break:\n{outcome.text!r}"
+    assert _re.search(r"\r(?!\n)|(?<!\r)\n", outcome.text) is None, (
+        f"{rule.code} wrote a lone line break:\n{outcome.text!r}"
+    )
     assert parses(outcome.text)
     assert outcome.text == _crlf(example.expected)
 
@@ -197,12 +189,17 @@ def _with_comments(source: str) -> tuple[str, list[str]]:
     lines, markers = [], []
     for index, line in enumerate(lexed.lines):
         body = line.rstrip("\r\n")
-        if lexed.in_string[index] or not body.strip() or body.endswith("\\") or "#" in lexed.code([index + 1]):
+        if (
+            lexed.in_string[index]
+            or not body.strip()
+            or body.endswith("\\")
+            or "#" in lexed.code([index + 1])
+        ):
             lines.append(line)
             continue
         marker = f"# kept-{index}"
         markers.append(marker)
-        lines.append(f"{body}  {marker}{line[len(body):]}")
+        lines.append(f"{body}  {marker}{line[len(body) :]}")
     return "".join(lines), markers
 
 
@@ -235,7 +232,9 @@ def test_the_with_fix_keeps_the_comments_of_the_registration_and_the_removal():
         "    # pragma: no cover\n"
         "    return saved\n"
     )
-    crlf = fix_text(source.replace("\n", "\r\n"), "m.py", [rules_by_code()["HL004"]], CONTEXT, unsafe=True).text
+    crlf = fix_text(
+        source.replace("\n", "\r\n"), "m.py", [rules_by_code()["HL004"]], CONTEXT, unsafe=True
+    ).text
     assert crlf == fixed.replace("\n", "\r\n")
 
 

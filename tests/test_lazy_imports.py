@@ -36,7 +36,9 @@ _RUN = textwrap.dedent(
 
 def _check(tmp_path, *args):
     report = tmp_path / "report.json"
-    run = subprocess.run([sys.executable, "-c", _RUN, str(report), *args], cwd=tmp_path, capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-c", _RUN, str(report), *args], cwd=tmp_path, capture_output=True, text=True
+    )
     result = json.loads(report.read_text())
     return result["code"], result["loaded"], run.stdout
 
@@ -50,8 +52,7 @@ def test_a_file_without_a_hook_token_loads_no_parser_and_no_rule(tmp_path):
 
 def test_a_file_with_a_hook_token_is_parsed_and_linted(tmp_path):
     (tmp_path / "hooked.py").write_text(
-        "def attach(model, store):\n"
-        "    model.register_forward_hook(lambda m, i, o: store.append(o))\n"
+        "def attach(model, store):\n    model.register_forward_hook(lambda m, i, o: store.append(o))\n"
     )
     code, loaded, stdout = _check(tmp_path, "hooked.py")
     assert "libcst" in loaded and any(m.startswith("hooklint.rules.hl") for m in loaded)
@@ -109,10 +110,27 @@ _ENTRY = textwrap.dedent(
 
 _PLAIN = "import os\n\n\ndef scale(x):\n    return os.path.join(x, 'y')  # noqa: E501\n"
 _COOKIE = "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nNAME = 'caf\u00e9'\n"
-_NOTEBOOK = json.dumps({
-    "cells": [{"cell_type": "code", "execution_count": None, "id": "a1", "metadata": {}, "outputs": [], "source": ["x = 1\n"]}],
-    "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
-}, indent=1) + "\n"
+_NOTEBOOK = (
+    json.dumps(
+        {
+            "cells": [
+                {
+                    "cell_type": "code",
+                    "execution_count": None,
+                    "id": "a1",
+                    "metadata": {},
+                    "outputs": [],
+                    "source": ["x = 1\n"],
+                }
+            ],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        },
+        indent=1,
+    )
+    + "\n"
+)
 _BUGGY = (
     "import torch.nn.utils.parametrize as P\n\n\ndef _enable(module, inputs):\n    P._cache_enabled += 1\n\n\n"
     "def _disable(module, inputs, output):\n    P._cache_enabled -= 1\n\n\n"
@@ -125,30 +143,109 @@ _CONFIG = (
 
 #: (what the run is, files, command line, whether the pre-commit path settles it itself).
 _MATRIX = [
-    ("clean, no cache", {"a.py": _PLAIN, "b.pyi": "x: int\n"}, ["check", "--no-cache", "a.py", "b.pyi"], True),
-    ("clean, the benchmark's flags", {"a.py": _PLAIN}, ["check", "--no-cache", "--quiet", "--exit-zero", "a.py"], True),
-    ("clean, pre-commit's entry (run index written)", {"a.py": _PLAIN, "c.py": _COOKIE}, ["check", "--force-exclude", "a.py", "c.py"], True),
-    ("clean, formats and colour", {"a.py": _PLAIN}, ["check", "--no-cache", "--format=concise", "--color", "never", "-q", "a.py"], True),
-    ("clean, --fix", {"a.py": _PLAIN}, ["check", "--fix", "--show-fixes", "--exit-non-zero-on-fix", "--unsafe-fixes", "a.py"], True),
-    ("clean, a BOM and a cookie", {"bom.py": "\ufeff# coding: utf-8\nx = 1\n"}, ["check", "--no-cache", "bom.py"], True),
-    ("force-excluded by default", {"build/gen.py": "def f(:\n", "a.py": _PLAIN}, ["check", "--no-cache", "--force-exclude", "build/gen.py", "a.py"], True),
-    ("configured: select, ignore, exclude, per-file-ignores", {"pyproject.toml": _CONFIG, "a.py": _PLAIN, "vendored/v.py": _BUGGY, "tests/t.py": _PLAIN},
-     ["check", "--force-exclude", "a.py", "vendored/v.py", "tests/t.py"], True),
-    ("configured, excluded file named without --force-exclude", {"pyproject.toml": _CONFIG, "vendored/v.py": _BUGGY},
-     ["check", "--no-cache", "vendored/v.py"], False),
-    ("syntax error without a token", {"broken.py": "def f(:\n    pass\n", "a.py": _PLAIN}, ["check", "--no-cache", "a.py", "broken.py"], False),
+    (
+        "clean, no cache",
+        {"a.py": _PLAIN, "b.pyi": "x: int\n"},
+        ["check", "--no-cache", "a.py", "b.pyi"],
+        True,
+    ),
+    (
+        "clean, the benchmark's flags",
+        {"a.py": _PLAIN},
+        ["check", "--no-cache", "--quiet", "--exit-zero", "a.py"],
+        True,
+    ),
+    (
+        "clean, pre-commit's entry (run index written)",
+        {"a.py": _PLAIN, "c.py": _COOKIE},
+        ["check", "--force-exclude", "a.py", "c.py"],
+        True,
+    ),
+    (
+        "clean, formats and colour",
+        {"a.py": _PLAIN},
+        ["check", "--no-cache", "--format=concise", "--color", "never", "-q", "a.py"],
+        True,
+    ),
+    (
+        "clean, --fix",
+        {"a.py": _PLAIN},
+        ["check", "--fix", "--show-fixes", "--exit-non-zero-on-fix", "--unsafe-fixes", "a.py"],
+        True,
+    ),
+    (
+        "clean, a BOM and a cookie",
+        {"bom.py": "\ufeff# coding: utf-8\nx = 1\n"},
+        ["check", "--no-cache", "bom.py"],
+        True,
+    ),
+    (
+        "force-excluded by default",
+        {"build/gen.py": "def f(:\n", "a.py": _PLAIN},
+        ["check", "--no-cache", "--force-exclude", "build/gen.py", "a.py"],
+        True,
+    ),
+    (
+        "configured: select, ignore, exclude, per-file-ignores",
+        {"pyproject.toml": _CONFIG, "a.py": _PLAIN, "vendored/v.py": _BUGGY, "tests/t.py": _PLAIN},
+        ["check", "--force-exclude", "a.py", "vendored/v.py", "tests/t.py"],
+        True,
+    ),
+    (
+        "configured, excluded file named without --force-exclude",
+        {"pyproject.toml": _CONFIG, "vendored/v.py": _BUGGY},
+        ["check", "--no-cache", "vendored/v.py"],
+        False,
+    ),
+    (
+        "syntax error without a token",
+        {"broken.py": "def f(:\n    pass\n", "a.py": _PLAIN},
+        ["check", "--no-cache", "a.py", "broken.py"],
+        False,
+    ),
     ("syntax error, cached", {"broken.py": "x = (1,\n"}, ["check", "broken.py"], False),
-    ("compiler-only errors", {"r.py": "return 1\n", "n.py": "nonlocal x\n", "f.py": "from __future__ import braces\n"},
-     ["check", "--no-cache", "r.py", "n.py", "f.py"], False),
-    ("a file with hooks", {"model.py": _BUGGY, "a.py": _PLAIN}, ["check", "--no-cache", "a.py", "model.py"], False),
-    ("a file with hooks, --fix", {"model.py": _BUGGY}, ["check", "--fix", "--force-exclude", "model.py"], False),
+    (
+        "compiler-only errors",
+        {"r.py": "return 1\n", "n.py": "nonlocal x\n", "f.py": "from __future__ import braces\n"},
+        ["check", "--no-cache", "r.py", "n.py", "f.py"],
+        False,
+    ),
+    (
+        "a file with hooks",
+        {"model.py": _BUGGY, "a.py": _PLAIN},
+        ["check", "--no-cache", "a.py", "model.py"],
+        False,
+    ),
+    (
+        "a file with hooks, --fix",
+        {"model.py": _BUGGY},
+        ["check", "--fix", "--force-exclude", "model.py"],
+        False,
+    ),
     ("an unused noqa", {"a.py": "x = 1  # noqa: HL001\n"}, ["check", "--no-cache", "a.py"], False),
     ("a notebook", {"nb.ipynb": _NOTEBOOK}, ["check", "--no-cache", "nb.ipynb"], False),
-    ("a latin-1 file", {"l.py": b"# -*- coding: latin-1 -*-\nNAME = '\xe9'\n"}, ["check", "--no-cache", "l.py"], False),
+    (
+        "a latin-1 file",
+        {"l.py": b"# -*- coding: latin-1 -*-\nNAME = '\xe9'\n"},
+        ["check", "--no-cache", "l.py"],
+        False,
+    ),
     ("not UTF-8", {"u.py": b"NAME = '\xe9'\n"}, ["check", "--no-cache", "u.py"], False),
-    ("registration wrappers", {"pyproject.toml": '[tool.hooklint]\nregistration-wrappers = ["lib.attach"]\n', "a.py": "attach(m, f)\n"},
-     ["check", "--no-cache", "a.py"], False),
-    ("an unknown code in the configuration", {"pyproject.toml": '[tool.hooklint]\nselect = ["HL999"]\n', "a.py": _PLAIN}, ["check", "a.py"], False),
+    (
+        "registration wrappers",
+        {
+            "pyproject.toml": '[tool.hooklint]\nregistration-wrappers = ["lib.attach"]\n',
+            "a.py": "attach(m, f)\n",
+        },
+        ["check", "--no-cache", "a.py"],
+        False,
+    ),
+    (
+        "an unknown code in the configuration",
+        {"pyproject.toml": '[tool.hooklint]\nselect = ["HL999"]\n', "a.py": _PLAIN},
+        ["check", "a.py"],
+        False,
+    ),
     ("broken TOML", {"pyproject.toml": "[tool\n", "a.py": _PLAIN}, ["check", "--no-cache", "a.py"], False),
     ("an unknown option", {"a.py": _PLAIN}, ["check", "--frobnicate", "a.py"], False),
     ("a bad choice", {"a.py": _PLAIN}, ["check", "--format", "xml", "a.py"], False),
@@ -186,10 +283,17 @@ def _run_as(which: str, work, files: dict, arguments: list[str]) -> dict:
     _write_tree(work, files)
     report = work / "report.json"
     run = subprocess.run(
-        [sys.executable, "-c", _ENTRY, str(report), which, *arguments], cwd=work, capture_output=True,
+        [sys.executable, "-c", _ENTRY, str(report), which, *arguments],
+        cwd=work,
+        capture_output=True,
         env={**os.environ, "NO_COLOR": "1"},
     )
-    return {"stdout": run.stdout, "stderr": run.stderr, "report": json.loads(report.read_text()), "files": _snapshot(work)}
+    return {
+        "stdout": run.stdout,
+        "stderr": run.stderr,
+        "report": json.loads(report.read_text()),
+        "files": _snapshot(work),
+    }
 
 
 @pytest.mark.parametrize("case", _MATRIX, ids=[case[0] for case in _MATRIX])
@@ -222,7 +326,9 @@ def test_a_warm_run_index_is_read_as_the_cli_reads_it(tmp_path):
         _write_tree(work, files)
         for which in (first, second):
             report = work / "report.json"
-            run = subprocess.run([sys.executable, "-c", _ENTRY, str(report), which, *arguments], cwd=work, capture_output=True)
+            run = subprocess.run(
+                [sys.executable, "-c", _ENTRY, str(report), which, *arguments], cwd=work, capture_output=True
+            )
             outcome = json.loads(report.read_text())
         results[(first, second)] = (outcome["code"], run.stdout, run.stderr, outcome["click"])
         index = [p for p in _snapshot(work) if p.startswith(".hooklint_cache/runs/")]
@@ -232,12 +338,36 @@ def test_a_warm_run_index_is_read_as_the_cli_reads_it(tmp_path):
 
 
 _BROKEN = [
-    "def f(:\n    pass\n", "x = (1,\n", "if True:\npass\n", "  x = 1\n", "print 'hello'\n", "x = 1 +\n",
-    "f(**)\n", "class\n", "'unterminated\n", '"""never closed\n', "x = $\n", "def f():\n\treturn 1\n        return 2\n",
-    "return 1\n", "nonlocal x\n", "from __future__ import braces\n", "yield 1\n", "await x\n", "break\n",
-    "x = '\\d'\n", "f(x for x in y, 1)\n", "a, b += 1\n", "del f()\n", "(" * 300 + ")" * 300 + "\n",
-    "x = " + "[" * 120 + "]" * 120 + "\n", "lambda: (yield)\n", "def f(a, a): pass\n", "f(a=1, a=2)\n",
-    "x: int = 1\nglobal x\n", "match x:\n    case 1:\n        pass\n", "async def f():\n    yield from g()\n",
+    "def f(:\n    pass\n",
+    "x = (1,\n",
+    "if True:\npass\n",
+    "  x = 1\n",
+    "print 'hello'\n",
+    "x = 1 +\n",
+    "f(**)\n",
+    "class\n",
+    "'unterminated\n",
+    '"""never closed\n',
+    "x = $\n",
+    "def f():\n\treturn 1\n        return 2\n",
+    "return 1\n",
+    "nonlocal x\n",
+    "from __future__ import braces\n",
+    "yield 1\n",
+    "await x\n",
+    "break\n",
+    "x = '\\d'\n",
+    "f(x for x in y, 1)\n",
+    "a, b += 1\n",
+    "del f()\n",
+    "(" * 300 + ")" * 300 + "\n",
+    "x = " + "[" * 120 + "]" * 120 + "\n",
+    "lambda: (yield)\n",
+    "def f(a, a): pass\n",
+    "f(a=1, a=2)\n",
+    "x: int = 1\nglobal x\n",
+    "match x:\n    case 1:\n        pass\n",
+    "async def f():\n    yield from g()\n",
 ]
 
 
@@ -273,11 +403,28 @@ def test_every_token_holds_a_literal_part():
     assert len(parts) < len(ANY_RULE_TOKENS)
 
 
-@pytest.mark.parametrize("text", [
-    "# noqa: HL001", "# NOQA:hl1", "x = 1  # noqa : E1, HL002", "x # noqa\n# HL001", "noqa:\nHL1", "# noqa: XHL1",
-    "# noqa: E1 HL0x", "# noqanoqa: HL1", "NoQa:  hL9", "caf\u00e9  # noqa: HL1", "\u0130 noqa: HL1", "# noqa: E501\n" * 50,
-    "", "HL001", "# flake8: noqa\nx = 1  # HL001\n", "# noqa: E1\r# HL1", "\u0130" * 3 + "noqa: E1\n# HL2",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# noqa: HL001",
+        "# NOQA:hl1",
+        "x = 1  # noqa : E1, HL002",
+        "x # noqa\n# HL001",
+        "noqa:\nHL1",
+        "# noqa: XHL1",
+        "# noqa: E1 HL0x",
+        "# noqanoqa: HL1",
+        "NoQa:  hL9",
+        "caf\u00e9  # noqa: HL1",
+        "\u0130 noqa: HL1",
+        "# noqa: E501\n" * 50,
+        "",
+        "HL001",
+        "# flake8: noqa\nx = 1  # HL001\n",
+        "# noqa: E1\r# HL1",
+        "\u0130" * 3 + "noqa: E1\n# HL2",
+    ],
+)
 def test_the_hl100_token_test_is_the_directive_regex(text):
     # The faster search (the regex tried where a `noqa` starts) answers as the regex does.
     import re
@@ -288,11 +435,24 @@ def test_the_hl100_token_test_is_the_directive_regex(text):
     assert mentions_hooklint_code(text) is ("noqa" in text.lower() and regex.search(text) is not None)
 
 
-@pytest.mark.parametrize("raw", [
-    b"x = 1\n", b"\xef\xbb\xbfx = 1\n", b"# -*- coding: utf-8 -*-\nx = 1\n", b"#!/bin/python\n# coding: latin-1\nx = '\xe9'\n",
-    b"x = '\xe9'\n", b"\n\n# coding: latin-1\nx = '\xe9'\n", b"\xef\xbb\xbf# coding: latin-1\nx = 1\n", b"# coding: nonsense\n",
-    b"x = 1\ny = '\xff'\n", b"\xff\nx = 1\n", b"", b"# a comment\n# another\nx = '\xc3\xa9'\n", b"# vim: set fileencoding=cp1252 :\n\x80\n",
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"x = 1\n",
+        b"\xef\xbb\xbfx = 1\n",
+        b"# -*- coding: utf-8 -*-\nx = 1\n",
+        b"#!/bin/python\n# coding: latin-1\nx = '\xe9'\n",
+        b"x = '\xe9'\n",
+        b"\n\n# coding: latin-1\nx = '\xe9'\n",
+        b"\xef\xbb\xbf# coding: latin-1\nx = 1\n",
+        b"# coding: nonsense\n",
+        b"x = 1\ny = '\xff'\n",
+        b"\xff\nx = 1\n",
+        b"",
+        b"# a comment\n# another\nx = '\xc3\xa9'\n",
+        b"# vim: set fileencoding=cp1252 :\n\x80\n",
+    ],
+)
 def test_decoding_without_tokenize_reads_as_tokenize_does(tmp_path, raw):
     # decode_source skips tokenize.detect_encoding when the first two lines hold no
     # cookie: the text, encoding and BOM, or the one-line error, are what it gave.

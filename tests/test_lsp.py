@@ -7,13 +7,12 @@ import asyncio
 import sys
 from pathlib import Path
 
+from _hooklint_cli import BUGGY, BUGGY_COLUMN, BUGGY_LINE, FIXED, check, hooklint, write
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
 from hooklint.report.urls import rule_url
-
-from _hooklint_cli import BUGGY, BUGGY_COLUMN, BUGGY_LINE, FIXED, check, hooklint, write
 
 #: HL013 (on by default) too, which the workspace's configuration ignores.
 STALE_IMPORT = "from torch.nn.utils.parametrize import _cache\n"
@@ -54,9 +53,13 @@ class Editor:
     def __init__(self) -> None:
         self.client = LanguageClient("hooklint-test", "1")
         self.published: asyncio.Queue = asyncio.Queue()
-        self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)(lambda ls, params: self.published.put_nowait(params))
+        self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)(
+            lambda ls, params: self.published.put_nowait(params)
+        )
         self.messages: list[str] = []
-        self.client.feature(types.WINDOW_SHOW_MESSAGE)(lambda ls, params: self.messages.append(params.message))
+        self.client.feature(types.WINDOW_SHOW_MESSAGE)(
+            lambda ls, params: self.messages.append(params.message)
+        )
         self.client.feature(types.WINDOW_LOG_MESSAGE)(lambda ls, params: self.messages.append(params.message))
 
     async def diagnostics(self, uri: str) -> list[types.Diagnostic]:
@@ -112,13 +115,18 @@ async def _session(workspace: Path) -> dict:
         seen["actions"] = actions = await editor.actions(uri, hl001)
         seen["hover"] = await asyncio.wait_for(
             client.text_document_hover_async(
-                types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=hl001.range.start)
+                types.HoverParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri), position=hl001.range.start
+                )
             ),
             TIMEOUT,
         )
         seen["hover_elsewhere"] = await asyncio.wait_for(
             client.text_document_hover_async(
-                types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=1, character=0))
+                types.HoverParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri),
+                    position=types.Position(line=1, character=0),
+                )
             ),
             TIMEOUT,
         )
@@ -144,21 +152,34 @@ async def _session(workspace: Path) -> dict:
         notebook_uri = from_fs_path(str(workspace / "analysis.ipynb"))
         cells = [
             (types.NotebookCellKind.Markup, "# Activations"),
-            (types.NotebookCellKind.Code, "%matplotlib inline\nstore = []\ndef capture(module, inputs, output):\n    store.append(output)"),
+            (
+                types.NotebookCellKind.Code,
+                "%matplotlib inline\nstore = []\ndef capture(module, inputs, output):\n    store.append(output)",
+            ),
             (types.NotebookCellKind.Code, 'tag = "\U0001f525"; model.register_forward_hook(capture)\n!ls'),
             (types.NotebookCellKind.Code, NOTEBOOK_FUNCTION),
         ]
-        cell_uris = [f"vscode-notebook-cell:{workspace.as_posix()}/analysis.ipynb#cell{i}" for i in range(len(cells))]
+        cell_uris = [
+            f"vscode-notebook-cell:{workspace.as_posix()}/analysis.ipynb#cell{i}" for i in range(len(cells))
+        ]
         client.notebook_document_did_open(
             types.DidOpenNotebookDocumentParams(
                 notebook_document=types.NotebookDocument(
                     uri=notebook_uri,
                     notebook_type="jupyter-notebook",
                     version=1,
-                    cells=[types.NotebookCell(kind=kind, document=cell_uri) for (kind, _), cell_uri in zip(cells, cell_uris)],
+                    cells=[
+                        types.NotebookCell(kind=kind, document=cell_uri)
+                        for (kind, _), cell_uri in zip(cells, cell_uris)
+                    ],
                 ),
                 cell_text_documents=[
-                    types.TextDocumentItem(uri=cell_uri, language_id="python" if kind == types.NotebookCellKind.Code else "markdown", version=1, text=source)
+                    types.TextDocumentItem(
+                        uri=cell_uri,
+                        language_id="python" if kind == types.NotebookCellKind.Code else "markdown",
+                        version=1,
+                        text=source,
+                    )
                     for (kind, source), cell_uri in zip(cells, cell_uris)
                 ],
             )
@@ -192,12 +213,28 @@ def test_an_editor_session_end_to_end(tmp_path):
 
     # Diagnostics: the buffer's, with the workspace's configuration.
     [diagnostic] = seen["opened"]
-    assert (diagnostic.code, diagnostic.source, diagnostic.severity) == ("HL001", "hooklint", types.DiagnosticSeverity.Warning)
+    assert (diagnostic.code, diagnostic.source, diagnostic.severity) == (
+        "HL001",
+        "hooklint",
+        types.DiagnosticSeverity.Warning,
+    )
     line = BUGGY_LINE  # one line of STALE_IMPORT above, 0-based below
     assert diagnostic.range.start == types.Position(line=line, character=BUGGY_COLUMN - 1)
-    assert diagnostic.range.end == types.Position(line=line, character=BUGGY_COLUMN - 1 + len("module.register_forward_hook(_disable)"))
+    assert diagnostic.range.end == types.Position(
+        line=line, character=BUGGY_COLUMN - 1 + len("module.register_forward_hook(_disable)")
+    )
     write(tmp_path, "other/pyproject.toml", "[tool.hooklint]\n")
-    unconfigured = check("--no-cache", "--format", "concise", "--config", str(tmp_path / "other/pyproject.toml"), "-", "--stdin-filename", "x.py", input=STALE_IMPORT + BUGGY)
+    unconfigured = check(
+        "--no-cache",
+        "--format",
+        "concise",
+        "--config",
+        str(tmp_path / "other/pyproject.toml"),
+        "-",
+        "--stdin-filename",
+        "x.py",
+        input=STALE_IMPORT + BUGGY,
+    )
     assert "HL013" in unconfigured.stdout  # so the server did read the workspace's `ignore`
 
     # The quick fix, applied by the editor, gives the fixed code, which lints clean.
@@ -207,7 +244,10 @@ def test_an_editor_session_end_to_end(tmp_path):
     assert list(seen["after_fix"]) == []
     [fix_all] = seen["fix_all"]
     assert fix_all.kind == "source.fixAll.hooklint"
-    assert _apply(STALE_IMPORT + BUGGY, fix_all.edit.changes[next(iter(fix_all.edit.changes))]) == STALE_IMPORT + FIXED
+    assert (
+        _apply(STALE_IMPORT + BUGGY, fix_all.edit.changes[next(iter(fix_all.edit.changes))])
+        == STALE_IMPORT + FIXED
+    )
 
     # Hover on the finding: the rule's documentation; elsewhere, nothing.
     hover = seen["hover"]
@@ -228,7 +268,9 @@ def test_an_editor_session_end_to_end(tmp_path):
     assert list(published[cell_uris[1]]) == []
     [finding] = published[cell_uris[2]]
     assert finding.code == "HL002"
-    assert finding.range.start == types.Position(line=0, character=len('tag = "\U0001f525"; '.encode("utf-16-le")) // 2)
+    assert finding.range.start == types.Position(
+        line=0, character=len('tag = "\U0001f525"; '.encode("utf-16-le")) // 2
+    )
     # A cell's quick fix edits that cell, in its own lines, and keeps the magic.
     [cell_fix] = [a for a in seen["cell_actions"] if a.kind == types.CodeActionKind.QuickFix]
     assert list(cell_fix.edit.changes) == [cell_uris[3]]
@@ -247,4 +289,6 @@ def test_server_without_pygls_is_one_line_and_exit_2(monkeypatch):
         monkeypatch.setitem(sys.modules, name, None)  # `import` raises ImportError
     result = hooklint("server")
     assert result.exit_code == 2
-    assert result.stderr.splitlines() == ["hooklint: error: `hooklint server` needs pygls: pip install 'hooklint[lsp]'"]
+    assert result.stderr.splitlines() == [
+        "hooklint: error: `hooklint server` needs pygls: pip install 'hooklint[lsp]'"
+    ]

@@ -55,11 +55,26 @@ LONG = "a_rather_long_function_name_for_a_hook_that_keeps_going"
 @pytest.mark.parametrize(
     ("rule", "code"),
     [
-        (HL018, f"def {LONG}(module, args, output): pass\nm.register_forward_hook({LONG}, with_kwargs=True)\n"),
-        (HL018, f"def {LONG}(module, args, kwargs, output=None, extra=None): pass\nm.register_forward_hook({LONG})\n"),
-        (HL017, f"def f(a):\n    for h in a.{LONG}.{LONG}._forward_hooks.values():\n        b.register_forward_hook(h)\n"),
-        (HL016, f"class C:\n    def on_{LONG}_start(self, m):\n        m.register_forward_hook(f)\n    def on_{LONG}_end(self, m):\n        pass\n"),
-        (HL016, f"class C:\n    def __enter__(self):\n        self.{LONG}.append(m.register_forward_hook(f))\n    def __exit__(self, *e):\n        pass\n"),
+        (
+            HL018,
+            f"def {LONG}(module, args, output): pass\nm.register_forward_hook({LONG}, with_kwargs=True)\n",
+        ),
+        (
+            HL018,
+            f"def {LONG}(module, args, kwargs, output=None, extra=None): pass\nm.register_forward_hook({LONG})\n",
+        ),
+        (
+            HL017,
+            f"def f(a):\n    for h in a.{LONG}.{LONG}._forward_hooks.values():\n        b.register_forward_hook(h)\n",
+        ),
+        (
+            HL016,
+            f"class C:\n    def on_{LONG}_start(self, m):\n        m.register_forward_hook(f)\n    def on_{LONG}_end(self, m):\n        pass\n",
+        ),
+        (
+            HL016,
+            f"class C:\n    def __enter__(self):\n        self.{LONG}.append(m.register_forward_hook(f))\n    def __exit__(self, *e):\n        pass\n",
+        ),
     ],
 )
 def test_messages_are_one_line_of_at_most_120_characters(rule, code):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from _hooklint_cli import BUGGY, check, write
 
 CALL = "    module.register_forward_hook(_disable)"
@@ -23,7 +22,14 @@ def _exit(tree, source: str) -> int:
 
 @pytest.mark.parametrize(
     "comment",
-    ["# noqa: HL001", "# noqa", "# NOQA:HL001", "# noqa: E501, HL001", "# noqa:HL001,HL000", "# some words  # noqa: HL001"],
+    [
+        "# noqa: HL001",
+        "# noqa",
+        "# NOQA:HL001",
+        "# noqa: E501, HL001",
+        "# noqa:HL001,HL000",
+        "# some words  # noqa: HL001",
+    ],
 )
 def test_line_noqa_on_the_line(tree, comment):
     assert _exit(tree, BUGGY.replace(CALL, f"{CALL}  {comment}")) == 0
@@ -54,7 +60,9 @@ def test_noqa_on_another_line_does_not_suppress(tree):
     assert _exit(tree, source) == 1
 
 
-@pytest.mark.parametrize("comment", ["# hooklint: noqa", "# hooklint: noqa: HL001", "#hooklint:noqa:HL0001,HL001"])
+@pytest.mark.parametrize(
+    "comment", ["# hooklint: noqa", "# hooklint: noqa: HL001", "#hooklint:noqa:HL0001,HL001"]
+)
 def test_file_level_noqa(tree, comment):
     assert _exit(tree, f"{comment}\n" + BUGGY) == 0
     assert _exit(tree, BUGGY + f"\n{comment}\n") == 0
@@ -137,10 +145,20 @@ def test_no_other_line_splitter_in_the_linter():
     import hooklint
 
     root = Path(hooklint.__file__).parent
-    for path in [*root.glob("*.py"), *root.glob("analysis/*.py"), *root.glob("report/*.py"), *(root.parent / "fixes").glob("*.py")]:
+    for path in [
+        *root.glob("*.py"),
+        *root.glob("analysis/*.py"),
+        *root.glob("report/*.py"),
+        *(root.parent / "fixes").glob("*.py"),
+    ]:
         text = path.read_text(encoding="utf-8")
         for number, line in enumerate(text.split("\n"), start=1):
-            if ".splitlines(" in line and "docs" not in line and "message" not in line and "read_text" not in line:
+            if (
+                ".splitlines(" in line
+                and "docs" not in line
+                and "message" not in line
+                and "read_text" not in line
+            ):
                 raise AssertionError(f"{path.name}:{number}: {line.strip()}")
 
 
@@ -158,7 +176,9 @@ def test_add_noqa_then_a_clean_run_and_a_second_add_changes_nothing(tree):
     assert path.read_text() == BUGGY.replace(CALL, CALL + "  # noqa: HL001")
     assert check("m.py", "--no-cache").exit_code == 0
     again = check("m.py", "--no-cache", "--add-noqa")
-    assert "Added 0 noqa directives." in again.stderr and path.read_text() == BUGGY.replace(CALL, CALL + "  # noqa: HL001")
+    assert "Added 0 noqa directives." in again.stderr and path.read_text() == BUGGY.replace(
+        CALL, CALL + "  # noqa: HL001"
+    )
 
 
 def test_add_noqa_merges_with_an_existing_directive_and_keeps_the_comment(tree):
@@ -171,7 +191,9 @@ def test_add_noqa_keeps_crlf_and_the_rest_of_the_file_byte_for_byte(tree):
     source = BUGGY.replace("\n", "\r\n").encode()
     path, result = _add(tree, source)
     assert result.exit_code == 0
-    assert path.read_bytes() == source.replace(CALL.encode() + b"\r\n", CALL.encode() + b"  # noqa: HL001\r\n")
+    assert path.read_bytes() == source.replace(
+        CALL.encode() + b"\r\n", CALL.encode() + b"  # noqa: HL001\r\n"
+    )
 
 
 def test_add_noqa_puts_the_directive_after_a_string_that_spans_the_first_line(tree):
@@ -179,7 +201,7 @@ def test_add_noqa_puts_the_directive_after_a_string_that_spans_the_first_line(tr
         "from torch.nn.modules.module import register_module_forward_hook\n"
         "def install(fn):\n"
         '    register_module_forward_hook(fn, """\n'
-        '    # noqa: not a comment\n'
+        "    # noqa: not a comment\n"
         '    """)\n'
     )
     path, result = _add(tree, source)
@@ -197,7 +219,9 @@ def test_add_noqa_never_writes_after_a_line_continuation(tree):
         "        prepend=False)\n"
     )
     path, result = _add(tree, source)
-    assert "    register_module_forward_hook(fn, \\\n        prepend=False)  # noqa: HL009\n" in path.read_text()
+    assert (
+        "    register_module_forward_hook(fn, \\\n        prepend=False)  # noqa: HL009\n" in path.read_text()
+    )
     from hooklint.engine import parses
 
     assert parses(path.read_text()) and check("m.py", "--no-cache").exit_code == 0
@@ -228,7 +252,10 @@ def test_add_noqa_text_function_directly():
 
     text = "a = 1\nb = 2   \nc = 3  # noqa: HL002\nd = 4  # noqa\n"
     new, changed, problems = add_noqa(text, [at(1), at(1, "HL003"), at(2), at(3), at(4), at(1, "HL000")])
-    assert new == "a = 1  # noqa: HL001, HL003\nb = 2  # noqa: HL001\nc = 3  # noqa: HL002, HL001\nd = 4  # noqa\n"
+    assert (
+        new
+        == "a = 1  # noqa: HL001, HL003\nb = 2  # noqa: HL001\nc = 3  # noqa: HL002, HL001\nd = 4  # noqa\n"
+    )
     assert changed == 3 and problems == []
     assert add_noqa(new, [at(1), at(2), at(3)])[0] == new  # idempotent
     inside = 'x = """\nstill a string\n"""\n'
@@ -255,7 +282,12 @@ def test_hl100_reports_unknown_unused_and_not_enabled_codes_and_leaves_used_ones
     lines = [line for line in result.stdout.splitlines() if "HL100" in line]
     assert len(lines) == 2, result.stdout
     assert "m.py:12:" in lines[0] and "unused: HL001" in lines[0]
-    assert "m.py:14:" in lines[1] and "unknown: HL999" in lines[1] and "unused: HL002" in lines[1] and "HL001" not in lines[1].split("(")[1]
+    assert (
+        "m.py:14:" in lines[1]
+        and "unknown: HL999" in lines[1]
+        and "unused: HL002" in lines[1]
+        and "HL001" not in lines[1].split("(")[1]
+    )
     fixed = _hl100(tree, source, "--fix")
     text = (tree / "m.py").read_text()
     assert CALL + "  # noqa: HL001, E501\n" in text and "def install(module):\n" in text, text

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from _hooklint_cli import PROJECT_ROOT, check, no_traceback, write
+
 from hooklint.engine import Settings, check_path
 from hooklint.notebook import parse
 
@@ -43,7 +43,11 @@ CELL, LINE, COLUMN = 3, 7, 5
 
 
 def notebook(*sources, as_string: bool = False, markdown: bool = True) -> dict:
-    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# Capturing — activations\n", "über alles"]}] if markdown else []
+    cells = (
+        [{"cell_type": "markdown", "metadata": {}, "source": ["# Capturing — activations\n", "über alles"]}]
+        if markdown
+        else []
+    )
     for number, source in enumerate(sources):
         cells.append(
             {
@@ -54,10 +58,17 @@ def notebook(*sources, as_string: bool = False, markdown: bool = True) -> dict:
                 "source": source if as_string else source.splitlines(keepends=True),
             }
         )
-    return {"cells": cells, "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    return {
+        "cells": cells,
+        "metadata": {"language_info": {"name": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
 
 
-BUGGY_NB = notebook("%matplotlib inline\nimport torch\n!pip list", DEFINE, "%%time\ncollect(model, batches)\nmodel?")
+BUGGY_NB = notebook(
+    "%matplotlib inline\nimport torch\n!pip list", DEFINE, "%%time\ncollect(model, batches)\nmodel?"
+)
 
 
 def dumps(data: dict, style: dict) -> str:
@@ -79,7 +90,12 @@ STYLES = {
 @pytest.mark.parametrize("style", STYLES.values(), ids=STYLES.keys())
 def test_fix_changes_only_the_fixed_cells_lines(tmp_path, monkeypatch, style, as_string):
     monkeypatch.chdir(tmp_path)
-    original = notebook("%matplotlib inline\nimport torch\n!pip list", DEFINE, "%%time\ncollect(model, batches)\nmodel?", as_string=as_string)
+    original = notebook(
+        "%matplotlib inline\nimport torch\n!pip list",
+        DEFINE,
+        "%%time\ncollect(model, batches)\nmodel?",
+        as_string=as_string,
+    )
     path = write(tmp_path, "analysis.ipynb", dumps(original, style).encode("utf-8"))
     result = check("--no-cache", "analysis.ipynb", "--fix")
     no_traceback(result)
@@ -115,8 +131,13 @@ def test_cell_positions_in_every_format(tmp_path, monkeypatch):
     assert f"{LINE} |     model[0].register_forward_hook(capture)" in full  # the cell's own line
     [item] = json.loads(check("--no-cache", "--format", "json", "nb.ipynb").stdout)
     assert item["cell"] == CELL and item["location"] == {"row": LINE, "column": COLUMN}
-    assert item["end_location"] == {"row": LINE, "column": COLUMN + len("model[0].register_forward_hook(capture)")}
-    assert min(e["location"]["row"] for e in item["fix"]["edits"]) == LINE  # the edits too are in the cell's lines
+    assert item["end_location"] == {
+        "row": LINE,
+        "column": COLUMN + len("model[0].register_forward_hook(capture)"),
+    }
+    assert (
+        min(e["location"]["row"] for e in item["fix"]["edits"]) == LINE
+    )  # the edits too are in the cell's lines
     assert max(e["end_location"]["row"] for e in item["fix"]["edits"]) <= len(DEFINE.splitlines()) + 1
     sarif = json.loads(check("--no-cache", "--format", "sarif", "nb.ipynb").stdout)
     [found] = sarif["runs"][0]["results"]
@@ -124,7 +145,9 @@ def test_cell_positions_in_every_format(tmp_path, monkeypatch):
     region = found["locations"][0]["physicalLocation"]["region"]
     assert (region["startLine"], region["startColumn"]) == (LINE, COLUMN)
     github = check("--no-cache", "--format", "github", "nb.ipynb").stdout
-    assert github.startswith("::error title=hooklint (HL002),file=nb.ipynb::")  # no line: a cell's lines are not the file's
+    assert github.startswith(
+        "::error title=hooklint (HL002),file=nb.ipynb::"
+    )  # no line: a cell's lines are not the file's
     assert f"::cell {CELL}:{LINE}:{COLUMN}: HL002 " in github
 
 
@@ -140,12 +163,16 @@ def test_ipython_syntax_is_masked_where_it_starts_a_statement():
     ).code
     lines = code.splitlines()
     assert lines[0].startswith("pass  # hooklint-masked: ")
-    assert lines[1].startswith("pass  # hooklint-masked: ") and lines[2].startswith("    # hooklint-masked: ")  # the continuation
+    assert lines[1].startswith("pass  # hooklint-masked: ") and lines[2].startswith(
+        "    # hooklint-masked: "
+    )  # the continuation
     assert lines[3].startswith("files = None  # hooklint-masked: ")
     assert lines[4].startswith("pass  #") and lines[5].startswith("pass  #")
     assert lines[6] == "x = 1  # why?"  # a question in a comment is not help
     assert "echo" not in code  # the %%bash cell is left out
-    assert "     % 3)" in lines and "%d lines" in lines and "!not a shell" in lines  # in brackets, in a string
+    assert (
+        "     % 3)" in lines and "%d lines" in lines and "!not a shell" in lines
+    )  # in brackets, in a string
     import ast
 
     ast.parse(code)
@@ -164,7 +191,9 @@ def test_magics_are_never_rewritten_and_do_not_hide_findings(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     write(tmp_path, "nb.ipynb", json.dumps(BUGGY_NB))
     result = check("--no-cache", "--format", "concise", "nb.ipynb")
-    assert [line.split(": ")[1].split()[0] for line in result.stdout.splitlines() if ": HL" in line] == ["HL002"]  # no HL000
+    assert [line.split(": ")[1].split()[0] for line in result.stdout.splitlines() if ": HL" in line] == [
+        "HL002"
+    ]  # no HL000
     diff = check("--no-cache", "--diff", "nb.ipynb").stdout
     assert diff.startswith(f"--- nb.ipynb:cell {CELL}\n+++ nb.ipynb:cell {CELL}\n")
     assert "\n-        !echo step\n" in diff and "\n+            !echo step\n" in diff
@@ -180,7 +209,10 @@ def test_a_fix_that_would_move_code_across_cells_is_rolled_back(tmp_path, monkey
     )
     path = write(tmp_path, "nb.ipynb", original)
     result = check("--no-cache", "--unsafe-fixes", "--fix", "nb.ipynb")
-    assert "nb.ipynb:cell 2:4:10: HL004 fix rolled back: it would move code across notebook cells" in result.stderr
+    assert (
+        "nb.ipynb:cell 2:4:10: HL004 fix rolled back: it would move code across notebook cells"
+        in result.stderr
+    )
     assert path.read_text(encoding="utf-8") == original
 
 
@@ -205,8 +237,14 @@ def test_a_fix_editing_two_cells_edits_each_in_place(tmp_path, monkeypatch):
         (b"", "not a valid notebook: invalid JSON: "),
         (b"[1, 2]", "not a valid notebook: the JSON is not an object"),
         (b'{"metadata": {}}', "not a valid notebook: no `cells` list"),
-        (b'{"cells": [{"source": "x"}]}', "not a valid notebook: cell 1 is not a cell object with a `cell_type`"),
-        (b'{"cells": [{"cell_type": "code", "source": 5}]}', "cell 1's `source` is not a string or a list of strings"),
+        (
+            b'{"cells": [{"source": "x"}]}',
+            "not a valid notebook: cell 1 is not a cell object with a `cell_type`",
+        ),
+        (
+            b'{"cells": [{"cell_type": "code", "source": 5}]}',
+            "cell 1's `source` is not a string or a list of strings",
+        ),
         (b'{"worksheets": [], "nbformat": 3}', "nbformat 3 notebooks are not supported"),
         (b'{"cells": [], "x": "\xff"}', "not a valid notebook: not UTF-8"),
     ],
@@ -230,7 +268,9 @@ def test_notebooks_are_discovered_in_directories(tmp_path, monkeypatch):
     write(tmp_path, "project/notes/.ipynb_checkpoints/nb-checkpoint.ipynb", json.dumps(BUGGY_NB))
     write(tmp_path, "project/notes/data.json", json.dumps(BUGGY_NB))
     result = check("--no-cache", "--format", "concise", "project")
-    assert [line.split(":")[0] for line in result.stdout.splitlines() if ": HL" in line] == ["project/notes/nb.ipynb"]
+    assert [line.split(":")[0] for line in result.stdout.splitlines() if ": HL" in line] == [
+        "project/notes/nb.ipynb"
+    ]
     write(tmp_path, "project/pyproject.toml", '[tool.hooklint]\nextend-exclude = ["*.ipynb"]\n')
     opted_out = check("--no-cache", "project")
     assert opted_out.exit_code == 0, opted_out.output
@@ -239,7 +279,9 @@ def test_notebooks_are_discovered_in_directories(tmp_path, monkeypatch):
 def test_stdin_notebook(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     text = json.dumps(BUGGY_NB, indent=1) + "\n"
-    result = check("--no-cache", "--format", "concise", "-", "--stdin-filename", "nb.ipynb", input=text.encode())
+    result = check(
+        "--no-cache", "--format", "concise", "-", "--stdin-filename", "nb.ipynb", input=text.encode()
+    )
     assert f"nb.ipynb:cell {CELL}:{LINE}:{COLUMN}: HL002" in result.stdout
     fixed = check("--no-cache", "--fix", "-", "--stdin-filename", "nb.ipynb", input=text.encode())
     assert json.loads(fixed.stdout)["cells"][CELL - 1]["source"] == FIXED.splitlines(keepends=True)
@@ -268,14 +310,23 @@ def test_the_bundled_notebook_example_and_its_clean_counterpart(tmp_path):
     copy = tmp_path / "nb.ipynb"
     copy.write_bytes(buggy.read_bytes())
     assert check("--no-cache", "--fix", str(copy)).exit_code == 0
+
     # The fix gives the clean notebook's code cells; its prose and outputs differ on purpose.
-    code = lambda path: ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]  # noqa: E731
+    def code(path):
+        return [
+            "".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"
+        ]
+
     assert code(copy) == code(clean)
 
 
 def test_a_syntax_error_is_hl000_in_its_cell(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    write(tmp_path, "nb.ipynb", json.dumps(notebook("import torch\n%time torch.ones(1)", "def broken(:\n    pass")))
+    write(
+        tmp_path,
+        "nb.ipynb",
+        json.dumps(notebook("import torch\n%time torch.ones(1)", "def broken(:\n    pass")),
+    )
     result = check("--no-cache", "--format", "concise", "nb.ipynb")
     assert result.exit_code == 1
     assert result.stdout.startswith("nb.ipynb:cell 3:1:")
@@ -283,9 +334,30 @@ def test_a_syntax_error_is_hl000_in_its_cell(tmp_path, monkeypatch):
 
 
 _LINES = [
-    "x = 1", "%time f()", "%timeit g(1)", "    %time h(", "!ls -la", "files = !ls", "a, b = %who_ls", "obj?", "??obj", "%config X = \\", "    'retina'",
-    "y = (2", "     % 3)", "s = '''", "%d lines", "'''", "if x:", "    !echo in a block", "    z = 'it''s'  # why?",
-    "print('é ∑ 🔥')", "", "    ", "\\", "t = \"a\\\"b\"",
+    "x = 1",
+    "%time f()",
+    "%timeit g(1)",
+    "    %time h(",
+    "!ls -la",
+    "files = !ls",
+    "a, b = %who_ls",
+    "obj?",
+    "??obj",
+    "%config X = \\",
+    "    'retina'",
+    "y = (2",
+    "     % 3)",
+    "s = '''",
+    "%d lines",
+    "'''",
+    "if x:",
+    "    !echo in a block",
+    "    z = 'it''s'  # why?",
+    "print('é ∑ 🔥')",
+    "",
+    "    ",
+    "\\",
+    't = "a\\"b"',
 ]
 
 
@@ -316,7 +388,9 @@ def _property_test():
         # A line added at the end of each cell with code lands there, and nowhere else
         # (a cell without code gets none: it has no line to hold it).
         changed = "".join(
-            "".join(cell.masked) + ("added = 1\n" if cell.masked else "") + (f"# hooklint-cell: {cell.number}\n" if cell is not parsed.cells[-1] else "")
+            "".join(cell.masked)
+            + ("added = 1\n" if cell.masked else "")
+            + (f"# hooklint-cell: {cell.number}\n" if cell is not parsed.cells[-1] else "")
             for cell in parsed.cells
         )
         expected = json.loads(json.dumps(data))
@@ -345,11 +419,17 @@ def test_masking_and_rendering_round_trip_on_generated_notebooks():
 def test_max_file_size_counts_a_notebooks_code_not_its_outputs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     data = json.loads(json.dumps(BUGGY_NB))
-    data["cells"][1]["outputs"] = [{"output_type": "display_data", "data": {"image/png": "A" * 5_000}, "metadata": {}}]
+    data["cells"][1]["outputs"] = [
+        {"output_type": "display_data", "data": {"image/png": "A" * 5_000}, "metadata": {}}
+    ]
     write(tmp_path, "nb.ipynb", json.dumps(data))
     code_size = len(parse(json.dumps(data)).code)
-    big_outputs = check("--no-cache", "--format", "concise", "--max-file-size", str(code_size + 10), "nb.ipynb")
-    assert big_outputs.exit_code == 1 and "HL002" in big_outputs.stdout  # 5 kB of image, half a kB of code: checked
+    big_outputs = check(
+        "--no-cache", "--format", "concise", "--max-file-size", str(code_size + 10), "nb.ipynb"
+    )
+    assert (
+        big_outputs.exit_code == 1 and "HL002" in big_outputs.stdout
+    )  # 5 kB of image, half a kB of code: checked
     too_much_code = check("--no-cache", "--max-file-size", str(code_size - 10), "nb.ipynb")
     assert too_much_code.exit_code == 2
     assert too_much_code.stderr.startswith("hooklint: nb.ipynb: too large to check (its code cells hold ")
@@ -358,7 +438,9 @@ def test_max_file_size_counts_a_notebooks_code_not_its_outputs(tmp_path, monkeyp
 def test_noqa_in_a_cell_and_notebooks_in_other_languages(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     suppressed = json.loads(json.dumps(BUGGY_NB))
-    suppressed["cells"][CELL - 1]["source"] = DEFINE.replace("(capture)\n", "(capture)  # noqa: HL002\n").splitlines(keepends=True)
+    suppressed["cells"][CELL - 1]["source"] = DEFINE.replace(
+        "(capture)\n", "(capture)  # noqa: HL002\n"
+    ).splitlines(keepends=True)
     write(tmp_path, "quiet.ipynb", json.dumps(suppressed))
     assert check("--no-cache", "quiet.ipynb").exit_code == 0
     julia = json.loads(json.dumps(BUGGY_NB))

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from _hooklint_cli import BUGGY, FIXED, PROJECT_ROOT
+
 
 def _pre_commit() -> list[str]:
     executable = shutil.which("pre-commit") or str(Path(sys.executable).with_name("pre-commit"))
@@ -30,10 +30,16 @@ def _snapshot_of_project(target: Path) -> Path:
     one-commit repository: ``try-repo`` on the project itself would only see tracked
     files (it snapshots HEAD plus ``git add -u``), so a not yet committed file would be
     missing."""
-    listing = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=PROJECT_ROOT, capture_output=True, check=True,
-    ).stdout.decode().split("\0")
+    listing = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listing):
         source = PROJECT_ROOT / name
         if source.is_file():
@@ -53,15 +59,21 @@ def test_hooks_manifest():
     assert hooks["hooklint"]["entry"] == "hooklint check --force-exclude"
     assert hooks["hooklint-fix"]["entry"] == "hooklint check --fix --force-exclude"
     for hook in hooks.values():
-        assert hook["language"] == "python" and hook["types_or"] == ["python", "pyi", "jupyter"] and "types" not in hook
-        assert hook["require_serial"] is True  # one run at a time: the run index in .hooklint_cache is rewritten whole
+        assert (
+            hook["language"] == "python"
+            and hook["types_or"] == ["python", "pyi", "jupyter"]
+            and "types" not in hook
+        )
+        assert (
+            hook["require_serial"] is True
+        )  # one run at a time: the run index in .hooklint_cache is rewritten whole
 
 
 def test_hook_entries_run_as_written(tmp_path, monkeypatch):
     # Each hook's entry, with the files pre-commit would pass, behaves as the hook promises.
     import shlex
-    import yaml
 
+    import yaml
     from _hooklint_cli import hooklint, write
 
     monkeypatch.chdir(tmp_path)
@@ -91,8 +103,8 @@ def test_hook_entry_through_the_console_script(tmp_path):
     # the script): staged files without a token pass, a buggy one fails, an excluded one
     # is skipped, and the run index is kept in the project's .hooklint_cache.
     import shlex
-    import yaml
 
+    import yaml
     from _hooklint_cli import write
 
     write(tmp_path, "pyproject.toml", '[tool.hooklint]\nextend-exclude = ["vendored"]\n')
@@ -103,13 +115,23 @@ def test_hook_entry_through_the_console_script(tmp_path):
     entry = [sys.executable, "-m", "hooklint", *shlex.split(hooks["hooklint"]["entry"])[1:]]
 
     def run(*files):
-        return subprocess.run([*entry, *files], cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})
+        return subprocess.run(
+            [*entry, *files],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
 
     passing = run("clean.py", "vendored/copy.py")
     assert (passing.returncode, passing.stdout, passing.stderr) == (0, "All checks passed!\n", "")
     assert list((tmp_path / ".hooklint_cache" / "runs").iterdir())
     failing = run("clean.py", "model.py", "vendored/copy.py")
-    assert failing.returncode == 1 and "model.py:14:5: HL001" in failing.stdout and "vendored" not in failing.stdout
+    assert (
+        failing.returncode == 1
+        and "model.py:14:5: HL001" in failing.stdout
+        and "vendored" not in failing.stdout
+    )
 
 
 @pytest.mark.slow
@@ -132,7 +154,11 @@ def test_try_repo_fails_then_fixes_then_passes(tmp_path):
     def try_repo(hook: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [*pre_commit, "try-repo", str(hook_repo), hook, "--all-files", "--verbose"],
-            cwd=repo, env=env, capture_output=True, text=True, timeout=900,
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
         )
 
     first = try_repo("hooklint")

@@ -17,7 +17,9 @@ def test_rules_table_matches_the_registry():
     generated = CliRunner().invoke(main, ["rules", "--format", "markdown"]).output
     table = re.search(r"<!-- rules-table.*?-->\n(.*?)<!-- end rules-table -->", README, re.S)
     assert table is not None, "README lacks the rules-table markers"
-    assert table.group(1) == generated, "README's rules table is stale: paste `hooklint rules --format markdown`"
+    assert table.group(1) == generated, (
+        "README's rules table is stale: paste `hooklint rules --format markdown`"
+    )
 
 
 def test_ci_runs_the_readme_test_command():
@@ -46,7 +48,9 @@ def test_quick_start_commands_work_on_a_copy_of_the_examples(tmp_path, monkeypat
 
     block = re.search(r"## Quick start.*?```bash\n(.*?)```", README, re.S)
     assert block is not None, "README lacks the quick start's commands"
-    commands = [line.split("#", 1)[0].split() for line in block.group(1).splitlines() if line.startswith("hooklint ")]
+    commands = [
+        line.split("#", 1)[0].split() for line in block.group(1).splitlines() if line.startswith("hooklint ")
+    ]
     assert [c[:2] for c in commands] == [["hooklint", "check"]] * 4 + [["hooklint", "explain"]]
     for example in (ROOT / "examples").glob("hl*.py"):
         shutil.copy(example, tmp_path / example.name)

@@ -7,7 +7,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 from _hooklint_cli import BUGGY, BUGGY_COLUMN, BUGGY_LINE, FIXED, PROJECT_ROOT, check, write
 
 SYNTAX = "import torch\n\ndef broken(:\n    module.register_forward_hook(f)\n"
@@ -31,17 +30,34 @@ def test_json_schema(tree):
     data = json.loads(result.stdout)
     assert [d["code"] for d in data] == ["HL001", "HL000"]  # ordered by path
     for item in data:
-        assert set(item) == {"code", "name", "message", "filename", "cell", "location", "end_location", "fix", "related", "url"}
+        assert set(item) == {
+            "code",
+            "name",
+            "message",
+            "filename",
+            "cell",
+            "location",
+            "end_location",
+            "fix",
+            "related",
+            "url",
+        }
         assert item["related"] == [] and item["cell"] is None  # a notebook's cell: tests/test_notebooks.py
         assert item["url"].startswith("https://") and item["url"].endswith(f"/docs/rules/{item['code']}.md")
         assert (PROJECT_ROOT / "docs" / "rules" / f"{item['code']}.md").is_file()
         _location(item["location"])
         _location(item["end_location"])
-        assert (item["end_location"]["row"], item["end_location"]["column"]) >= (item["location"]["row"], item["location"]["column"])
+        assert (item["end_location"]["row"], item["end_location"]["column"]) >= (
+            item["location"]["row"],
+            item["location"]["column"],
+        )
     hl001, hl000 = data
     assert hl001["filename"] == "pkg/buggy.py" and hl001["name"] == "post-hook-without-always-call"
     assert hl001["location"] == {"row": BUGGY_LINE, "column": BUGGY_COLUMN}
-    assert hl001["end_location"] == {"row": BUGGY_LINE, "column": BUGGY_COLUMN + len("module.register_forward_hook(_disable)")}
+    assert hl001["end_location"] == {
+        "row": BUGGY_LINE,
+        "column": BUGGY_COLUMN + len("module.register_forward_hook(_disable)"),
+    }
     fix = hl001["fix"]
     assert set(fix) == {"applicability", "message", "edits"} and fix["applicability"] == "safe"
     for edit in fix["edits"]:
@@ -58,7 +74,14 @@ def test_json_edits_reproduce_the_fix(tree):
     from hooklint.violation import Edit, Location
 
     item = json.loads(check("pkg/buggy.py", "--no-cache", "--format", "json").stdout)[0]
-    edits = [Edit(Location(e["location"]["row"], e["location"]["column"]), Location(e["end_location"]["row"], e["end_location"]["column"]), e["content"]) for e in item["fix"]["edits"]]
+    edits = [
+        Edit(
+            Location(e["location"]["row"], e["location"]["column"]),
+            Location(e["end_location"]["row"], e["end_location"]["column"]),
+            e["content"],
+        )
+        for e in item["fix"]["edits"]
+    ]
     fixed = apply_edits(BUGGY, edits)
     check("pkg/buggy.py", "--no-cache", "--fix")
     assert fixed == (tree / "pkg/buggy.py").read_text()
@@ -96,11 +119,18 @@ def test_sarif_shape_for_github_code_scanning(tree):
         assert result["level"] in ("error", "warning", "note")
         (location,) = result["locations"]
         artifact = location["physicalLocation"]["artifactLocation"]
-        assert not artifact["uri"].startswith("/") and "://" not in artifact["uri"] and "\\" not in artifact["uri"]
+        assert (
+            not artifact["uri"].startswith("/")
+            and "://" not in artifact["uri"]
+            and "\\" not in artifact["uri"]
+        )
         assert artifact["uriBaseId"] == "%SRCROOT%"
         region = location["physicalLocation"]["region"]
         assert region["startLine"] >= 1 and region["startColumn"] >= 1
-        assert (region["endLine"], region["endColumn"]) > (region["startLine"], region["startColumn"]) or region["endLine"] > region["startLine"]
+        assert (region["endLine"], region["endColumn"]) > (
+            region["startLine"],
+            region["startColumn"],
+        ) or region["endLine"] > region["startLine"]
     region = results[0]["locations"][0]["physicalLocation"]["region"]
     assert (region["startLine"], region["startColumn"]) == (BUGGY_LINE, BUGGY_COLUMN)
     assert results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "pkg/buggy.py"
@@ -145,7 +175,9 @@ def test_sarif_levels_follow_the_tier_and_rules_link_their_docs(tree):
     rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
     for code, descriptor in rules.items():
         assert descriptor["helpUri"].endswith(f"/docs/rules/{code}.md")
-        assert descriptor["defaultConfiguration"]["level"] == ("note" if rules_by_code()[code].preview else "error")
+        assert descriptor["defaultConfiguration"]["level"] == (
+            "note" if rules_by_code()[code].preview else "error"
+        )
     levels = {r["ruleId"]: r["level"] for r in run["results"]}
     assert levels["HL001"] == "error" and levels["HL014"] == "note"
 
@@ -154,7 +186,12 @@ def test_sarif_uris_are_percent_encoded_and_absolute_outside_the_root(tree, tmp_
     write(tree, "a#1 b%.py", BUGGY)
     outside = write(tmp_path_factory.mktemp("elsewhere"), "x y.py", BUGGY)
     log = json.loads(check("a#1 b%.py", str(outside), "--no-cache", "--format", "sarif").stdout)
-    locations = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r["locations"][0]["physicalLocation"]["artifactLocation"] for r in log["runs"][0]["results"]}
+    locations = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r["locations"][0][
+            "physicalLocation"
+        ]["artifactLocation"]
+        for r in log["runs"][0]["results"]
+    }
     assert locations["a%231%20b%25.py"]["uriBaseId"] == "%SRCROOT%"
     absolute = outside.resolve().as_uri()
     assert absolute in locations and "uriBaseId" not in locations[absolute] and "%20" in absolute
@@ -165,22 +202,33 @@ def test_sarif_fixes_reproduce_the_fix_and_fingerprints_survive_a_shift(tree):
     from hooklint.engine import apply_edits
     from hooklint.violation import Edit, Location
 
-    (result,) = json.loads(check("pkg/buggy.py", "--no-cache", "--format", "sarif").stdout)["runs"][0]["results"]
+    (result,) = json.loads(check("pkg/buggy.py", "--no-cache", "--format", "sarif").stdout)["runs"][0][
+        "results"
+    ]
     (fix,) = result["fixes"]
     (change,) = fix["artifactChanges"]
     assert change["artifactLocation"]["uri"] == "pkg/buggy.py"
-    edits = [Edit(Location(r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]),
-                  Location(r["deletedRegion"]["endLine"], r["deletedRegion"]["endColumn"]), r["insertedContent"]["text"])
-             for r in change["replacements"]]
+    edits = [
+        Edit(
+            Location(r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]),
+            Location(r["deletedRegion"]["endLine"], r["deletedRegion"]["endColumn"]),
+            r["insertedContent"]["text"],
+        )
+        for r in change["replacements"]
+    ]
     assert apply_edits(BUGGY, edits) == FIXED
     write(tree, "pkg/buggy.py", "# a new first line\n\n" + BUGGY)
-    (moved,) = json.loads(check("pkg/buggy.py", "--no-cache", "--format", "sarif").stdout)["runs"][0]["results"]
+    (moved,) = json.loads(check("pkg/buggy.py", "--no-cache", "--format", "sarif").stdout)["runs"][0][
+        "results"
+    ]
     assert moved["locations"][0]["physicalLocation"]["region"]["startLine"] == BUGGY_LINE + 2
     assert moved["partialFingerprints"] == result["partialFingerprints"]
 
 
 def test_sarif_with_no_results_still_lists_rules(tree):
-    log = json.loads(check("pkg", "--no-cache", "--format", "sarif", "--select", "HL000", "--ignore", "HL000").stdout)
+    log = json.loads(
+        check("pkg", "--no-cache", "--format", "sarif", "--select", "HL000", "--ignore", "HL000").stdout
+    )
     assert log["runs"][0]["tool"]["driver"]["rules"]
 
 
@@ -188,11 +236,13 @@ def test_github_workflow_commands(tree):
     lines = check("pkg", "--no-cache", "--format", "github").stdout.splitlines()
     assert len(lines) == 2
     first, second = lines
-    assert first.startswith(f"::error title=hooklint (HL001),file=pkg/buggy.py,line={BUGGY_LINE},col={BUGGY_COLUMN},endLine={BUGGY_LINE},endColumn=")
+    assert first.startswith(
+        f"::error title=hooklint (HL001),file=pkg/buggy.py,line={BUGGY_LINE},col={BUGGY_COLUMN},endLine={BUGGY_LINE},endColumn="
+    )
     assert "::HL001 post-hook undoes" in first
     assert second.startswith("::error title=hooklint (HL000),file=pkg/syntax.py,line=3,")
     for line in lines:
-        properties, message = line[len("::error "):].split("::", 1)
+        properties, message = line[len("::error ") :].split("::", 1)
         assert "\n" not in message and "\r" not in message
 
 
@@ -202,7 +252,9 @@ def test_github_escapes_properties_and_data(tree):
     assert "file=we%2Cird%3Aname.py," in line
 
 
-@pytest.mark.parametrize("fmt", ["full", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit"])
+@pytest.mark.parametrize(
+    "fmt", ["full", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit"]
+)
 def test_syntax_error_is_visible_in_every_format(tree, fmt):
     result = check("pkg/syntax.py", "--no-cache", "--format", fmt)
     assert result.exit_code == 1
@@ -210,7 +262,11 @@ def test_syntax_error_is_visible_in_every_format(tree, fmt):
 
 
 def test_full_format_for_multiline_violation(tree):
-    write(tree, "multi.py", BUGGY.replace("register_forward_hook(_disable)", "register_forward_hook(\n        _disable,\n    )"))
+    write(
+        tree,
+        "multi.py",
+        BUGGY.replace("register_forward_hook(_disable)", "register_forward_hook(\n        _disable,\n    )"),
+    )
     result = check("multi.py", "--no-cache")
     # the whole span, with two lines of context either side (as ruff 0.17 draws it)
     assert result.stdout.split("\n", 1)[1].startswith(
@@ -237,13 +293,14 @@ def test_full_format_shows_two_lines_of_context_and_drops_blank_edges(tree):
         "   |\n"
         "help: "
     ), result.stdout
-    write(tree, "edges.py", "import os\nfrom torch.nn.modules.module import register_module_forward_hook\n\n\nregister_module_forward_hook(print)\n\n\n")
+    write(
+        tree,
+        "edges.py",
+        "import os\nfrom torch.nn.modules.module import register_module_forward_hook\n\n\nregister_module_forward_hook(print)\n\n\n",
+    )
     text = check("edges.py", "--no-cache").stdout
     assert text.split("\n", 1)[1].startswith(
-        "  |\n"
-        "5 | register_module_forward_hook(print)\n"
-        "  | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
-        "  |\n"
+        "  |\n5 | register_module_forward_hook(print)\n  | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  |\n"
     ), text
 
 
@@ -253,7 +310,14 @@ def test_full_format_from_stdin_shows_the_line(tree):
 
 
 def test_full_format_with_tabs_and_unicode(tree):
-    write(tree, "tabs.py", BUGGY.replace("    module.register_forward_hook(_disable)", "\tmodule.register_forward_hook(_disable)  # \u00fcber").replace("    module.register_forward_pre_hook", "\tmodule.register_forward_pre_hook"))
+    write(
+        tree,
+        "tabs.py",
+        BUGGY.replace(
+            "    module.register_forward_hook(_disable)",
+            "\tmodule.register_forward_hook(_disable)  # \u00fcber",
+        ).replace("    module.register_forward_pre_hook", "\tmodule.register_forward_pre_hook"),
+    )
     result = check("tabs.py", "--no-cache")
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "tabs.py:14:2: HL001" in result.stdout
@@ -284,7 +348,9 @@ def test_one_finding_per_bug_lists_the_other_sites_as_related(tmp_path, monkeypa
         ]
     sarif = json.loads(check(*args, "--format", "sarif").stdout)
     (result,) = sarif["runs"][0]["results"]
-    assert [r["physicalLocation"]["region"] for r in result["relatedLocations"]] == [{"startLine": 4, "startColumn": 18}]
+    assert [r["physicalLocation"]["region"] for r in result["relatedLocations"]] == [
+        {"startLine": 4, "startColumn": 18}
+    ]
     assert result["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "grouped.py"
 
 
@@ -298,7 +364,14 @@ def test_json_lines_is_the_json_list_one_object_per_line(tree):
 
 
 def test_junit_parses_with_one_failing_case_per_violation(tree):
-    write(tree, "pkg/two.py", BUGGY.replace("def install", "def install_twice(module):\n    module.register_forward_pre_hook(_enable)\n    module.register_forward_hook(_disable)\n\n\ndef install"))
+    write(
+        tree,
+        "pkg/two.py",
+        BUGGY.replace(
+            "def install",
+            "def install_twice(module):\n    module.register_forward_pre_hook(_enable)\n    module.register_forward_hook(_disable)\n\n\ndef install",
+        ),
+    )
     result = check("pkg", "--no-cache", "--format", "junit")
     assert result.exit_code == 1 and "Found" not in result.stdout
     root = ET.fromstring(result.stdout.encode())
@@ -306,11 +379,21 @@ def test_junit_parses_with_one_failing_case_per_violation(tree):
     suites = {s.get("name"): s for s in root.findall("testsuite")}
     assert set(suites) == {"pkg/buggy.py", "pkg/syntax.py", "pkg/two.py"}
     cases = suites["pkg/two.py"].findall("testcase")
-    assert [c.get("name") for c in cases] == ["hooklint.HL001", "hooklint.HL001"] and suites["pkg/two.py"].get("tests") == "2"
+    assert [c.get("name") for c in cases] == ["hooklint.HL001", "hooklint.HL001"] and suites[
+        "pkg/two.py"
+    ].get("tests") == "2"
     (case,) = suites["pkg/buggy.py"].findall("testcase")
-    assert (case.get("classname"), case.get("line"), case.get("column")) == ("pkg/buggy.py", str(BUGGY_LINE), str(BUGGY_COLUMN))
+    assert (case.get("classname"), case.get("line"), case.get("column")) == (
+        "pkg/buggy.py",
+        str(BUGGY_LINE),
+        str(BUGGY_COLUMN),
+    )
     failure = case.find("failure")
-    assert failure.get("type") == "HL001" and failure.get("message") and f"line {BUGGY_LINE}, col {BUGGY_COLUMN}" in failure.text
+    assert (
+        failure.get("type") == "HL001"
+        and failure.get("message")
+        and f"line {BUGGY_LINE}, col {BUGGY_COLUMN}" in failure.text
+    )
 
 
 def test_junit_clean_run_is_one_passing_case(tree):
@@ -327,12 +410,20 @@ def test_junit_escapes_what_xml_cannot_hold(tree):
     v = Violation("HL001", "n", 'a <b> & "c" \x0c \x1b', "p&<>.py", Location(1, 1), Location(1, 2))
     root = ET.fromstring(junit.render([v]).encode())
     failure = next(root.iter("failure"))
-    assert failure.get("message") == 'a <b> & "c" \ufffd \ufffd' and next(root.iter("testsuite")).get("name") == "p&<>.py"
+    assert (
+        failure.get("message") == 'a <b> & "c" \ufffd \ufffd'
+        and next(root.iter("testsuite")).get("name") == "p&<>.py"
+    )
 
 
 def test_gitlab_code_quality_fields(tree):
     write(tree, "pkg/copy.py", BUGGY)
-    write(tree, "pkg/twice.py", BUGGY + "\n\ndef install_again(module):\n    module.register_forward_pre_hook(_enable)\n    module.register_forward_hook(_disable)\n")
+    write(
+        tree,
+        "pkg/twice.py",
+        BUGGY
+        + "\n\ndef install_again(module):\n    module.register_forward_pre_hook(_enable)\n    module.register_forward_hook(_disable)\n",
+    )
     result = check("pkg", "--no-cache", "--format", "gitlab", "--preview")
     issues = json.loads(result.stdout)
     assert isinstance(issues, list) and len(issues) == 5
@@ -348,5 +439,8 @@ def test_gitlab_code_quality_fields(tree):
     fingerprints = [i["fingerprint"] for i in issues]
     assert len(set(fingerprints)) == len(fingerprints)  # GitLab drops duplicates: each finding its own
     by_path = {i["location"]["path"]: i for i in issues if i["check_name"] == "HL001"}
-    assert by_path["pkg/buggy.py"]["location"]["positions"]["begin"] == {"line": BUGGY_LINE, "column": BUGGY_COLUMN}
+    assert by_path["pkg/buggy.py"]["location"]["positions"]["begin"] == {
+        "line": BUGGY_LINE,
+        "column": BUGGY_COLUMN,
+    }
     assert by_path["pkg/buggy.py"]["severity"] == "major"

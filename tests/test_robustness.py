@@ -48,7 +48,9 @@ EXAMPLES = sorted((PROJECT_ROOT / "examples").glob("*.py"))
 
 #: Shrinking a failure on these slow examples takes minutes: off unless asked for
 #: (HOOKLINT_FUZZ_SHRINK=1) when hunting the minimal input of a failure.
-PHASES = [Phase.explicit, Phase.reuse, Phase.generate] + ([Phase.shrink] if os.environ.get("HOOKLINT_FUZZ_SHRINK") else [])
+PHASES = [Phase.explicit, Phase.reuse, Phase.generate] + (
+    [Phase.shrink] if os.environ.get("HOOKLINT_FUZZ_SHRINK") else []
+)
 
 
 def fuzz_settings(examples: int):
@@ -95,11 +97,20 @@ STRINGS = [
     '"""Module docstring: model.register_forward_hook(capture)."""',
 ]
 
-COMMENTS = ["# pragma: no cover", "# type: ignore", "# noqa: HL004", "# noqa", "# keep this", "# hook: see below"]
+COMMENTS = [
+    "# pragma: no cover",
+    "# type: ignore",
+    "# noqa: HL004",
+    "# noqa",
+    "# keep this",
+    "# hook: see below",
+]
 
 _names = st.sampled_from(["h", "handle", "hook"])
 _modules = st.sampled_from(["model", "model.encoder", "self.layer", "layer", "m"])
-_hooks = st.sampled_from(["fn", "capture", "grab", "rescale", "pre", "lambda m, i, o: STORE.append(o)", "self.save"])
+_hooks = st.sampled_from(
+    ["fn", "capture", "grab", "rescale", "pre", "lambda m, i, o: STORE.append(o)", "self.save"]
+)
 _simple = st.sampled_from(
     ["model(x)", "y = 1", "out = model(x)", "x = x + 1", "print(x)", "loss.backward()", "pass", "self.forward(x)",
      "compiled = torch.compile(model)", "compiled(x)", "opt.step()", "handle = open('log.txt')", "handle.close()",
@@ -175,7 +186,9 @@ def function(draw, indent: str = "") -> list[str]:
     name = draw(st.sampled_from(["run", "forward", "attach", "probe", "install", "training_step"]))
     args = "self, x" if indent else "model, loader, x, fn, loss, layer, opt, m, kind, name"
     body = draw(block(0))
-    docstring = draw(st.sampled_from([None, '"""Run it.\n# prepare"""', "'''Run it.\n    # prepare'''", '"""Run it."""']))
+    docstring = draw(
+        st.sampled_from([None, '"""Run it.\n# prepare"""', "'''Run it.\n    # prepare'''", '"""Run it."""'])
+    )
     if docstring:
         body.insert(0, docstring)
         if draw(st.booleans()):  # a second string whose last line looks like a comment
@@ -193,7 +206,12 @@ def klass(draw) -> list[str]:
     for _ in range(draw(st.integers(1, 2))):
         lines += ["", *draw(function(indent="    "))]
     if draw(st.booleans()):
-        lines += ["", "    def detach(self):", "        for h in self.handles.values():", "            h.remove()"]
+        lines += [
+            "",
+            "    def detach(self):",
+            "        for h in self.handles.values():",
+            "            h.remove()",
+        ]
     return lines
 
 
@@ -219,7 +237,12 @@ def programs(draw) -> bytes:
     for item in items:
         for line in item:
             # A trailing comment on a line that is not the inside of a multi-line string.
-            if line.strip() and "\n" not in line and not line.lstrip().startswith("#") and draw(st.integers(0, 5)) == 0:
+            if (
+                line.strip()
+                and "\n" not in line
+                and not line.lstrip().startswith("#")
+                and draw(st.integers(0, 5)) == 0
+            ):
                 line += "  " + draw(st.sampled_from(COMMENTS))
             lines.append(line)
         lines.append("")
@@ -279,7 +302,9 @@ def _inside(directory: Path):
 
 def _run(*args: str, input: bytes | None = None):
     result = hooklint("check", *args, input=input)
-    assert result.exception is None, f"hooklint check {' '.join(args)} raised {result.exception!r}\n{result.output}"
+    assert result.exception is None, (
+        f"hooklint check {' '.join(args)} raised {result.exception!r}\n{result.output}"
+    )
     assert "Traceback" not in result.output, result.output
     assert result.exit_code in (0, 1, 2), (result.exit_code, result.output)
     if result.exit_code == 2:
@@ -290,7 +315,9 @@ def _run(*args: str, input: bytes | None = None):
 def _checked(*args: str) -> tuple[int, list[tuple[str, int, int, str]]]:
     result = _run("--format", "json", *args)
     found = json.loads(result.stdout)
-    return result.exit_code, sorted((f["filename"], f["location"]["row"], f["location"]["column"], f["code"]) for f in found)
+    return result.exit_code, sorted(
+        (f["filename"], f["location"]["row"], f["location"]["column"], f["code"]) for f in found
+    )
 
 
 def _findings(*args: str) -> list[tuple[str, int, int, str]]:
@@ -432,9 +459,11 @@ def fast_path_equals_whole_file(data: bytes) -> None:
     default = tuple(r for r in all_rules() if r.default_on and not r.preview)  # screened
     for label, rules in (("default rules", default), ("all rules", tuple(all_rules()))):
 
-        def found(skip: bool) -> list:
+        def found(skip: bool, rules=rules) -> list:
             violations = lint_text(text, "gen.py", rules, RuleContext(), skip_irrelevant=skip)
-            return sorted(((v.start.line, v.start.column, v.code, v.message, v.fix) for v in violations), key=repr)
+            return sorted(
+                ((v.start.line, v.start.column, v.code, v.message, v.fix) for v in violations), key=repr
+            )
 
         skipping, whole = found(True), found(False)
         only_skipping = [(f[:3], f[3][:60], f[4] and f[4].applicability) for f in skipping if f not in whole]
@@ -451,8 +480,8 @@ def test_fast_path_finds_what_whole_files_find_in_examples(path):
 
 
 SWALLOWED_BY_STRINGS = (  # item 3: the screen drops lines like `# prepare"""`, so the registration lands in a string
-    b'def attach(model, fn):\n    \"\"\"Attach.\n    # prepare\"\"\"\n    register_module_forward_hook(fn)\n'
-    b'    text = \"\"\"\n    # prepare\"\"\"\n'
+    b'def attach(model, fn):\n    """Attach.\n    # prepare"""\n    register_module_forward_hook(fn)\n'
+    b'    text = """\n    # prepare"""\n'
 )
 
 
@@ -508,7 +537,9 @@ def cached_equals_uncached(data: bytes, ignored: list[str]) -> None:
             )
 
 
-_ignored = st.lists(st.sampled_from(["HL001", "HL002", "HL003", "HL004", "HL007", "HL009", "HL0"]), min_size=1, max_size=3)
+_ignored = st.lists(
+    st.sampled_from(["HL001", "HL002", "HL003", "HL004", "HL007", "HL009", "HL0"]), min_size=1, max_size=3
+)
 
 
 @fuzz_settings(25)
@@ -534,12 +565,19 @@ def subprocess_batch(batch: list[bytes]) -> None:
         for number, data in enumerate(batch):
             (root / f"f{number:02d}.py").write_bytes(data)
         env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-        for args in (["check", "--no-cache", "--jobs", "2", "."], ["check", "--no-cache", "--fix", "--unsafe-fixes", "--jobs", "2", "."]):
-            done = subprocess.run([sys.executable, "-m", "hooklint", *args], cwd=root, env=env, capture_output=True, timeout=300)
+        for args in (
+            ["check", "--no-cache", "--jobs", "2", "."],
+            ["check", "--no-cache", "--fix", "--unsafe-fixes", "--jobs", "2", "."],
+        ):
+            done = subprocess.run(
+                [sys.executable, "-m", "hooklint", *args], cwd=root, env=env, capture_output=True, timeout=300
+            )
             output = (done.stdout + done.stderr).decode("utf-8", "replace")
             assert done.returncode in (0, 1, 2), (done.returncode, output)
             assert "Traceback" not in output, output
-        assert sorted(p.name for p in root.iterdir()) == sorted(["pyproject.toml", *(f"f{n:02d}.py" for n in range(len(batch)))])
+        assert sorted(p.name for p in root.iterdir()) == sorted(
+            ["pyproject.toml", *(f"f{n:02d}.py" for n in range(len(batch)))]
+        )
 
 
 #: Item 7: a 10,000-term ``and`` with a registration crashed libcst's parser and the pool.

@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
+from _hooklint_cli import BUGGY, CLEAN, PROJECT_ROOT, check, no_traceback, write
 
 import hooklint.engine.check as engine_check
 import hooklint.engine.parallel as parallel
-from _hooklint_cli import BUGGY, CLEAN, PROJECT_ROOT, check, no_traceback, write
 from hooklint.engine import MAX_NESTING, Settings, TooDeeplyNested, check_nesting, check_paths, worker_count
 
 #: ``x = a and a and ...``: one ``ast.BoolOp`` for CPython, 9,999 nested nodes for
@@ -78,8 +78,12 @@ def test_nesting_guard_counts_a_boolean_chain_as_libcst_nests_it():
         guard("def f():\n    if a:\n        y = " + " or ".join(["b"] * (MAX_NESTING + 10)) + "\n")
     assert raised.value.line == 3
     chain = " and ".join(["a"] * (MAX_NESTING + 10))
-    for where in (f"if {chain}:\n    pass\n", f"def f(x={chain}):\n    pass\n", f"@d({chain})\nclass C:\n    pass\n",
-                  f"for x in y:\n    try:\n        pass\n    except E:\n        z = [{chain}]\n"):
+    for where in (
+        f"if {chain}:\n    pass\n",
+        f"def f(x={chain}):\n    pass\n",
+        f"@d({chain})\nclass C:\n    pass\n",
+        f"for x in y:\n    try:\n        pass\n    except E:\n        z = [{chain}]\n",
+    ):
         with pytest.raises(TooDeeplyNested):
             guard(where)
     # Nested chains add up: 4 chains of 300 inside each other (spread over lines).
@@ -167,7 +171,9 @@ def test_default_max_file_size_is_4_mib(tree):
 def test_max_file_size_over_stdin(tree):
     result = check("-", "--max-file-size", "50", input=BUGGY)
     assert result.exit_code == 2
-    assert _errors(result.stderr) == ["hooklint: -: too large to check (over `max-file-size` = 50 bytes); skipped"]
+    assert _errors(result.stderr) == [
+        "hooklint: -: too large to check (over `max-file-size` = 50 bytes); skipped"
+    ]
 
 
 @pytest.mark.parametrize("value", ['"4MB"', "0", "-1", "true", "1.5"])
@@ -259,7 +265,13 @@ def _start_blocked_run(tree: Path):
     write(tree, "pkg/slow.py", BUGGY)
     script = write(tree, "run.py", _BLOCKING_RUN)
     env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
-    process = subprocess.Popen([sys.executable, str(script), "pkg"], cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, str(script), "pkg"],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 60
     while not list((tree / "pkg").glob("pid-*")):
         assert process.poll() is None, process.communicate()
@@ -305,9 +317,15 @@ def test_workers_die_with_a_killed_parent(tree):
 @pytest.mark.parametrize(
     "source, message",
     [
-        (TEN_THOUSAND_TERMS, f"too deeply nested for the analyzer (over {MAX_NESTING} levels, line 2); not analysed"),
+        (
+            TEN_THOUSAND_TERMS,
+            f"too deeply nested for the analyzer (over {MAX_NESTING} levels, line 2); not analysed",
+        ),
         # Within the guard, but deeper than the analysis (in Python) can recurse.
-        ("m.register_forward_hook(g)\nx = " + " and ".join(["a"] * 900) + "\n", "too deeply nested to analyse"),
+        (
+            "m.register_forward_hook(g)\nx = " + " and ".join(["a"] * 900) + "\n",
+            "too deeply nested to analyse",
+        ),
     ],
 )
 def test_deeply_nested_stdin_is_one_line(tree, source, message):
@@ -378,7 +396,10 @@ def test_file_under_an_unreadable_directory_is_one_line(tree, monkeypatch):
     assert result.stdout.startswith("good.py:14:5: HL001")
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads any file; the monkeypatched tests above cover it")
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0,
+    reason="root reads any file; the monkeypatched tests above cover it",
+)
 def test_real_unreadable_directories(tree):
     write(tree, "pkg/secret/hidden.py", BUGGY)
     write(tree, "locked/inner.py", BUGGY)
@@ -392,7 +413,9 @@ def test_real_unreadable_directories(tree):
         os.chmod(tree / "pkg/secret", 0o755)
         os.chmod(tree / "locked", 0o755)
     assert walked.returncode == named.returncode == 2
-    assert _errors(walked.stderr.decode()) == ["hooklint: pkg/secret: cannot read directory: Permission denied"]
+    assert _errors(walked.stderr.decode()) == [
+        "hooklint: pkg/secret: cannot read directory: Permission denied"
+    ]
     assert _errors(named.stderr.decode()) == ["hooklint: locked/inner.py: cannot read: Permission denied"]
 
 
@@ -421,14 +444,18 @@ def test_stdout_to_dev_full_is_one_line_and_exit_2(tree, fmt):
     with open("/dev/full", "w") as full:
         done = _hooklint(["check", "--no-cache", "--format", fmt, "good.py"], tree, stdout=full)
     assert done.returncode == 2
-    assert done.stderr.decode().splitlines() == ["hooklint: error: cannot write the report to stdout: No space left on device"]
+    assert done.stderr.decode().splitlines() == [
+        "hooklint: error: cannot write the report to stdout: No space left on device"
+    ]
 
 
 @pytest.mark.skipif(os.name != "posix", reason="closes file descriptor 0")
 def test_closed_stdin_is_one_line(tree):
     done = _hooklint(["check", "-"], tree, stdin=None, preexec_fn=lambda: os.close(0))
     assert done.returncode == 2
-    assert _errors(done.stderr.decode()) == ["hooklint: -: cannot read standard input: standard input is closed"]
+    assert _errors(done.stderr.decode()) == [
+        "hooklint: -: cannot read standard input: standard input is closed"
+    ]
 
 
 # -- item 12: exit codes -------------------------------------------------------------------
@@ -448,7 +475,9 @@ def test_internal_error_is_exit_2_with_one_line(tree, monkeypatch):
     ]
     debug = check("good.py", "--no-cache", env={"HOOKLINT_DEBUG": "1"})
     assert debug.exit_code == 2
-    assert debug.stderr.splitlines()[0] == "hooklint: error: internal error: ZeroDivisionError: division by zero"
+    assert (
+        debug.stderr.splitlines()[0] == "hooklint: error: internal error: ZeroDivisionError: division by zero"
+    )
     assert "Traceback (most recent call last):" in debug.stderr
 
 
@@ -517,7 +546,9 @@ def test_a_bug_met_in_one_file_is_one_line_and_the_others_are_checked(tree, monk
     monkeypatch.setattr(engine_check, "check_source", buggy)
     result = check(".", "--no-cache", "--format", "concise")
     assert result.exit_code == 2
-    assert _errors(result.stderr) == ["hooklint: a.py: internal error: KeyError: 'facts' (set HOOKLINT_DEBUG=1 for the traceback)"]
+    assert _errors(result.stderr) == [
+        "hooklint: a.py: internal error: KeyError: 'facts' (set HOOKLINT_DEBUG=1 for the traceback)"
+    ]
     assert result.stdout.startswith("b.py:14:5: HL001")
     debug = check(".", "--no-cache", env={"HOOKLINT_DEBUG": "1"})
     assert "Traceback (most recent call last):" in debug.stderr

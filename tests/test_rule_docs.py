@@ -44,7 +44,10 @@ def test_a_page_is_the_rules_docstring_its_tier_its_fix_and_its_tested_examples(
     assert "\n# HL002 `capture-hook-not-removed`\n\nA hook that stores what it receives" in page
     assert "- **Tier**: stable, on by default\n" in page
     assert "- **Fix**: safe (`--fix`); some of its fixes are unsafe (`--unsafe-fixes`)\n" in page
-    assert "[examples/hl002_layer_input_catcher.py](../../examples/hl002_layer_input_catcher.py) (reported)" in page
+    assert (
+        "[examples/hl002_layer_input_catcher.py](../../examples/hl002_layer_input_catcher.py) (reported)"
+        in page
+    )
     assert "(../../examples/hl002_layer_input_catcher_clean.py) (clean)" in page
     docs = rule.documentation()
     assert docs.partition("\n")[2].strip() in page
@@ -53,7 +56,9 @@ def test_a_page_is_the_rules_docstring_its_tier_its_fix_and_its_tested_examples(
         assert first_line in page
     preview = rule_docs.page(find_rule("HL014"))
     assert "- **Tier**: preview: runs with `--preview` (or `preview = true`)\n" in preview
-    assert "- **Tier**: stable, off by default: select it (`--extend-select HL100`)\n" in rule_docs.page(find_rule("HL100"))
+    assert "- **Tier**: stable, off by default: select it (`--extend-select HL100`)\n" in rule_docs.page(
+        find_rule("HL100")
+    )
 
 
 def test_the_index_lists_every_rule_with_a_link_to_its_page():
@@ -71,7 +76,9 @@ def test_the_rules_url_is_its_committed_page(rule):
     assert (ROOT / rule_page(rule.code)).is_file(), f"{rule_page(rule.code)} is missing; {STALE}"
 
 
-@pytest.mark.parametrize("rule", [r for r in all_rules() if r.code not in ("HL000", "HL100")], ids=lambda r: r.code)
+@pytest.mark.parametrize(
+    "rule", [r for r in all_rules() if r.code not in ("HL000", "HL100")], ids=lambda r: r.code
+)
 def test_every_rule_documents_its_precision_on_real_code_and_how_it_was_measured(rule):
     # The tier is a measured decision: the figure and the command that measures it
     # stay with the rule (CONTRIBUTING.md, "Measuring a rule on real code").

@@ -81,7 +81,9 @@ def test_every_rule_documents_itself_in_ruff_sections():
             assert section in docs, f"{rule.code} docs lack {section!r}"
         if rule.code != "HL000":
             assert "## Example" in docs, rule.code
-            assert len(rule.VALID) >= 3 and len(rule.INVALID) >= 3, f"{rule.code} needs 3 VALID and 3 INVALID examples"
+            assert len(rule.VALID) >= 3 and len(rule.INVALID) >= 3, (
+                f"{rule.code} needs 3 VALID and 3 INVALID examples"
+            )
 
 
 def test_codes_and_names_are_unique_and_well_formed():

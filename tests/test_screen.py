@@ -313,7 +313,7 @@ TRICKY = [
     'x = "# not a comment"  # a comment with "quotes"\n',
     "s = '''a\n# inside\n''' + r'\\'' + b\"\\\\\" + rb'x' + Rb\"\\\"\" # c\n",
     'if"x":pass\nelif"y":pass\n',
-    'f"{a!r:>{width}} {{literal}} {b[\'k\']:{\'#\'}}"\n',
+    "f\"{a!r:>{width}} {{literal}} {b['k']:{'#'}}\"\n",
     "f'''{x}\n# not a comment\n{y!s}'''\n",
     'a = "line \\\ncontinued" ; b = 1 \\\n    + 2\n',
     "u = u'x'; br = br'\\\\'; fr = fr'{x}\\{{'\n",
@@ -334,7 +334,9 @@ def _tokenize_spans(text: str):
     starts = line_starts(text)
     fstring_start, fstring_end = getattr(tokenize, "FSTRING_START", -1), getattr(tokenize, "FSTRING_END", -1)
     spans, depth, begin = [], 0, 0
-    for kind, _, (line, column), (end_line, end_column), _ in tokenize.generate_tokens(io.StringIO(text).readline):
+    for kind, _, (line, column), (end_line, end_column), _ in tokenize.generate_tokens(
+        io.StringIO(text).readline
+    ):
         if kind == fstring_start:
             if depth == 0:
                 begin = starts[line - 1] + column
@@ -366,7 +368,11 @@ def test_scan_agrees_with_the_tokenizer_on_hooklints_own_source():
     import hooklint
 
     root = Path(hooklint.__file__).parent.parent
-    files = [p for folder in ("hooklint", "fixes", "tests", "examples", "benchmarks") for p in sorted(root.glob(f"{folder}/**/*.py"))]
+    files = [
+        p
+        for folder in ("hooklint", "fixes", "tests", "examples", "benchmarks")
+        for p in sorted(root.glob(f"{folder}/**/*.py"))
+    ]
     assert len(files) > 40
     for path in files:
         text = path.read_text(encoding="utf-8")
@@ -376,7 +382,9 @@ def test_scan_agrees_with_the_tokenizer_on_hooklints_own_source():
 def test_fstrings_stay_code_and_other_strings_are_blanked():
     from hooklint.lexical import lex
 
-    lexed = lex('getattr(m, f"register_{kind}_hook")(h)  # register_forward_hook(\nx = "register_forward_hook("\n')
+    lexed = lex(
+        'getattr(m, f"register_{kind}_hook")(h)  # register_forward_hook(\nx = "register_forward_hook("\n'
+    )
     assert lexed.code([1]).rstrip() == 'getattr(m, f"register_{kind}_hook")(h)'
     assert lexed.code([2]).rstrip() == "x ="
     assert not lexed.droppable(0) and not lexed.droppable(1)

@@ -60,7 +60,9 @@ class Probe:
 """
 
 
-@pytest.mark.parametrize("source", [BUILT_AND_REGISTERED_IN_INIT, LAMBDA_CALLS_HELPERS], ids=["init", "lambda"])
+@pytest.mark.parametrize(
+    "source", [BUILT_AND_REGISTERED_IN_INIT, LAMBDA_CALLS_HELPERS], ids=["init", "lambda"]
+)
 def test_the_screen_keeps_what_hook_code_calls(source):
     rules = [rules_by_code()["HL001"]]
     fast = engine.lint_text(source, "m.py", rules, RuleContext())

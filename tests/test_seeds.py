@@ -49,9 +49,7 @@ BITSANDBYTES = Seed(
     code="HL001",
     row=153,  # module.register_forward_hook(_disable_parametrization_cache)
     column=5,
-    message=(
-        "post-hook undoes `torch.nn.utils.parametrize._cache_enabled` but lacks `always_call=True`"
-    ),
+    message=("post-hook undoes `torch.nn.utils.parametrize._cache_enabled` but lacks `always_call=True`"),
     fix_flags=("--fix",),  # a safe fix
 )
 LLMCOMPRESSOR = Seed(
@@ -68,7 +66,10 @@ LLMCOMPRESSOR = Seed(
     ),
     fix_flags=("--fix", "--unsafe-fixes"),  # moves the removal into another method: unsafe
 )
-SEEDS = [pytest.param(BITSANDBYTES, id="bitsandbytes-HL001"), pytest.param(LLMCOMPRESSOR, id="llmcompressor-HL002")]
+SEEDS = [
+    pytest.param(BITSANDBYTES, id="bitsandbytes-HL001"),
+    pytest.param(LLMCOMPRESSOR, id="llmcompressor-HL002"),
+]
 
 
 @pytest.fixture(scope="session")
@@ -96,7 +97,9 @@ def _findings(root: Path, monkeypatch, *paths: str) -> list[dict]:
 
 
 def _of(findings: list[dict], code: str) -> list[tuple[str, int, int]]:
-    return [(f["filename"], f["location"]["row"], f["location"]["column"]) for f in findings if f["code"] == code]
+    return [
+        (f["filename"], f["location"]["row"], f["location"]["column"]) for f in findings if f["code"] == code
+    ]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -154,7 +157,10 @@ def test_bitsandbytes_fix_is_the_upstream_fix(release, tmp_path, monkeypatch):
     original = (root / BITSANDBYTES.path).read_text(encoding="utf-8")
     fixed = _fix(BITSANDBYTES, root, monkeypatch)
     removed, added = _changes(original, fixed)
-    assert removed == ["P._cache_enabled -= 1", "module.register_forward_hook(_disable_parametrization_cache)"]
+    assert removed == [
+        "P._cache_enabled -= 1",
+        "module.register_forward_hook(_disable_parametrization_cache)",
+    ]
     assert added == [
         "P._cache_enabled = max(0, P._cache_enabled - 1)",
         "module.register_forward_hook(_disable_parametrization_cache, always_call=True)",

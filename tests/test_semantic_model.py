@@ -324,13 +324,16 @@ def test_hl004_setup_call_and_removal_method_of_one_class():
 def test_hl004_exit_that_leaves_what_enter_kept():
     [found] = _lint(ENTER_EXIT, "HL004", whole=True)
     assert found.start.line == 8 and "`__exit__` does not remove them" in found.message
-    fixed = ENTER_EXIT.replace("self.model.train()", "for tap in self.taps.values():\n                tap.remove()")
+    fixed = ENTER_EXIT.replace(
+        "self.model.train()", "for tap in self.taps.values():\n                tap.remove()"
+    )
     assert _lint(fixed, "HL004", whole=True) == []
 
 
 def test_a_removal_after_return_or_raise_is_no_removal():
-    from hooklint.analysis.reachability import dead_statements
     import libcst as cst
+
+    from hooklint.analysis.reachability import dead_statements
 
     module = cst.parse_module(
         "def f(h, x):\n"

@@ -36,13 +36,17 @@ def _effects_by_kind(source: str) -> dict[str, list[tuple[str, str, str | None]]
     for registration in facts.registrations:
         hook = hook_callable(facts, registration)
         assert hook is not None, facts.code(registration.call)
-        found.setdefault(registration.api.kind, []).extend((e.key, e.op, e.pair) for e in effects_of(facts, hook))
+        found.setdefault(registration.api.kind, []).extend(
+            (e.key, e.op, e.pair) for e in effects_of(facts, hook)
+        )
     return found
 
 
 def _hl001(source: str, skip_irrelevant: bool = True):
     rule = next(r for r in all_rules() if r.code == "HL001")
-    return engine.lint_text(textwrap.dedent(source), "t.py", [rule], RuleContext(), skip_irrelevant=skip_irrelevant)
+    return engine.lint_text(
+        textwrap.dedent(source), "t.py", [rule], RuleContext(), skip_irrelevant=skip_irrelevant
+    )
 
 
 # -- keys ------------------------------------------------------------------------------
@@ -90,8 +94,12 @@ def test_a_pair_matches_only_its_own_other_side_on_the_same_object():
 
 
 def test_an_overwrite_is_not_an_acquire_and_a_reset_first_cancels_later_acquires():
-    first = [_effect("self.started", "set"), _effect("self.flag", "set_false"), _effect("self.flag", "set_true"),
-             _effect("self.n", "increment")]
+    first = [
+        _effect("self.started", "set"),
+        _effect("self.flag", "set_false"),
+        _effect("self.flag", "set_true"),
+        _effect("self.n", "increment"),
+    ]
     assert [(e.key, e.op) for e in acquired(first)] == [("self.n", "increment")]
     # A flag raised without a reset first is an acquire.
     assert [e.op for e in acquired([_effect("self.flag", "set_true")])] == ["set_true"]
@@ -218,12 +226,19 @@ def test_instances_of_same_file_classes_are_hooks_and_keep_their_own_state():
         """
     )
     hooks = [hook_callable(facts, r) for r in facts.registrations]
-    assert [h.body.name for h in hooks] == ["Count.__call__", "Uncount.__call__", "Tracker.enter", "Tracker.leave"]
+    assert [h.body.name for h in hooks] == [
+        "Count.__call__",
+        "Uncount.__call__",
+        "Tracker.enter",
+        "Tracker.leave",
+    ]
     effects_per_hook = [effects_of(facts, h) for h in hooks]
     # Two fresh instances are two objects: their ``self.n`` is not one counter.
     assert not undone(effects_per_hook[0], effects_per_hook[1])
     # One instance's bound methods share it.
-    assert [(a.key, r.key) for a, r in undone(effects_per_hook[2], effects_per_hook[3])] == [("tracker.depth", "tracker.depth")]
+    assert [(a.key, r.key) for a, r in undone(effects_per_hook[2], effects_per_hook[3])] == [
+        ("tracker.depth", "tracker.depth")
+    ]
 
 
 def test_instances_held_in_attributes_and_lists_are_resolved():
@@ -244,7 +259,10 @@ def test_instances_held_in_attributes_and_lists_are_resolved():
         """
     )
     hooks = [hook_callable(facts, r) for r in facts.registrations]
-    assert [(h.body.name, h.receiver) for h in hooks] == [("Probe.__call__", "self.probe"), ("Probe.__call__", "self.probes[0]")]
+    assert [(h.body.name, h.receiver) for h in hooks] == [
+        ("Probe.__call__", "self.probe"),
+        ("Probe.__call__", "self.probes[0]"),
+    ]
 
 
 # -- the fast paths see what the whole file shows ----------------------------------------------

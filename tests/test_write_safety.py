@@ -8,7 +8,6 @@ import stat
 import tempfile
 
 import pytest
-
 from _hooklint_cli import BUGGY, FIXED, check, no_traceback, write
 
 VICTIM_TEXT = "# somebody else's file\n"
@@ -183,13 +182,18 @@ WITH_BOM = b"\xef\xbb\xbf" + BUGGY.encode()
     [
         (LATIN_1, b"# -*- coding: latin-1 -*-\n# r\xe9glage du cache\n" + FIXED.encode()),
         (WITH_BOM, b"\xef\xbb\xbf" + FIXED.encode()),
-        (b"\xef\xbb\xbfx = 1  # caf\xc3\xa9\n", b"\xef\xbb\xbfx = 1  # caf\xc3\xa9\n"),  # nothing to fix: echoed as is
+        (
+            b"\xef\xbb\xbfx = 1  # caf\xc3\xa9\n",
+            b"\xef\xbb\xbfx = 1  # caf\xc3\xa9\n",
+        ),  # nothing to fix: echoed as is
     ],
 )
 def test_fix_from_stdin_keeps_the_encoding_and_bom(tree, raw, expected):
     from _hooklint_cli import run_subprocess
 
-    done = run_subprocess(["check", "--fix", "--no-cache", "-", "--stdin-filename", "x.py"], cwd=tree, input=raw)
+    done = run_subprocess(
+        ["check", "--fix", "--no-cache", "-", "--stdin-filename", "x.py"], cwd=tree, input=raw
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == expected
     assert b"Traceback" not in done.stderr

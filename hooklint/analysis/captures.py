@@ -32,7 +32,9 @@ from hooklint.analysis.scopes import local_names, target_names
 from hooklint.analysis.vocabulary import STORE_VERBS
 from hooklint.analysis.walk import descendants
 
-_CONCAT = frozenset({"cat", "concat", "concatenate", "stack", "vstack", "hstack", "row_stack", "column_stack"})
+_CONCAT = frozenset(
+    {"cat", "concat", "concatenate", "stack", "vstack", "hstack", "row_stack", "column_stack"}
+)
 _PER_CALL_KEY_CALLS = frozenset({"len", "next", "id", "time", "perf_counter", "monotonic", "uuid4", "count"})
 _MODULE_OWNERS = frozenset({"module", "global_module"})
 
@@ -57,8 +59,14 @@ def hook_of(facts: ModuleFacts, registration: Registration) -> HookBody | None:
     if isinstance(arg, cst.Call) and isinstance(arg.func, cst.Name) and arg.func.value in facts.classes:
         method = facts.method(arg.func.value, "__call__")
         if method is not None:
-            return HookBody(method.node, f"{arg.func.value}.__call__", "method", function=method,
-                            imports=facts.imports, is_method=True)
+            return HookBody(
+                method.node,
+                f"{arg.func.value}.__call__",
+                "method",
+                function=method,
+                imports=facts.imports,
+                is_method=True,
+            )
     return None
 
 
@@ -132,9 +140,14 @@ class _HookTaint:
                     if names & self.tainted:
                         self.tainted |= targets - {self.self_name}
                     if len(current.targets) == 1 and isinstance(current.targets[0].target, cst.Name):
-                        if self.store_key(current.value) is not None and not isinstance(current.value, cst.Call):
+                        if self.store_key(current.value) is not None and not isinstance(
+                            current.value, cst.Call
+                        ):
                             self.aliases.add(current.targets[0].target.value)
-                elif isinstance(current, (cst.For, cst.CompFor)) and set(_names_in(current.iter)) & self.tainted:
+                elif (
+                    isinstance(current, (cst.For, cst.CompFor))
+                    and set(_names_in(current.iter)) & self.tainted
+                ):
                     self.tainted |= target_names(current.target)
                 elif isinstance(current, cst.AugAssign):
                     self.incremented.add(_code(current.target))
@@ -231,7 +244,11 @@ class _HookTaint:
 
 def _key_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     """``k`` for ``store[k]`` and ``store.setdefault(k, ...)``."""
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+    if (
+        isinstance(expr, cst.Subscript)
+        and len(expr.slice) == 1
+        and isinstance(expr.slice[0].slice, cst.Index)
+    ):
         return expr.slice[0].slice.value
     if (
         isinstance(expr, cst.Call)
@@ -293,12 +310,18 @@ def bulk_removal(facts: ModuleFacts, class_name: str | None) -> str | None:
     """A call that removes every hook an object holds (``self.remove_hooks()``), if any."""
     for call in facts.calls:
         if call.attr and "remove" in call.attr and call.attr != "remove" and not call.node.args:
-            if class_name is None or call.site.class_def is None or call.site.class_def.name.value == class_name:
+            if (
+                class_name is None
+                or call.site.class_def is None
+                or call.site.class_def.name.value == class_name
+            ):
                 return facts.code(call.node)
     return None
 
 
-def store_reads(facts: ModuleFacts, class_name: str, store: str, skip: set[int]) -> Iterator[tuple[cst.CSTNode, cst.CSTNode, cst.FunctionDef]]:
+def store_reads(
+    facts: ModuleFacts, class_name: str, store: str, skip: set[int]
+) -> Iterator[tuple[cst.CSTNode, cst.CSTNode, cst.FunctionDef]]:
     """Reads of ``store`` (``self.X[k]``, ``self.X.pop(k)``, ``self.X.get(k)``) in the
     methods of ``class_name`` other than those in ``skip``: (read node, key, method)."""
     for info in facts.functions:
@@ -309,7 +332,11 @@ def store_reads(facts: ModuleFacts, class_name: str, store: str, skip: set[int])
             if isinstance(current, cst.AssignTarget):
                 assigned.add(id(current.target))
             elif isinstance(current, cst.Subscript) and id(current) not in assigned:
-                if facts.code(current.value) == store and len(current.slice) == 1 and isinstance(current.slice[0].slice, cst.Index):
+                if (
+                    facts.code(current.value) == store
+                    and len(current.slice) == 1
+                    and isinstance(current.slice[0].slice, cst.Index)
+                ):
                     yield current, current.slice[0].slice.value, info.node
             elif (
                 isinstance(current, cst.Call)

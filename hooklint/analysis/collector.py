@@ -27,7 +27,13 @@ from hooklint.analysis.facts import (
     Site,
 )
 from hooklint.analysis.names import dotted_name, record_import, resolve, returned_name
-from hooklint.analysis.vocabulary import COLLECTION_BUILTINS, DYNAMIC_API, GLOBAL_APIS, METHOD_APIS, STORE_METHODS
+from hooklint.analysis.vocabulary import (
+    COLLECTION_BUILTINS,
+    DYNAMIC_API,
+    GLOBAL_APIS,
+    METHOD_APIS,
+    STORE_METHODS,
+)
 from hooklint.analysis.walk import NODE, SEQUENCE, fields, value_kind
 
 OTHER = HandleUse("other")
@@ -126,9 +132,7 @@ class _Collector:
                 resolve(dotted_name(_decorator_callee(d.decorator)), self.facts.imports) or ""
                 for d in node.decorators
             )
-            info = FunctionInfo(
-                node, node.name.value, qualname, class_name, parent, decorators, self.site()
-            )
+            info = FunctionInfo(node, node.name.value, qualname, class_name, parent, decorators, self.site())
             self.facts.functions.append(info)
             if parent is not None:
                 parent.nested[info.name] = info
@@ -268,7 +272,11 @@ class _Collector:
             return None
         for frame in reversed(self.frames):
             node = frame.node
-            if frame.kind == "for" and isinstance(node.target, cst.Name) and node.target.value == target.value:  # type: ignore[attr-defined]
+            if (
+                frame.kind == "for"
+                and isinstance(node.target, cst.Name)
+                and node.target.value == target.value
+            ):  # type: ignore[attr-defined]
                 return _iterated(self.facts, node.iter)  # type: ignore[attr-defined]
             if frame.kind == "comp":
                 for_in = node.for_in  # type: ignore[attr-defined]
@@ -331,7 +339,11 @@ def _iterated(facts: ModuleFacts, iterable: cst.BaseExpression) -> str:
     if isinstance(iterable, cst.Call):
         if isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value in ("values", "copy"):
             return facts.code(iterable.func.value)
-        if isinstance(iterable.func, cst.Name) and iterable.args and iterable.func.value in ("list", "tuple", "reversed"):
+        if (
+            isinstance(iterable.func, cst.Name)
+            and iterable.args
+            and iterable.func.value in ("list", "tuple", "reversed")
+        ):
             return facts.code(iterable.args[0].value)
     return facts.code(iterable)
 
@@ -364,7 +376,11 @@ class _HookResolver:
             return HookBody(expr, "<lambda>", "lambda", imports=self.facts.imports)
         if isinstance(expr, cst.Name):
             return self._name(expr.value, site, depth)
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in ("self", "cls"):
+        if (
+            isinstance(expr, cst.Attribute)
+            and isinstance(expr.value, cst.Name)
+            and expr.value.value in ("self", "cls")
+        ):
             class_def = site.class_def
             if class_def is not None:
                 method = self.facts.method(class_def.name.value, expr.attr.value)
@@ -380,7 +396,9 @@ class _HookResolver:
                 positional = tuple(a.value for a in expr.args[1:] if a.keyword is None and not a.star)
                 keywords = tuple(a.keyword.value for a in expr.args[1:] if a.keyword is not None)
                 return dataclasses.replace(
-                    inner, via="partial", bound_args=inner.bound_args + positional,
+                    inner,
+                    via="partial",
+                    bound_args=inner.bound_args + positional,
                     bound_keywords=inner.bound_keywords + keywords,
                 )
             factory = self._callable_function(expr.func, site)
@@ -393,7 +411,11 @@ class _HookResolver:
     def _callable_function(self, func: cst.BaseExpression, site: Site) -> FunctionInfo | None:
         if isinstance(func, cst.Name):
             return self._function_named(func.value, site)
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == "self"
+        ):
             class_def = site.class_def
             if class_def is not None:
                 return self.facts.method(class_def.name.value, func.attr.value)

@@ -19,9 +19,29 @@ from hooklint.analysis.walk import descendants
 #: Calls that only look at an object: passing the compiled model to them does not run it.
 _INSPECTING = frozenset(
     {
-        "print", "isinstance", "len", "type", "id", "str", "repr", "getattr", "hasattr", "setattr",
-        "vars", "dir", "callable", "hash", "format", "list", "sum", "iter", "next", "enumerate",
-        "torch.compile", "copy.deepcopy", "deepcopy",
+        "print",
+        "isinstance",
+        "len",
+        "type",
+        "id",
+        "str",
+        "repr",
+        "getattr",
+        "hasattr",
+        "setattr",
+        "vars",
+        "dir",
+        "callable",
+        "hash",
+        "format",
+        "list",
+        "sum",
+        "iter",
+        "next",
+        "enumerate",
+        "torch.compile",
+        "copy.deepcopy",
+        "deepcopy",
     }
 )
 _INSPECTING_ATTRS = frozenset(
@@ -56,7 +76,9 @@ def compilations(facts: ModuleFacts) -> Iterator[Compilation]:
                 continue
             yield Compilation(call, original, use.targets[0], in_place=False)
         elif call.attr == "compile" and isinstance(node.func, cst.Attribute):
-            if any(a.keyword is None for a in node.args):  # re.compile(pattern), Module.compile is keyword-only
+            if any(
+                a.keyword is None for a in node.args
+            ):  # re.compile(pattern), Module.compile is keyword-only
                 continue
             receiver = dotted_name(node.func.value)
             if receiver is None or receiver in facts.imports:

@@ -59,7 +59,9 @@ ACQUIRE = frozenset({"increment", "add", "set_true", "acquire"})
 #: ... and those that give it back (a post-hook's side).  A plain ``x = value`` (op
 #: ``set``) is neither: it overwrites whatever was there, so skipping its undo leaves
 #: nothing that the next call does not overwrite again.
-RELEASE = frozenset({"decrement", "decrement_clamped", "remove", "discard", "set_false", "delete", "clear", "release"})
+RELEASE = frozenset(
+    {"decrement", "decrement_clamped", "remove", "discard", "set_false", "delete", "clear", "release"}
+)
 
 _PAIR_SET = frozenset(METHOD_PAIRS)
 _ITEM_GETTERS = frozenset({"pop", "get", "popleft", "setdefault", "__getitem__"})
@@ -178,8 +180,9 @@ def method_pair_side(method: str) -> tuple[str, str] | None:
 
 
 # -- the model -----------------------------------------------------------------------
-def hook_effects(facts: "ModuleFacts", hook: "HookBody", receiver: str | None = None,
-                 context: "FunctionInfo | None" = None) -> list[StateEffect]:
+def hook_effects(
+    facts: ModuleFacts, hook: HookBody, receiver: str | None = None, context: FunctionInfo | None = None
+) -> list[StateEffect]:
     """The state effects of a hook body, its helpers' included, in source order.
 
     ``receiver`` names the object a bound ``__call__``/method of a same-file instance
@@ -194,7 +197,7 @@ def hook_effects(facts: "ModuleFacts", hook: "HookBody", receiver: str | None = 
     return cached
 
 
-def state_effects(hook: "HookBody") -> list[StateEffect]:
+def state_effects(hook: HookBody) -> list[StateEffect]:
     """The effects of a hook's own body only (no helpers followed: no module index)."""
     walker = _Walker(None, _hook_scope(None, hook, None, None), depth=MAX_DEPTH, path=frozenset())
     walker.scope.imports = hook.imports
@@ -217,13 +220,15 @@ def acquired(effects: list[StateEffect]) -> list[StateEffect]:
         seen.append(effect.key)
         if effect.op in ("set", "set_false") and not effect.conditional and effect.pair is None:
             reset.append(effect.key)
-    return [e for e in effects if e.acquires and not any(e.key == k or split_key(e.key)[0] == k for k in reset)]
+    return [
+        e for e in effects if e.acquires and not any(e.key == k or split_key(e.key)[0] == k for k in reset)
+    ]
 
 
 class _Model:
     """Per-module index of the functions calls may reach, and cached results."""
 
-    def __init__(self, facts: "ModuleFacts") -> None:
+    def __init__(self, facts: ModuleFacts) -> None:
         self.facts = facts
         self.module = facts.module
         self.hooks: dict = {}
@@ -245,13 +250,19 @@ class _Model:
             found = self.body_names[id(node)] = _body_names(node)
         return found
 
-    def hook(self, hook: "HookBody", receiver: str | None, context) -> list[StateEffect]:
+    def hook(self, hook: HookBody, receiver: str | None, context) -> list[StateEffect]:
         function = hook.function or context
         scope = _hook_scope(self, hook, receiver, function)
         return _Walker(self, scope, depth=0, path=frozenset({id(hook.node)})).run(hook.node)
 
-    def callee_effects(self, info: "FunctionInfo", aliases: dict[str, str], extra_locals: frozenset,
-                       depth: int, path: frozenset) -> list[StateEffect]:
+    def callee_effects(
+        self,
+        info: FunctionInfo,
+        aliases: dict[str, str],
+        extra_locals: frozenset,
+        depth: int,
+        path: frozenset,
+    ) -> list[StateEffect]:
         key = (id(info.node), tuple(sorted(aliases.items())), extra_locals, depth)
         cached = self.bodies.get(key)
         if cached is None:
@@ -261,12 +272,12 @@ class _Model:
         return cached
 
 
-def function_info(facts: "ModuleFacts", node: cst.FunctionDef) -> "FunctionInfo | None":
+def function_info(facts: ModuleFacts, node: cst.FunctionDef) -> FunctionInfo | None:
     """The :class:`FunctionInfo` of a def (indexed once per module)."""
     return _model(facts).by_node.get(id(node))
 
 
-def _model(facts: "ModuleFacts") -> _Model:
+def _model(facts: ModuleFacts) -> _Model:
     model = facts.__dict__.get("_effects_model")
     if model is None:
         model = _Model(facts)
@@ -274,19 +285,23 @@ def _model(facts: "ModuleFacts") -> _Model:
     return model
 
 
-def _hook_scope(model, hook: "HookBody", receiver: str | None, function) -> "_StateKeys":
+def _hook_scope(model, hook: HookBody, receiver: str | None, function) -> _StateKeys:
     params = hook.params
     aliases: dict[str, str] = {}
     raw = parameter_names(hook.node.params)
     if hook.is_method and raw:
         aliases[raw[0]] = receiver or "self"
-    return _StateKeys(model, hook.node, function, aliases, frozenset(), module_param=params[0] if params else None)
+    return _StateKeys(
+        model, hook.node, function, aliases, frozenset(), module_param=params[0] if params else None
+    )
 
 
 class _StateKeys:
     """Turns expressions of one function body into shared-state keys."""
 
-    def __init__(self, model, node, function, aliases: dict[str, str], extra_locals: frozenset, module_param) -> None:
+    def __init__(
+        self, model, node, function, aliases: dict[str, str], extra_locals: frozenset, module_param
+    ) -> None:
         self.model = model
         self.function = function  # FunctionInfo of the body, or of the def a lambda sits in
         self.module_param = module_param
@@ -345,7 +360,11 @@ class _StateKeys:
             if base is None:
                 return None
             return f"{base}[{_literal_item(target)}]"
-        if isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) and target.func.attr.value in _ITEM_GETTERS:
+        if (
+            isinstance(target, cst.Call)
+            and isinstance(target.func, cst.Attribute)
+            and target.func.attr.value in _ITEM_GETTERS
+        ):
             base = self.key(target.func.value, rebinding=False)  # ``d.pop(k)``: an item of ``d``
             return base + "[]" if base is not None else None
         if isinstance(target, cst.Call) and self.model is not None:
@@ -354,7 +373,9 @@ class _StateKeys:
             root = target.func
             while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
                 root = root.func if isinstance(root, cst.Call) else root.value
-            if not isinstance(target.func, cst.Attribute) or (isinstance(root, cst.Name) and root.value in self.imports):
+            if not isinstance(target.func, cst.Attribute) or (
+                isinstance(root, cst.Name) and root.value in self.imports
+            ):
                 return None
             base = self.key(target.func, rebinding=False)
             if base is None or not all(_simple(a.value) for a in target.args):
@@ -375,7 +396,11 @@ def _literal_item(target: cst.Subscript) -> str:
             return ""
     if isinstance(value, cst.Integer):
         return value.value
-    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) and isinstance(value.expression, cst.Integer):
+    if (
+        isinstance(value, cst.UnaryOperation)
+        and isinstance(value.operator, cst.Minus)
+        and isinstance(value.expression, cst.Integer)
+    ):
         return "-" + value.expression.value
     return ""
 
@@ -436,8 +461,19 @@ def _body_names(node: cst.FunctionDef):
 _NOT_ENTERED = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
 #: Nodes with nothing below them that binds a name or changes state.
-_LEAF_TYPES = frozenset({cst.Name, cst.SimpleString, cst.Integer, cst.Float, cst.Pass, cst.Comment,
-                         cst.Newline, cst.EmptyLine, cst.Ellipsis})
+_LEAF_TYPES = frozenset(
+    {
+        cst.Name,
+        cst.SimpleString,
+        cst.Integer,
+        cst.Float,
+        cst.Pass,
+        cst.Comment,
+        cst.Newline,
+        cst.EmptyLine,
+        cst.Ellipsis,
+    }
+)
 
 
 # -- the walk ------------------------------------------------------------------------
@@ -467,8 +503,20 @@ class _Walker:
         return self.effects
 
     def add(self, key: str, op: str, node: cst.CSTNode, ctx: _Ctx, pair: str | None = None) -> None:
-        self.effects.append(StateEffect(key, op, node, pair, (), ctx.statement, ctx.statement, ctx.conditional,
-                                        ctx.guards, ctx.handled))
+        self.effects.append(
+            StateEffect(
+                key,
+                op,
+                node,
+                pair,
+                (),
+                ctx.statement,
+                ctx.statement,
+                ctx.conditional,
+                ctx.guards,
+                ctx.handled,
+            )
+        )
 
     # statements
     def block(self, statements, ctx: _Ctx) -> None:
@@ -634,7 +682,18 @@ class _Walker:
             self.add(key, op, node, ctx, pair)
         elif op == "acquire" and isinstance(func.value, cst.Name) and func.value.value in scope.locals:
             scope.pending.setdefault(func.value.value, []).append(
-                StateEffect("", op, node, pair, (), ctx.statement, ctx.statement, ctx.conditional, ctx.guards, ctx.handled)
+                StateEffect(
+                    "",
+                    op,
+                    node,
+                    pair,
+                    (),
+                    ctx.statement,
+                    ctx.statement,
+                    ctx.conditional,
+                    ctx.guards,
+                    ctx.handled,
+                )
             )
 
     def stored(self, value: cst.BaseExpression, key: str, node: cst.CSTNode, ctx: _Ctx) -> bool:
@@ -657,14 +716,16 @@ class _Walker:
             if id(info.node) in self.path:
                 continue
             for effect in self.model.callee_effects(info, aliases, extra, self.depth + 1, self.path):
-                self.effects.append(replace(
-                    effect,
-                    via=(node,) + effect.via,
-                    hook_statement=ctx.statement,
-                    conditional=effect.conditional or ctx.conditional,
-                    guards=ctx.guards + effect.guards,
-                    handled=effect.handled or ctx.handled,
-                ))
+                self.effects.append(
+                    replace(
+                        effect,
+                        via=(node,) + effect.via,
+                        hook_statement=ctx.statement,
+                        conditional=effect.conditional or ctx.conditional,
+                        guards=ctx.guards + effect.guards,
+                        handled=effect.handled or ctx.handled,
+                    )
+                )
         return True
 
     def callees(self, node: cst.Call) -> list:
@@ -723,12 +784,16 @@ class _Walker:
         if _is_super_call(func) and self.model.facts.project is not None:
             # ``super().m(...)``: the base's method, in another file of the project.
             class_name = _class_of(scope.function)
-            info = _base_method(self.model.facts.project, class_name, func.attr.value, True) if class_name else None
+            info = (
+                _base_method(self.model.facts.project, class_name, func.attr.value, True)
+                if class_name
+                else None
+            )
             if info is not None and not _is_static(info):
                 return info, scope.name_key("self", rebinding=False) or "self"
         return None, None
 
-    def bind(self, info: "FunctionInfo", call: cst.Call, bound_self) -> dict[str, str]:
+    def bind(self, info: FunctionInfo, call: cst.Call, bound_self) -> dict[str, str]:
         """Callee parameter → key, for arguments that are shared state or the hooked module."""
         params = parameter_names(info.node.params)
         aliases: dict[str, str] = {}
@@ -752,8 +817,11 @@ class _Walker:
 
 def _is_super_call(func: cst.BaseExpression) -> bool:
     return (
-        isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and not func.value.args
-        and isinstance(func.value.func, cst.Name) and func.value.func.value == "super"
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Call)
+        and not func.value.args
+        and isinstance(func.value.func, cst.Name)
+        and func.value.func.value == "super"
     )
 
 
@@ -802,8 +870,11 @@ def _is_suppress(item: cst.BaseExpression) -> bool:
 
 def _setdefault_receiver(node: cst.BaseExpression) -> bool:
     """``X.setdefault(k, [])``: a stack per key, which ``.append`` fills."""
-    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value == "setdefault")
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "setdefault"
+    )
 
 
 def _assignment_op(target: cst.BaseExpression, value: cst.BaseExpression) -> str:
@@ -839,7 +910,9 @@ def _same(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
     return name_a is not None and name_a == name_b
 
 
-def undone(pre_effects: list[StateEffect], post_effects: list[StateEffect]) -> list[tuple[StateEffect, StateEffect]]:
+def undone(
+    pre_effects: list[StateEffect], post_effects: list[StateEffect]
+) -> list[tuple[StateEffect, StateEffect]]:
     """``(acquire, release)`` for every release of a post-hook that undoes something its
     pre-hook acquired (see :func:`acquired` and :func:`pair_matches`), in the post-hook's order."""
     acquires = acquired(pre_effects)

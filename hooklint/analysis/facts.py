@@ -9,9 +9,10 @@ and cache the answer on the :class:`HookBody`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -27,7 +28,7 @@ class Frame:
     or a comprehension."""
 
     kind: str
-    node: "cst.CSTNode"
+    node: cst.CSTNode
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class Site:
 
     order: int
     frames: tuple[Frame, ...]
-    statement: "cst.CSTNode"
+    statement: cst.CSTNode
 
     def _frames_in_function(self) -> Iterator[Frame]:
         """Frames from the innermost outwards, stopping at the enclosing def/lambda."""
@@ -47,7 +48,7 @@ class Site:
             yield frame
 
     @property
-    def function(self) -> "cst.FunctionDef | None":
+    def function(self) -> cst.FunctionDef | None:
         for frame in reversed(self.frames):
             if frame.kind == "def":
                 return frame.node  # type: ignore[return-value]
@@ -56,7 +57,7 @@ class Site:
         return None
 
     @property
-    def class_def(self) -> "cst.ClassDef | None":
+    def class_def(self) -> cst.ClassDef | None:
         """The class whose method (directly) holds this site."""
         seen_def = False
         for frame in reversed(self.frames):
@@ -85,7 +86,7 @@ class Site:
     def in_except(self) -> bool:
         return any(f.kind == "except" for f in self._frames_in_function())
 
-    def inside(self, node: "cst.CSTNode") -> bool:
+    def inside(self, node: cst.CSTNode) -> bool:
         return any(f.node is node for f in self.frames)
 
 
@@ -107,8 +108,8 @@ class HandleUse:
     #: The targets as code, or as nodes whose code is generated on first use of
     #: :attr:`targets` (code generation is costly, and most uses are never asked).
     target_nodes: tuple = ()
-    outer: "HandleUse | None" = None
-    module: "cst.Module | None" = field(default=None, repr=False, compare=False)
+    outer: HandleUse | None = None
+    module: cst.Module | None = field(default=None, repr=False, compare=False)
 
     @cached_property
     def targets(self) -> tuple[str, ...]:
@@ -118,7 +119,7 @@ class HandleUse:
         )
 
     @property
-    def final(self) -> "HandleUse":
+    def final(self) -> HandleUse:
         """The use of the outermost collection that holds this handle."""
         use = self
         while use.outer is not None:
@@ -130,14 +131,14 @@ class HandleUse:
 class FunctionInfo:
     """A ``def`` in the module, with where it sits."""
 
-    node: "cst.FunctionDef"
+    node: cst.FunctionDef
     name: str
     qualname: str  # e.g. "Outer.method.<locals>.inner"
     class_name: str | None  # set for methods
-    parent: "FunctionInfo | None"  # the enclosing def, for nested defs
+    parent: FunctionInfo | None  # the enclosing def, for nested defs
     decorators: tuple[str, ...]
     site: Site
-    nested: dict[str, "FunctionInfo"] = field(default_factory=dict)
+    nested: dict[str, FunctionInfo] = field(default_factory=dict)
 
     @property
     def params(self) -> list[str]:
@@ -154,11 +155,11 @@ class HookBody:
     this file that was called to build the hook).
     """
 
-    node: "cst.FunctionDef | cst.Lambda"
+    node: cst.FunctionDef | cst.Lambda
     name: str
     via: str
     function: FunctionInfo | None = None
-    bound_args: tuple["cst.BaseExpression", ...] = ()
+    bound_args: tuple[cst.BaseExpression, ...] = ()
     bound_keywords: tuple[str, ...] = ()
     imports: dict[str, str] = field(default_factory=dict, repr=False)
     #: A bound method (``self.method``, also inside ``partial``): ``self`` is not a hook argument.
@@ -174,7 +175,7 @@ class HookBody:
         return [n for n in names if n not in self.bound_keywords]
 
     @cached_property
-    def effects(self) -> list["StateEffect"]:
+    def effects(self) -> list[StateEffect]:
         """How the hook changes state that outlives the call (cached: computed once)."""
         from hooklint.analysis.effects import state_effects
 
@@ -185,12 +186,12 @@ class HookBody:
 class Registration:
     """One call that registers a hook."""
 
-    call: "cst.Call"
-    api: "HookApi"
-    receiver: "cst.BaseExpression | None"  # None for process-wide functions
+    call: cst.Call
+    api: HookApi
+    receiver: cst.BaseExpression | None  # None for process-wide functions
     receiver_code: str | None
-    hook_arg: "cst.BaseExpression | None"
-    keywords: dict[str, "cst.BaseExpression"]
+    hook_arg: cst.BaseExpression | None
+    keywords: dict[str, cst.BaseExpression]
     has_star_kwargs: bool
     site: Site
     handle: HandleUse
@@ -202,7 +203,7 @@ class Registration:
     #: definition in a base class or an imported module: :mod:`hooklint.project`).
     evidence: tuple = ()
 
-    def same_target(self, other: "Registration", *, same_function: bool = True) -> bool:
+    def same_target(self, other: Registration, *, same_function: bool = True) -> bool:
         """Whether two registrations hook the same thing: both process-wide of one kind
         (module or optimizer), or the same receiver code — by default only when both
         are registered in the same function, where the code means the same object."""
@@ -224,7 +225,7 @@ class CallSite:
     module's imports (``P.cached`` → ``torch.nn.utils.parametrize.cached``), or None
     when the callee is not a plain dotted name."""
 
-    node: "cst.Call"
+    node: cst.Call
     callee: str | None
     attr: str | None  # the last attribute name for ``x.attr(...)`` calls
     site: Site
@@ -235,11 +236,11 @@ class CallSite:
 class ModuleFacts:
     """Everything the rules may ask about one module."""
 
-    module: "cst.Module"
+    module: cst.Module
     imports: dict[str, str] = field(default_factory=dict)
-    import_statements: list[tuple["cst.CSTNode", Site]] = field(default_factory=list)
+    import_statements: list[tuple[cst.CSTNode, Site]] = field(default_factory=list)
     functions: list[FunctionInfo] = field(default_factory=list)
-    classes: dict[str, "cst.ClassDef"] = field(default_factory=dict)
+    classes: dict[str, cst.ClassDef] = field(default_factory=dict)
     registrations: list[Registration] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
     #: ``X.remove()`` calls, keyed by the code of ``X`` (``h``, ``self._handle``...).
@@ -248,7 +249,7 @@ class ModuleFacts:
     #: :class:`hooklint.project.resolve.FileView`), or None: analysed alone.
     project: object = field(default=None, repr=False, compare=False)
 
-    def code(self, node: "cst.CSTNode") -> str:
+    def code(self, node: cst.CSTNode) -> str:
         """The source of ``node``: a plain dotted name (``self._hooks``) is joined from
         its parts, anything else generated by libcst (once per node)."""
         found = chain_code(node)
@@ -269,7 +270,7 @@ class ModuleFacts:
     def method(self, class_name: str, name: str) -> FunctionInfo | None:
         return self._index()[1].get((class_name, name))
 
-    def function_for(self, node: "cst.CSTNode") -> FunctionInfo | None:
+    def function_for(self, node: cst.CSTNode) -> FunctionInfo | None:
         return self._index()[2].get(id(node))
 
     def _index(self) -> tuple[dict, dict, dict]:
@@ -289,7 +290,7 @@ class ModuleFacts:
         return index[1]
 
 
-def parameter_names(params: "cst.Parameters") -> list[str]:
+def parameter_names(params: cst.Parameters) -> list[str]:
     """Positional and keyword parameter names, in order (no ``*args``/``**kwargs``)."""
     names = [p.name.value for p in params.posonly_params]
     names += [p.name.value for p in params.params]
@@ -305,7 +306,11 @@ def chain_code(node) -> str | None:
     parts = []
     while type(node) is cst.Attribute:
         dot = node.dot
-        if node.lpar or node.attr.lpar or not (_tight(dot.whitespace_before) and _tight(dot.whitespace_after)):
+        if (
+            node.lpar
+            or node.attr.lpar
+            or not (_tight(dot.whitespace_before) and _tight(dot.whitespace_after))
+        ):
             return None
         parts.append(node.attr.value)
         node = node.value

@@ -42,7 +42,9 @@ _SUBMODULE_LOOKUPS = frozenset({"get_submodule", "get_module"})
 #: (no Python hooks run there), and the C++ module of a ScriptModule (``self._c``).
 _REMOTE_OR_SCRIPTED = ("remote", "rref", "script", "mobile")
 #: First positional arguments that are the module a helper's ``forward`` serves.
-_MODULE_ARGUMENT = re.compile(r"^(self|m|mod|module|model|layer|block|submodule)$|(_module|_model|_layer|_block)$")
+_MODULE_ARGUMENT = re.compile(
+    r"^(self|m|mod|module|model|layer|block|submodule)$|(_module|_model|_layer|_block)$"
+)
 #: Words of a comment that explains a direct ``forward`` call.
 _EXPLAINING_COMMENT = re.compile(r"__call__|\bhooks?\b|recurs|double|bypass|_call_impl", re.I)
 
@@ -83,7 +85,11 @@ def bypass_reason(facts: ModuleFacts, call: CallSite) -> str | None:
     where = _reentry(facts, call, receiver)
     if where is not None:
         return where
-    if class_def is not None and class_kind(facts, class_def) == NOT_MODULE and facts.method(class_def.name.value, "forward"):
+    if (
+        class_def is not None
+        and class_kind(facts, class_def) == NOT_MODULE
+        and facts.method(class_def.name.value, "forward")
+    ):
         return "the forward protocol of a class that is no module"
     if explained_by_comment(call.site.statement):
         return "a comment explains it"
@@ -121,7 +127,11 @@ def _reentry(facts: ModuleFacts, call: CallSite, receiver: cst.BaseExpression) -
     if name in CALL_REPLACEMENTS:
         return "a __call__ replacement"
     info = facts.function_for(function)
-    if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls") and name in ("forward", "_forward"):
+    if (
+        isinstance(receiver, cst.Name)
+        and receiver.value in ("self", "cls")
+        and name in ("forward", "_forward")
+    ):
         return "the object's own forward"
     if info is not None and is_forward_replacement(facts, info):
         return "a forward replacement"

@@ -43,7 +43,8 @@ def decorated_without_grad(info: FunctionInfo) -> bool:
 
 def _with_calls(facts: ModuleFacts, function: cst.FunctionDef | None) -> list[CallSite]:
     return [
-        c for c in facts.calls
+        c
+        for c in facts.calls
         if c.site.function is function and c.use.final.role == "with" and disables_grad(c)
     ]
 
@@ -67,7 +68,8 @@ def runs_without_grad(facts: ModuleFacts, info: FunctionInfo, depth: int = 0) ->
     if depth >= _DEPTH:
         return False
     callers = [
-        c for c in facts.calls
+        c
+        for c in facts.calls
         if (c.attr == info.name if info.class_name is not None else c.callee == info.name)
         and c.site.function is not info.node
     ]

@@ -40,8 +40,8 @@ from hooklint.analysis.vocabulary import (
     KEYED_STORE_METHODS,
     REMOVAL_WORDS,
     REMOVE_METHOD,
-    STORE_METHODS,
     SETUP_WORDS,
+    STORE_METHODS,
     STORE_VIEWS,
 )
 from hooklint.analysis.walk import descendants
@@ -54,7 +54,9 @@ _READING_CALLS = frozenset(
 )
 MODULE_SCOPE = 0
 #: The node types the walk of a scope looks at.
-_WALKED = frozenset({cst.Call, cst.Assign, cst.For, cst.CompFor, cst.AugAssign, cst.Return, cst.Yield, cst.WithItem})
+_WALKED = frozenset(
+    {cst.Call, cst.Assign, cst.For, cst.CompFor, cst.AugAssign, cst.Return, cst.Yield, cst.WithItem}
+)
 
 
 @dataclass
@@ -226,7 +228,11 @@ class HandleModel:
         seen = {name}
         while True:
             node = self.facts.classes.get(name)
-            bases = [b.value.value for b in node.bases if isinstance(b.value, cst.Name)] if node is not None else []
+            bases = (
+                [b.value.value for b in node.bases if isinstance(b.value, cst.Name)]
+                if node is not None
+                else []
+            )
             base = next((b for b in bases if b in self.facts.classes and b not in seen), None)
             if base is None:
                 return name
@@ -270,7 +276,9 @@ class HandleModel:
         if scope is not None:
             return scope
         info = self._infos.get(scope_id)
-        scope = _Scope(scope_id, info, calls=self._calls.get(scope_id, []), registrations=self._regs.get(scope_id, []))
+        scope = _Scope(
+            scope_id, info, calls=self._calls.get(scope_id, []), registrations=self._regs.get(scope_id, [])
+        )
         self._scopes[scope_id] = scope
         if info is not None:
             nodes = list(descendants(info.node.body, into_functions=False))
@@ -366,7 +374,9 @@ class HandleModel:
         if isinstance(value, cst.Call) and _builtin(value) in COLLECTION_BUILTINS:
             names = [n for a in value.args for n in _element_names(a.value)]
         else:
-            names = _element_names(value) if isinstance(value, (cst.Tuple, cst.List, cst.Set, cst.Dict)) else []
+            names = (
+                _element_names(value) if isinstance(value, (cst.Tuple, cst.List, cst.Set, cst.Dict)) else []
+            )
         for target in targets:
             for name in names:
                 self._event(scope, name, "into", self.raw_key(target, scope.id))
@@ -377,7 +387,9 @@ class HandleModel:
         for arg in node.args:
             value = arg.value
             if isinstance(value, cst.Attribute) and value.attr.value == REMOVE_METHOD:
-                raw = self.raw_key(value.value, scope.id)  # atexit.register(h.remove), stack.callback(h.remove)
+                raw = self.raw_key(
+                    value.value, scope.id
+                )  # atexit.register(h.remove), stack.callback(h.remove)
                 if raw is not None:
                     scope.removals.append(Removal(node, call.site, raw, "deferred"))
         if call.attr in STORE_METHODS or call.attr in KEYED_STORE_METHODS:
@@ -391,7 +403,11 @@ class HandleModel:
                 for name in _element_names(arg.value):
                     self._event(scope, name, "scoped", None)
             return
-        if call.attr == REMOVE_METHOD or _builtin(node) in _READING_CALLS or _builtin(node) in COLLECTION_BUILTINS:
+        if (
+            call.attr == REMOVE_METHOD
+            or _builtin(node) in _READING_CALLS
+            or _builtin(node) in COLLECTION_BUILTINS
+        ):
             return
         if _says_remove(call):
             for arg in node.args:
@@ -566,7 +582,11 @@ class HandleModel:
                 if helper.class_name is not None and isinstance(call.node.func, cst.Attribute):
                     names = names[1:]
                 for index, arg in enumerate(call.node.args):
-                    name = arg.keyword.value if arg.keyword is not None else (names[index] if index < len(names) else None)
+                    name = (
+                        arg.keyword.value
+                        if arg.keyword is not None
+                        else (names[index] if index < len(names) else None)
+                    )
                     raw = self.raw_key(arg.value, scope_id)
                     if name in params and raw is not None:
                         found.append(Removal(call.node, call.site, raw, "helper"))
@@ -588,7 +608,11 @@ class HandleModel:
         names, params, attrs = removes
         found = []
         for index, arg in enumerate(call.node.args):
-            name = arg.keyword.value if arg.keyword is not None else (names[index] if index < len(names) else None)
+            name = (
+                arg.keyword.value
+                if arg.keyword is not None
+                else (names[index] if index < len(names) else None)
+            )
             raw = self.raw_key(arg.value, scope_id)
             if name in params and raw is not None:
                 found.append(Removal(call.node, call.site, raw, "helper"))
@@ -636,7 +660,9 @@ class HandleModel:
                 continue
             if self.returns_handles(helper, depth):
                 found.append(
-                    Acquisition(call.node, call.site, self._helper_flow(call, scope_id), helper=helper, use=call.use)
+                    Acquisition(
+                        call.node, call.site, self._helper_flow(call, scope_id), helper=helper, use=call.use
+                    )
                 )
         if depth == 0:
             self._acquisitions[scope_id] = found
@@ -676,7 +702,9 @@ class HandleModel:
             return False
         scope = self._scope(scope_id)
         values = scope.values.get(raw, [])
-        bound = set(info.params) | {k.partition("|")[2] for k in scope.values} | {"self", "cls"}  # imports may bind
+        bound = (
+            set(info.params) | {k.partition("|")[2] for k in scope.values} | {"self", "cls"}
+        )  # imports may bind
         if not values or not all(_fresh_object(v, info, bound) for _, v in values):
             return False
         return not scope.events.get(raw) and not any(
@@ -702,7 +730,8 @@ class HandleModel:
             return False
         index = params.index(receiver.value) - 1  # ``ctx`` is not passed to ``apply``
         applies = [
-            c for c in self.facts.calls
+            c
+            for c in self.facts.calls
             if c.attr == "apply" and self.facts.code(c.node.func.value) == info.class_name  # type: ignore[attr-defined]
         ]
         for call in applies:
@@ -867,7 +896,9 @@ def _store_base(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value in ELEMENT_METHODS | STORE_VIEWS:
                 node = func.value
-            elif isinstance(func, cst.Name) and func.value in COLLECTION_BUILTINS | {"enumerate"} and node.args:
+            elif (
+                isinstance(func, cst.Name) and func.value in COLLECTION_BUILTINS | {"enumerate"} and node.args
+            ):
                 node = node.args[0].value
             else:
                 return None
@@ -913,7 +944,11 @@ def _fresh_object(value: cst.BaseExpression, info: FunctionInfo, bound: set[str]
     not one that looks one up or wraps one it was given (``getattr(model, name)``,
     ``nn.Sequential(layer)``)."""
     node: cst.BaseExpression = value
-    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call):
+    while (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and isinstance(node.func.value, cst.Call)
+    ):
         node = node.func.value  # ``build(...).to(device)``: the object is ``build(...)``'s
     if not isinstance(node, cst.Call) or depth > 4:
         return False

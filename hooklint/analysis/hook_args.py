@@ -30,7 +30,11 @@ def index_value(sub: cst.Subscript) -> int | None:
     value = index.value
     if isinstance(value, cst.Integer):
         return int(value.value, 0)
-    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) and isinstance(value.expression, cst.Integer):
+    if (
+        isinstance(value, cst.UnaryOperation)
+        and isinstance(value.operator, cst.Minus)
+        and isinstance(value.expression, cst.Integer)
+    ):
         return -int(value.expression.value, 0)
     return None
 
@@ -49,7 +53,9 @@ def checks_emptiness(test: cst.BaseExpression, name: str) -> bool:
     return False
 
 
-def positional_reads(node: cst.FunctionDef | cst.Lambda, name: str) -> tuple[list[cst.Subscript], list[cst.CSTNode]]:
+def positional_reads(
+    node: cst.FunctionDef | cst.Lambda, name: str
+) -> tuple[list[cst.Subscript], list[cst.CSTNode]]:
     """``args[i]`` subscripts and ``x, = args`` unpackings, unless the hook checks ``args`` first."""
     indexed: list[cst.Subscript] = []
     unpacked: list[cst.CSTNode] = []
@@ -61,7 +67,12 @@ def positional_reads(node: cst.FunctionDef | cst.Lambda, name: str) -> tuple[lis
         elif isinstance(sub, cst.Assign) and _is_name(sub.value, name):
             if any(isinstance(t.target, (cst.Tuple, cst.List)) for t in sub.targets):
                 unpacked.append(sub)
-        elif isinstance(sub, cst.Call) and _is_name(sub.func, "len") and sub.args and _is_name(sub.args[0].value, name):
+        elif (
+            isinstance(sub, cst.Call)
+            and _is_name(sub.func, "len")
+            and sub.args
+            and _is_name(sub.args[0].value, name)
+        ):
             return [], []
         elif isinstance(sub, (cst.If, cst.IfExp, cst.While, cst.Assert)) and checks_emptiness(sub.test, name):
             return [], []
@@ -72,8 +83,12 @@ def returns_value(node: cst.FunctionDef | cst.Lambda) -> bool:
     """Whether the hook returns something (a lambda: unless its body is a None-returning call)."""
     if isinstance(node, cst.Lambda):
         body = node.body
-        return not (isinstance(body, cst.Call) and isinstance(body.func, (cst.Attribute, cst.Name))
-                    and (body.func.attr.value if isinstance(body.func, cst.Attribute) else body.func.value) in _NONE_RETURNING)
+        return not (
+            isinstance(body, cst.Call)
+            and isinstance(body.func, (cst.Attribute, cst.Name))
+            and (body.func.attr.value if isinstance(body.func, cst.Attribute) else body.func.value)
+            in _NONE_RETURNING
+        )
     for sub in descendants(node.body, into_functions=False):
         if isinstance(sub, cst.Return) and sub.value is not None:
             return True

@@ -26,34 +26,91 @@ if TYPE_CHECKING:
 #: Methods that return None (list/dict/set mutation, logging, tensor bookkeeping).
 NONE_METHODS = frozenset(
     {
-        "append", "appendleft", "extend", "extendleft", "insert", "__setitem__", "__delitem__",
-        "update", "add", "clear", "discard", "remove", "sort", "reverse", "retain_grad",
-        "register_buffer", "register_parameter", "put", "put_nowait", "debug", "info", "warning",
-        "warn", "error", "exception", "critical", "log", "write", "set", "record", "add_scalar",
-        "add_histogram", "add_image", "add_text", "__exit__", "release", "notify", "notify_all",
+        "append",
+        "appendleft",
+        "extend",
+        "extendleft",
+        "insert",
+        "__setitem__",
+        "__delitem__",
+        "update",
+        "add",
+        "clear",
+        "discard",
+        "remove",
+        "sort",
+        "reverse",
+        "retain_grad",
+        "register_buffer",
+        "register_parameter",
+        "put",
+        "put_nowait",
+        "debug",
+        "info",
+        "warning",
+        "warn",
+        "error",
+        "exception",
+        "critical",
+        "log",
+        "write",
+        "set",
+        "record",
+        "add_scalar",
+        "add_histogram",
+        "add_image",
+        "add_text",
+        "__exit__",
+        "release",
+        "notify",
+        "notify_all",
     }
 )
 #: Functions that return None.
 NONE_FUNCTIONS = frozenset(
     {
-        "print", "setattr", "delattr", "breakpoint", "torch.save", "warnings.warn", "time.sleep",
-        "pdb.set_trace", "logging.debug", "logging.info", "logging.warning", "logging.error",
-        "logging.critical", "logging.exception", "logging.log",
+        "print",
+        "setattr",
+        "delattr",
+        "breakpoint",
+        "torch.save",
+        "warnings.warn",
+        "time.sleep",
+        "pdb.set_trace",
+        "logging.debug",
+        "logging.info",
+        "logging.warning",
+        "logging.error",
+        "logging.critical",
+        "logging.exception",
+        "logging.log",
     }
 )
 #: Methods whose (non-None) value is almost never meant as the new output.
 INCIDENTAL_METHODS = frozenset(
     {
-        "setdefault", "pop", "get", "popitem", "popleft", "copy", "index", "count", "register_hook",
-        "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
-        "register_backward_hook", "submit", "apply_async", "send", "__setattr__",
+        "setdefault",
+        "pop",
+        "get",
+        "popitem",
+        "popleft",
+        "copy",
+        "index",
+        "count",
+        "register_hook",
+        "register_forward_hook",
+        "register_forward_pre_hook",
+        "register_full_backward_hook",
+        "register_backward_hook",
+        "submit",
+        "apply_async",
+        "send",
+        "__setattr__",
     }
 )
 
 
-def accidental_lambda_value(
-    facts: ModuleFacts, registration: Registration
-) -> cst.BaseExpression | None:
+def accidental_lambda_value(facts: ModuleFacts, registration: Registration) -> cst.BaseExpression | None:
     """The lambda body when its value would replace the output/args by accident."""
     hook = registration.hook
     if hook is None or not isinstance(hook.node, cst.Lambda):
@@ -104,7 +161,14 @@ def _returns_computed_value(node: cst.FunctionDef) -> bool:
     own = set(parameter_names(node.params)) - {"self", "cls"}
     returned: set[str] = set()
     for current in descendants(node.body, into_functions=False):
-        if isinstance(current, cst.AssignTarget) and isinstance(current.target, cst.Name) or isinstance(current, (cst.AugAssign, cst.AnnAssign)) and isinstance(current.target, cst.Name) or isinstance(current, (cst.For, cst.CompFor)) and isinstance(current.target, cst.Name):
+        if (
+            isinstance(current, cst.AssignTarget)
+            and isinstance(current.target, cst.Name)
+            or isinstance(current, (cst.AugAssign, cst.AnnAssign))
+            and isinstance(current.target, cst.Name)
+            or isinstance(current, (cst.For, cst.CompFor))
+            and isinstance(current.target, cst.Name)
+        ):
             own.add(current.target.value)
         elif isinstance(current, cst.Return) and current.value is not None:
             returned.update(n.value for n in descendants(current.value) if isinstance(n, cst.Name))

@@ -125,7 +125,9 @@ def _callable(facts, expr, registration, context, depth) -> HookCallable | None:
             positional = tuple(a.value for a in expr.args[1:] if a.keyword is None and not a.star)
             keywords = tuple(a.keyword.value for a in expr.args[1:] if a.keyword is not None)
             body = dataclasses.replace(
-                inner.body, via="partial", bound_args=inner.body.bound_args + positional,
+                inner.body,
+                via="partial",
+                bound_args=inner.body.bound_args + positional,
                 bound_keywords=inner.body.bound_keywords + keywords,
             )
             return HookCallable(body, inner.receiver, inner.context)
@@ -151,13 +153,21 @@ def _callable(facts, expr, registration, context, depth) -> HookCallable | None:
 
 def _instance_method(facts: ModuleFacts, value, name: str) -> HookBody | None:
     """``Cls(...).name`` for a class of this file: the method's body, bound."""
-    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in facts.classes):
+    if not (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in facts.classes
+    ):
         return None
     info = facts.method(value.func.value, name)
     if info is None:
         return None
-    return HookBody(info.node, f"{value.func.value}.{name}", "method", function=info,
-                    imports=facts.imports, is_method=True)
+    return HookBody(
+        info.node,
+        f"{value.func.value}.{name}",
+        "method",
+        function=info,
+        imports=facts.imports,
+        is_method=True,
+    )
 
 
 def _held_value(facts: ModuleFacts, expr, registration: Registration, context) -> cst.BaseExpression | None:
@@ -171,7 +181,9 @@ def _held_value(facts: ModuleFacts, expr, registration: Registration, context) -
     if context is not None:
         scopes.append(context.node)
     if wanted.startswith("self.") and registration.site.class_def is not None:
-        scopes.extend(i.node for i in facts.functions if i.class_name == registration.site.class_def.name.value)
+        scopes.extend(
+            i.node for i in facts.functions if i.class_name == registration.site.class_def.name.value
+        )
     item = isinstance(expr, cst.Subscript)
     for scope in scopes:
         for node in descendants(scope.body, into_functions=False):
@@ -193,7 +205,11 @@ def _assigned_instance(node, wanted: str, item: bool):
                     value = element.value
                     if isinstance(value, cst.Call):
                         return value
-            if item and isinstance(target.target, cst.Subscript) and dotted_name(target.target.value) == wanted:
+            if (
+                item
+                and isinstance(target.target, cst.Subscript)
+                and dotted_name(target.target.value) == wanted
+            ):
                 if isinstance(node.value, cst.Call):
                     return node.value
     if item and isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):

@@ -32,7 +32,9 @@ def loop_iterable(facts: ModuleFacts, site: Site, name: str) -> str | None:
             target, iterable = node.for_in.target, node.for_in.iter  # type: ignore[attr-defined]
         else:
             continue
-        names = [target] if isinstance(target, cst.Name) else [e.value for e in getattr(target, "elements", ())]
+        names = (
+            [target] if isinstance(target, cst.Name) else [e.value for e in getattr(target, "elements", ())]
+        )
         if any(isinstance(n, cst.Name) and n.value == name for n in names):
             if (
                 isinstance(iterable, cst.Call)
@@ -73,9 +75,11 @@ def keyword_only_call(facts: ModuleFacts, registration: Registration) -> CallSit
                 return call
             continue
         if iterable is not None and isinstance(func, cst.Name):
-            if loop_iterable(facts, call.site, func.value) == iterable and (
-                not iterable.startswith("self.") or _class_of(call.site) is owner
-            ) and (iterable.startswith("self.") or call.site.function is registration.site.function):
+            if (
+                loop_iterable(facts, call.site, func.value) == iterable
+                and (not iterable.startswith("self.") or _class_of(call.site) is owner)
+                and (iterable.startswith("self.") or call.site.function is registration.site.function)
+            ):
                 return call
             continue
         if func_code == code and call.site.function is registration.site.function:

@@ -141,9 +141,15 @@ def _installed(facts: ModuleFacts, model: HandleModel, lifecycle: Lifecycle):
     positions = _setup_positions(lifecycle)
     setup = lifecycle.setup
     for registration in facts.registrations:
-        if model.scope_id(registration.site) == id(setup.node) and _before_teardown(lifecycle, positions, registration.call):
+        if model.scope_id(registration.site) == id(setup.node) and _before_teardown(
+            lifecycle, positions, registration.call
+        ):
             yield registration, ()
-    calls = [c for c in facts.calls if model.scope_id(c.site) == id(setup.node) and _before_teardown(lifecycle, positions, c.node)]
+    calls = [
+        c
+        for c in facts.calls
+        if model.scope_id(c.site) == id(setup.node) and _before_teardown(lifecycle, positions, c.node)
+    ]
     yield from _through_installers(facts, model, calls, (), {id(setup.node)}, 0)
 
 
@@ -176,7 +182,11 @@ def _called_functions(facts: ModuleFacts, model: HandleModel, call: CallSite) ->
             function = facts.module_function(value.value)
             if function is not None:
                 found.append(function)
-        elif isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
+        elif (
+            isinstance(value, cst.Attribute)
+            and isinstance(value.value, cst.Name)
+            and value.value.value == "self"
+        ):
             info = call.site.class_def
             if info is not None:
                 method = facts.method(info.name.value, value.attr.value)
@@ -186,7 +196,9 @@ def _called_functions(facts: ModuleFacts, model: HandleModel, call: CallSite) ->
 
 
 # -- whether a hook is left behind -----------------------------------------------------------
-def _left_behind(facts, model: HandleModel, lifecycle: Lifecycle, registration: Registration, via) -> str | bool:
+def _left_behind(
+    facts, model: HandleModel, lifecycle: Lifecycle, registration: Registration, via
+) -> str | bool:
     """False when the hook does not outlive the lifecycle (or another rule reports it);
     otherwise where its handle is kept (a store's code), or True (discarded, lost)."""
     if registration.api.owner != "module" or registration.wrapper is not None:

@@ -19,6 +19,7 @@ from hooklint.analysis.scopes import target_names
 from hooklint.analysis.vocabulary import CONTEXTMANAGERS, STORE_METHODS
 from hooklint.analysis.walk import child_nodes, descendants
 
+
 # -- where a statement sits ------------------------------------------------------------------
 @dataclass(frozen=True)
 class Level:
@@ -37,11 +38,7 @@ def _contains(statement: cst.CSTNode, target: cst.CSTNode) -> bool:
     if statement is target:
         return True
     if isinstance(statement, (cst.Try, cst.TryStar)):
-        return (
-            target in statement.handlers
-            or target is statement.orelse
-            or target is statement.finalbody
-        )
+        return target in statement.handlers or target is statement.orelse or target is statement.finalbody
     if isinstance(statement, cst.If):
         branch = statement.orelse
         while isinstance(branch, cst.If):
@@ -101,9 +98,7 @@ def statement_path(facts: ModuleFacts, site: Site) -> list[Level] | None:
         if not isinstance(block, (cst.IndentedBlock, cst.Module)):
             return None
         statements = block.body
-        index = next(
-            (i for i, s in enumerate(statements) if _contains(s, target)), None
-        )
+        index = next((i for i, s in enumerate(statements) if _contains(s, target)), None)
         if index is None:
             return None
         path.append(Level(statements, index))
@@ -116,8 +111,7 @@ def statement_path(facts: ModuleFacts, site: Site) -> list[Level] | None:
             (
                 b
                 for b in candidates
-                if isinstance(b, cst.IndentedBlock)
-                and any(_contains(s, following) for s in b.body)
+                if isinstance(b, cst.IndentedBlock) and any(_contains(s, following) for s in b.body)
             ),
             None,
         )
@@ -158,9 +152,7 @@ def _simple_value(node: cst.BaseExpression | None) -> bool:
         return all(_simple_value(e.value) for e in node.elements)
     if isinstance(node, cst.Dict):
         return all(
-            isinstance(e, cst.DictElement)
-            and _simple_value(e.key)
-            and _simple_value(e.value)
+            isinstance(e, cst.DictElement) and _simple_value(e.key) and _simple_value(e.value)
             for e in node.elements
         )
     return False
@@ -218,9 +210,7 @@ def names_in(node: cst.CSTNode | None) -> set[str]:
     return found
 
 
-def _fresh_value(
-    value: cst.BaseExpression, varying: set[str], imports: dict[str, str]
-) -> bool:
+def _fresh_value(value: cst.BaseExpression, varying: set[str], imports: dict[str, str]) -> bool:
     """Whether an assigned value is new on every pass: it reads a varying name, or it
     is a call to a ``torch.*`` factory (a tensor created right here)."""
     if names_in(value) & varying:
@@ -248,11 +238,7 @@ def varying_names(facts: ModuleFacts, scope: cst.CSTNode, seed: set[str]) -> set
             elif isinstance(node, cst.AnnAssign) and node.value is not None:
                 if _fresh_value(node.value, varying, facts.imports):
                     varying |= target_names(node.target)
-            elif (
-                isinstance(node, cst.For)
-                and node is not scope
-                or isinstance(node, cst.CompFor)
-            ):
+            elif isinstance(node, cst.For) and node is not scope or isinstance(node, cst.CompFor):
                 if names_in(node.iter) & varying:
                     varying |= target_names(node.target)
             elif isinstance(node, cst.WithItem) and node.asname is not None:
@@ -281,11 +267,7 @@ def removals_of(facts: ModuleFacts, target: str) -> list[CallSite]:
     when that method removes ``self.*`` handles)."""
     found = list(facts.removals.get(target, ()))
     for call in facts.calls:
-        if (
-            call.callee
-            and "remove" in call.callee.rsplit(".", 1)[-1].lower()
-            and call.attr != "remove"
-        ):
+        if call.callee and "remove" in call.callee.rsplit(".", 1)[-1].lower() and call.attr != "remove":
             if any(facts.code(a.value) == target for a in call.node.args):
                 found.append(call)
     if target.startswith("self."):
@@ -347,9 +329,7 @@ def stored_in(facts: ModuleFacts, registration: Registration) -> list[str]:
     if use.role == "bound" and len(targets) == 1 and targets[0].isidentifier():
         name = targets[0]
         for call in facts.calls:
-            if call.attr in STORE_METHODS and same_function(
-                call.site, registration.site
-            ):
+            if call.attr in STORE_METHODS and same_function(call.site, registration.site):
                 if any(facts.code(a.value) == name for a in call.node.args):
                     targets.append(facts.code(call.node.func.value))  # type: ignore[attr-defined]
     return targets

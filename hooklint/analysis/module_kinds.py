@@ -45,7 +45,9 @@ def torch_nn_class(name: str | None) -> str | None:
     last = name[len("torch.nn.") :].rsplit(".", 1)[-1]
     if not last[:1].isupper() or last in NOT_MODULE_NN_CLASSES:
         return None
-    if "." in name[len("torch.nn.") :] and not name.startswith(("torch.nn.modules.", "torch.nn.qat.", "torch.nn.quantized.")):
+    if "." in name[len("torch.nn.") :] and not name.startswith(
+        ("torch.nn.modules.", "torch.nn.qat.", "torch.nn.quantized.")
+    ):
         return None
     return last
 
@@ -89,7 +91,11 @@ def _base_kind(facts: ModuleFacts, base: cst.BaseExpression, seen: frozenset) ->
         kind = class_kind(facts, parent, seen)
         return NOT_MODULE if kind == INTERFACE else kind
     last = code.rsplit(".", 1)[-1]
-    if last in NOT_MODULE_BASES or _is_pipeline_name(last) or (last.endswith("Mixin") and "Module" not in last):
+    if (
+        last in NOT_MODULE_BASES
+        or _is_pipeline_name(last)
+        or (last.endswith("Mixin") and "Module" not in last)
+    ):
         return NOT_MODULE
     if (qualified(facts, base) or "").endswith("autograd.Function"):
         return NOT_MODULE
@@ -155,7 +161,9 @@ def _combine(kinds: list[str]) -> str:
     return UNKNOWN
 
 
-def attribute_kind(facts: ModuleFacts, class_def: cst.ClassDef, attribute: str, *, containers: bool = False) -> str:
+def attribute_kind(
+    facts: ModuleFacts, class_def: cst.ClassDef, attribute: str, *, containers: bool = False
+) -> str:
     """What ``self.<attribute>`` holds, from the class's assignments to it: a module
     only when ``__init__`` sets it to modules and nothing else; not a module when every
     assignment in the class (``None`` aside, unless it is the only one) is something
@@ -208,7 +216,11 @@ def name_kind(facts: ModuleFacts, name: str, function: FunctionInfo | None, dept
         body = facts.module
     values: list = []
     for node in descendants(body, into_functions=False):
-        if isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name) and node.target.value == name:
+        if (
+            isinstance(node, cst.AnnAssign)
+            and isinstance(node.target, cst.Name)
+            and node.target.value == name
+        ):
             kind = _annotation_kind(facts, node.annotation.annotation)
             if kind != UNKNOWN:
                 return kind
@@ -231,7 +243,12 @@ def name_kind(facts: ModuleFacts, name: str, function: FunctionInfo | None, dept
     return _combine([k for k, v in zip(kinds, values) if not (isinstance(v, cst.Name) and v.value == "None")])
 
 
-def receiver_kind(facts: ModuleFacts, receiver: cst.BaseExpression, function: FunctionInfo | None, class_def: cst.ClassDef | None) -> str:
+def receiver_kind(
+    facts: ModuleFacts,
+    receiver: cst.BaseExpression,
+    function: FunctionInfo | None,
+    class_def: cst.ClassDef | None,
+) -> str:
     """What ``receiver`` (of ``receiver.forward(...)``) is, from this file."""
     if isinstance(receiver, cst.Name):
         if receiver.value == "self" and class_def is not None:

@@ -96,7 +96,9 @@ def _reregistration(facts: ModuleFacts, registration: Registration) -> Reregistr
         target, iterable = loop
         iterable = _unwrap(iterable)
         direct = True
-        if isinstance(iterable, cst.Name):  # ``hooks = list(m._forward_hooks.values())`` ... ``for h in hooks``
+        if isinstance(
+            iterable, cst.Name
+        ):  # ``hooks = list(m._forward_hooks.values())`` ... ``for h in hooks``
             function = registration.site.function
             if function is None:
                 return None
@@ -131,7 +133,9 @@ def _reregistration(facts: ModuleFacts, registration: Registration) -> Reregistr
     function = registration.site.function
     scope_code = facts.code(function) if function is not None else facts.module.code
     # A flag passed, or whose side dict the function reads itself, is not dropped.
-    dropped = tuple(flag for flag in flags if flag[0] not in registration.keywords and flag[1] not in scope_code)
+    dropped = tuple(
+        flag for flag in flags if flag[0] not in registration.keywords and flag[1] not in scope_code
+    )
     if not dropped:
         return None
     return Reregistration(registration, facts.code(source), dict_name, dropped, key, values_loop)

@@ -39,7 +39,13 @@ _OUTPUT_NAMES = frozenset({"output", "outputs", "out", "result", "results", "res
 #: Decorators that keep the signature of what they decorate (matched at the end of the
 #: resolved name: ``torch.no_grad``, ``torch.compiler.disable``, ``functools.wraps``...).
 _SIGNATURE_KEEPING_DECORATORS = (
-    "staticmethod", "classmethod", "no_grad", "inference_mode", "enable_grad", "disable", "wraps",
+    "staticmethod",
+    "classmethod",
+    "no_grad",
+    "inference_mode",
+    "enable_grad",
+    "disable",
+    "wraps",
 )
 _KWARGS_NAMES = frozenset({"kwargs", "kwds", "kw", "kw_args", "input_kwargs", "inputs_kwargs", "hook_kwargs"})
 
@@ -130,7 +136,9 @@ def call_shape(registration: Registration) -> CallShape | None:
         since = GLOBAL_WITH_KWARGS_SINCE
     else:
         since = MODULE_WITH_KWARGS_SINCE
-    return CallShape(api.kind, with_kwargs, _PASSED[(api.kind, with_kwargs)], _PASSED[(api.kind, not with_kwargs)], since)
+    return CallShape(
+        api.kind, with_kwargs, _PASSED[(api.kind, with_kwargs)], _PASSED[(api.kind, not with_kwargs)], since
+    )
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,9 @@ def _self_attribute(store: TensorStore) -> str | None:
     node = store.target
     while isinstance(node, (cst.Subscript, cst.Call)):
         node = node.func if isinstance(node, cst.Call) else node.value
-    while isinstance(node, cst.Attribute) and not (isinstance(node.value, cst.Name) and node.value.value == "self"):
+    while isinstance(node, cst.Attribute) and not (
+        isinstance(node.value, cst.Name) and node.value.value == "self"
+    ):
         node = node.value
     if isinstance(node, cst.Attribute):
         return node.attr.value
@@ -122,7 +124,11 @@ def _detached_calls(info: FunctionInfo) -> set[str]:
     """Methods whose result this method detaches: ``self.retrieve(...).detach()``."""
     found: set[str] = set()
     for node in descendants(info.node.body, into_functions=False):
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "detach":
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "detach"
+        ):
             inner = node.func.value
             if isinstance(inner, cst.Call):
                 callee = dotted_name(inner.func) or ""
@@ -155,7 +161,9 @@ def graph_needed(facts: ModuleFacts, registration: Registration, store: TensorSt
     function = registration.site.function
     if function is not None:
         for call in facts.calls:
-            if call.callee in DIFFERENTIATING_CALLS and (call.site.function is function or call.site.inside(function)):
+            if call.callee in DIFFERENTIATING_CALLS and (
+                call.site.function is function or call.site.inside(function)
+            ):
                 return True
     attribute = _self_attribute(store) if store_root(store) == "self" else None
     class_name = _hooking_class(facts, registration)
@@ -163,7 +171,11 @@ def graph_needed(facts: ModuleFacts, registration: Registration, store: TensorSt
         return False
     classes = _class_and_bases(facts, class_name)
     methods = [info for info in facts.functions if info.class_name in classes]
-    readers = [info for info in methods if _reads(info, attribute) and info.node is not getattr(registration.hook, "node", None)]
+    readers = [
+        info
+        for info in methods
+        if _reads(info, attribute) and info.node is not getattr(registration.hook, "node", None)
+    ]
     if any(info.name in _forward_reach(methods) for info in readers):
         return True
     detached = set().union(*(_detached_calls(info) for info in methods)) if methods else set()

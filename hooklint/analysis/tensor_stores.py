@@ -31,20 +31,90 @@ GRAPH_ROLES = frozenset({"output", "args"})
 #: Methods that return a tensor still attached to the input's graph.
 _GRAPH_KEEPING = frozenset(
     {
-        "clone", "float", "half", "bfloat16", "double", "to", "cpu", "cuda", "view", "view_as",
-        "reshape", "reshape_as", "contiguous", "squeeze", "unsqueeze", "flatten", "permute",
-        "transpose", "t", "narrow", "select", "expand", "expand_as", "mean", "sum", "abs", "pow",
-        "norm", "softmax", "log_softmax", "type", "type_as", "square", "sqrt", "exp", "mul",
-        "add", "sub", "div", "matmul", "__getitem__", "squeeze_", "unsqueeze_", "sigmoid", "tanh",
-        "relu", "max", "min", "amax", "amin", "std", "var", "masked_fill", "index_select", "gather",
+        "clone",
+        "float",
+        "half",
+        "bfloat16",
+        "double",
+        "to",
+        "cpu",
+        "cuda",
+        "view",
+        "view_as",
+        "reshape",
+        "reshape_as",
+        "contiguous",
+        "squeeze",
+        "unsqueeze",
+        "flatten",
+        "permute",
+        "transpose",
+        "t",
+        "narrow",
+        "select",
+        "expand",
+        "expand_as",
+        "mean",
+        "sum",
+        "abs",
+        "pow",
+        "norm",
+        "softmax",
+        "log_softmax",
+        "type",
+        "type_as",
+        "square",
+        "sqrt",
+        "exp",
+        "mul",
+        "add",
+        "sub",
+        "div",
+        "matmul",
+        "__getitem__",
+        "squeeze_",
+        "unsqueeze_",
+        "sigmoid",
+        "tanh",
+        "relu",
+        "max",
+        "min",
+        "amax",
+        "amin",
+        "std",
+        "var",
+        "masked_fill",
+        "index_select",
+        "gather",
     }
 )
 _GRAPH_KEEPING_FUNCTIONS = frozenset(
-    {"torch.cat", "torch.stack", "torch.clone", "torch.flatten", "torch.squeeze", "torch.mean", "tuple", "list"}
+    {
+        "torch.cat",
+        "torch.stack",
+        "torch.clone",
+        "torch.flatten",
+        "torch.squeeze",
+        "torch.mean",
+        "tuple",
+        "list",
+    }
 )
 #: Attributes that are plain data (or already detached).
 _SAFE_ATTRIBUTES = frozenset(
-    {"data", "shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "grad_fn", "layout", "is_leaf", "names"}
+    {
+        "data",
+        "shape",
+        "dtype",
+        "device",
+        "ndim",
+        "requires_grad",
+        "is_cuda",
+        "grad_fn",
+        "layout",
+        "is_leaf",
+        "names",
+    }
 )
 
 
@@ -102,7 +172,9 @@ class _Body:
                         for element in target.target.elements:
                             if isinstance(element.value, cst.Name):
                                 self.aliases.setdefault(element.value.value, []).append(
-                                    cst.Subscript(current.value, [cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+                                    cst.Subscript(
+                                        current.value, [cst.SubscriptElement(cst.Index(cst.Integer("0")))]
+                                    )
                                 )
             elif isinstance(current, (cst.AnnAssign, cst.AugAssign)) and isinstance(current.target, cst.Name):
                 if current.value is not None:
@@ -229,7 +301,11 @@ class _Body:
                         found.append(TensorStore(current, value, fixable, current.func.value))
                         break
             elif isinstance(current, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-                targets = [t.target for t in current.targets] if isinstance(current, cst.Assign) else [current.target]
+                targets = (
+                    [t.target for t in current.targets]
+                    if isinstance(current, cst.Assign)
+                    else [current.target]
+                )
                 value = current.value
                 if value is None:
                     continue

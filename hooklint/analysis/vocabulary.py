@@ -68,9 +68,7 @@ _GLOBAL = [
     HookApi("register_module_full_backward_pre_hook", "full_backward_pre", "global_module", (2, 0)),
     HookApi("register_module_buffer_registration_hook", "buffer_registration", "global_module", (2, 0)),
     HookApi("register_module_module_registration_hook", "module_registration", "global_module", (2, 0)),
-    HookApi(
-        "register_module_parameter_registration_hook", "parameter_registration", "global_module", (2, 0)
-    ),
+    HookApi("register_module_parameter_registration_hook", "parameter_registration", "global_module", (2, 0)),
     HookApi("register_optimizer_step_pre_hook", "step_pre", "global_optimizer", (2, 0)),
     HookApi("register_optimizer_step_post_hook", "step_post", "global_optimizer", (2, 0)),
     HookApi("register_multi_grad_hook", "multi_grad", "autograd_graph", (2, 0)),
@@ -95,9 +93,7 @@ SAVED_TENSORS_HOOKS = frozenset(
     }
 )
 #: Decorators that turn a generator into a context manager.
-CONTEXTMANAGERS = frozenset(
-    {"contextlib.contextmanager", "contextmanager", "contextlib.asynccontextmanager"}
-)
+CONTEXTMANAGERS = frozenset({"contextlib.contextmanager", "contextmanager", "contextlib.asynccontextmanager"})
 
 
 def lookup(name: str) -> HookApi | None:
@@ -112,8 +108,13 @@ ITEM_ADDS = frozenset({"add", "append", "appendleft", "insert"})
 #: ``store.append(h)`` and friends: the argument goes into ``store``.
 STORE_METHODS = ITEM_ADDS | {"extend"}
 #: How a finding says what each of the :data:`STORE_METHODS` does to its store (HL002).
-STORE_VERBS = {"append": "appends to", "extend": "extends", "insert": "inserts into",
-               "appendleft": "appends to", "add": "adds to"}
+STORE_VERBS = {
+    "append": "appends to",
+    "extend": "extends",
+    "insert": "inserts into",
+    "appendleft": "appends to",
+    "add": "adds to",
+}
 #: Methods that put a keyed value into a mapping (``d.update(...)``, ``d.setdefault(k, h)``).
 KEYED_STORE_METHODS = frozenset({"update", "setdefault"})
 #: Calls by which a function records something on their receiver (``self._hooked.add(m)``),
@@ -153,8 +154,19 @@ REMOVAL_WORDS = ("remove",)
 PER_CALL_NAMES = frozenset({"forward", "_forward", "__call__", "generate", "step"})
 #: Functions whose job is to install something for later.
 INSTALLER_PREFIXES = (
-    "install", "register", "enable", "setup", "set_up", "add", "attach", "init",
-    "__init__", "__enter__", "start", "patch", "hook",
+    "install",
+    "register",
+    "enable",
+    "setup",
+    "set_up",
+    "add",
+    "attach",
+    "init",
+    "__init__",
+    "__enter__",
+    "start",
+    "patch",
+    "hook",
 )
 #: Setup/teardown method pairs of one class: what the first installs, the second undoes.
 LIFECYCLE_PAIRS = (
@@ -219,7 +231,10 @@ FALSY_CONSTANTS = frozenset({"False", "None"})
 HOOK_FLAG_DICTS = {
     "_forward_hooks": (
         "register_forward_hook",
-        (("with_kwargs", "_forward_hooks_with_kwargs", (2, 0)), ("always_call", "_forward_hooks_always_called", (2, 1))),
+        (
+            ("with_kwargs", "_forward_hooks_with_kwargs", (2, 0)),
+            ("always_call", "_forward_hooks_always_called", (2, 1)),
+        ),
     ),
     "_forward_pre_hooks": (
         "register_forward_pre_hook",
@@ -230,8 +245,13 @@ HOOK_FLAG_DICTS = {
 #: without their handles.
 MODULE_HOOK_DICTS = frozenset(
     {
-        "_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
-        "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+        "_forward_hooks",
+        "_forward_pre_hooks",
+        "_backward_hooks",
+        "_backward_pre_hooks",
+        "_state_dict_hooks",
+        "_state_dict_pre_hooks",
+        "_load_state_dict_pre_hooks",
         "_load_state_dict_post_hooks",
     }
 )
@@ -296,8 +316,23 @@ MODULE_CONTAINERS = frozenset({"ModuleList", "ModuleDict", "Sequential"})
 #: whose name ends with ``Mixin`` or ``Pipeline`` does not make it a module either.
 NOT_MODULE_BASES = frozenset(
     {
-        "object", "ABC", "Protocol", "Generic", "NamedTuple", "TypedDict", "Enum", "IntEnum",
-        "Exception", "dict", "list", "tuple", "set", "str", "int", "Function", "SimpleNamespace",
+        "object",
+        "ABC",
+        "Protocol",
+        "Generic",
+        "NamedTuple",
+        "TypedDict",
+        "Enum",
+        "IntEnum",
+        "Exception",
+        "dict",
+        "list",
+        "tuple",
+        "set",
+        "str",
+        "int",
+        "Function",
+        "SimpleNamespace",
     }
 )
 

@@ -8,26 +8,65 @@ fifth of that.  The facts collector and the hook-body queries share this walk.
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterator
+from collections.abc import Iterator
 
 import libcst as cst
 
 SKIPPED_FIELDS = frozenset(
     {
-        "whitespace", "whitespace_before", "whitespace_after", "lpar", "rpar", "comma",
-        "header", "footer", "leading_lines", "trailing_whitespace", "semicolon",
-        "lines_after_decorators", "whitespace_after_def", "whitespace_before_params",
-        "whitespace_before_colon", "whitespace_after_colon", "whitespace_before_indent",
-        "whitespace_after_indent", "newline", "equal", "colon", "dot", "star", "lbracket",
-        "rbracket", "lbrace", "rbrace", "operator", "indent", "whitespace_after_star",
-        "whitespace_after_arg", "asynchronous", "whitespace_after_at",
-        "whitespace_before_from", "whitespace_after_import", "whitespace_after_from",
+        "whitespace",
+        "whitespace_before",
+        "whitespace_after",
+        "lpar",
+        "rpar",
+        "comma",
+        "header",
+        "footer",
+        "leading_lines",
+        "trailing_whitespace",
+        "semicolon",
+        "lines_after_decorators",
+        "whitespace_after_def",
+        "whitespace_before_params",
+        "whitespace_before_colon",
+        "whitespace_after_colon",
+        "whitespace_before_indent",
+        "whitespace_after_indent",
+        "newline",
+        "equal",
+        "colon",
+        "dot",
+        "star",
+        "lbracket",
+        "rbracket",
+        "lbrace",
+        "rbrace",
+        "operator",
+        "indent",
+        "whitespace_after_star",
+        "whitespace_after_arg",
+        "asynchronous",
+        "whitespace_after_at",
+        "whitespace_before_from",
+        "whitespace_after_import",
+        "whitespace_after_from",
     }
 )
 LEAVES = (
-    cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary, cst.Comment, cst.Newline,
-    cst.EmptyLine, cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.TrailingWhitespace,
-    cst.Pass, cst.Break, cst.Continue, cst.Ellipsis,
+    cst.SimpleString,
+    cst.Integer,
+    cst.Float,
+    cst.Imaginary,
+    cst.Comment,
+    cst.Newline,
+    cst.EmptyLine,
+    cst.SimpleWhitespace,
+    cst.ParenthesizedWhitespace,
+    cst.TrailingWhitespace,
+    cst.Pass,
+    cst.Break,
+    cst.Continue,
+    cst.Ellipsis,
 )
 _FIELDS: dict[type, tuple[str, ...]] = {}
 

@@ -76,14 +76,20 @@ def infer_wrappers(facts: ModuleFacts) -> dict[str, Wrapper]:
         if isinstance(registration.receiver, cst.Name) and registration.receiver.value in params:
             target_index = params.index(registration.receiver.value)
         found[info.name] = Wrapper(
-            info.name, params.index(hook_arg.value), hook_arg.value, target_index,
-            registration.api if registration.api is not DYNAMIC_API else None, info.class_name,
+            info.name,
+            params.index(hook_arg.value),
+            hook_arg.value,
+            target_index,
+            registration.api if registration.api is not DYNAMIC_API else None,
+            info.class_name,
         )
     return found
 
 
 def promote_wrapper_calls(
-    facts: ModuleFacts, configured: Iterable[str], resolve_hook: Callable[[cst.BaseExpression, object], object]
+    facts: ModuleFacts,
+    configured: Iterable[str],
+    resolve_hook: Callable[[cst.BaseExpression, object], object],
 ) -> None:
     """Add (or correct) the registrations made through wrapper calls."""
     wrappers = infer_wrappers(facts)
@@ -96,7 +102,11 @@ def promote_wrapper_calls(
             continue
         wrapper = wrappers.get(name)
         registration = existing.get(id(node))
-        if wrapper is None and facts.project is not None and (registration is None or registration.wrapper is None):
+        if (
+            wrapper is None
+            and facts.project is not None
+            and (registration is None or registration.wrapper is None)
+        ):
             wrapper = _external_wrapper(facts, call, registration)
         if wrapper is not None and wrapper.evidence:
             pass  # another file's wrapper (resolved through imports and bases)
@@ -105,8 +115,12 @@ def promote_wrapper_calls(
                 continue  # a real torch API shadowed by a same-named in-file function: keep both readings apart
             if wrapper.class_name is not None and not _is_self_call(node.func):
                 continue
-            if call.site.function is not None and facts.function_for(call.site.function) is not None and (
-                facts.function_for(call.site.function).name == name  # the wrapper's own recursion
+            if (
+                call.site.function is not None
+                and facts.function_for(call.site.function) is not None
+                and (
+                    facts.function_for(call.site.function).name == name  # the wrapper's own recursion
+                )
             ):
                 continue
         elif name in configured_names or _is_multi_arg_register_hook(node, name):
@@ -127,7 +141,11 @@ def promote_wrapper_calls(
 def _external_wrapper(facts: ModuleFacts, call, registration) -> Wrapper | None:
     """Another file's wrapper that ``call`` reaches; a real torch API call stays one
     (``self.register_hook(...)`` of a class whose base defines it is the base's)."""
-    if registration is not None and registration.api.name == _called_name(call.node.func) and not _is_self_call(call.node.func):
+    if (
+        registration is not None
+        and registration.api.name == _called_name(call.node.func)
+        and not _is_self_call(call.node.func)
+    ):
         return None
     from hooklint.project.queries import external_wrapper
 
@@ -143,7 +161,11 @@ def _called_name(func: cst.BaseExpression) -> str | None:
 
 
 def _is_self_call(func: cst.BaseExpression) -> bool:
-    return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls", "super")
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value in ("self", "cls", "super")
+    )
 
 
 def _is_multi_arg_register_hook(node: cst.Call, name: str) -> bool:
@@ -165,7 +187,9 @@ def _registration(facts: ModuleFacts, call, wrapper: Wrapper, resolve_hook) -> R
             hook_arg = positional[wrapper.hook_index]
     else:
         for candidate in positional + [keywords.get("hook"), keywords.get("fn")]:
-            if candidate is None or isinstance(candidate, (cst.SimpleString, cst.FormattedString, cst.Integer)):
+            if candidate is None or isinstance(
+                candidate, (cst.SimpleString, cst.FormattedString, cst.Integer)
+            ):
                 continue
             body = resolve_hook(candidate, call.site)
             if body is not None:
@@ -181,7 +205,9 @@ def _registration(facts: ModuleFacts, call, wrapper: Wrapper, resolve_hook) -> R
         receiver = positional[wrapper.target_index]
     else:
         for candidate in positional:
-            if candidate is not hook_arg and not isinstance(candidate, (cst.SimpleString, cst.FormattedString)):
+            if candidate is not hook_arg and not isinstance(
+                candidate, (cst.SimpleString, cst.FormattedString)
+            ):
                 receiver = candidate
                 break
     api = wrapper.api or _api_from_strings(positional + list(keywords.values())) or WRAPPER_API

@@ -22,14 +22,29 @@ use; a test that replaces a function replaces it in the module that calls it.
 
 from __future__ import annotations
 
-from hooklint.engine.check import check_path, check_source, check_text, compile_only, in_cells, internal_error, write_fixed
+from hooklint.engine.check import (
+    check_path,
+    check_source,
+    check_text,
+    compile_only,
+    in_cells,
+    internal_error,
+    write_fixed,
+)
 from hooklint.engine.findings import _findings
 from hooklint.engine.fix import MAX_FIX_ROUNDS, FixOutcome, apply_edits, fix_text
 from hooklint.engine.lint import _without_blank_lines, lint_text
 from hooklint.engine.nesting import MAX_NESTING, TooDeeplyNested, check_nesting
 from hooklint.engine.parallel import PARALLEL_THRESHOLD, PARENT_SCREEN_LIMIT, check_paths, worker_count
 from hooklint.engine.parse import parse_module, parses, python_ast
-from hooklint.engine.prefilter import SEED_TOKENS, _prefilter_regex, is_candidate, may_concern_a_rule, prefilter_tokens, seed_regex
+from hooklint.engine.prefilter import (
+    SEED_TOKENS,
+    _prefilter_regex,
+    is_candidate,
+    may_concern_a_rule,
+    prefilter_tokens,
+    seed_regex,
+)
 from hooklint.engine.settings import FileResult, Settings
 from hooklint.engine.syntax import syntax_check
 

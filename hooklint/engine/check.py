@@ -31,7 +31,11 @@ def _rules_for(settings: Settings, path: str):
     for pattern, codes in settings.per_file_ignores:
         if relative is None:  # per-file-ignores globs are relative to the config's directory
             relative = Path(os.path.relpath(os.path.abspath(path), settings.root)).as_posix()
-        if fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern):
+        if (
+            fnmatch.fnmatch(path, pattern)
+            or fnmatch.fnmatch(relative, pattern)
+            or fnmatch.fnmatch(os.path.basename(path), pattern)
+        ):
             ignored.update(codes)
     return _selected(settings.rule_codes, frozenset(ignored))
 
@@ -61,7 +65,9 @@ def check_text(text: str, path: str, settings: Settings, notebook=None) -> FileR
 def in_cells(source: SourceFile, result: FileResult) -> FileResult:
     notebook = source.notebook
     if notebook is not None:
-        result.violations = sorted((notebook.map_violation(v) for v in result.violations), key=lambda v: v.sort_key)
+        result.violations = sorted(
+            (notebook.map_violation(v) for v in result.violations), key=lambda v: v.sort_key
+        )
     return result
 
 
@@ -102,7 +108,9 @@ def _check_candidate(source: SourceFile, shown: str, settings: Settings) -> File
         return result
     from hooklint import cache
 
-    kind = "" if source.notebook is None else "\0notebook"  # the same bytes read as Python give another result
+    kind = (
+        "" if source.notebook is None else "\0notebook"
+    )  # the same bytes read as Python give another result
     key = cache.key(source.raw, settings.fingerprint(rules) + kind) if settings.cache_dir else None
     cached = cache.load_with_dependencies(settings.cache_dir, key) if key else None
     if cached is not None:
@@ -158,7 +166,9 @@ def compile_only(text: str, shown: str, settings: Settings) -> list[Violation] |
     if not may_concern_a_rule(text, settings) and not _noqa_candidate(text, settings):  # no rule is imported
         return syntax_check(text, shown, ("HL000",) if "HL000" in settings.rule_codes else ())
     rules = _rules_for(settings, shown)
-    if is_candidate(text, prefilter_tokens(rules, settings.context.registration_wrappers)) or _noqa_candidate(text, settings):
+    if is_candidate(text, prefilter_tokens(rules, settings.context.registration_wrappers)) or _noqa_candidate(
+        text, settings
+    ):
         return None
     return syntax_check(text, shown, rules)
 

@@ -7,8 +7,8 @@ time; a fix that breaks the parse is dropped and reported, never written.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from hooklint.engine.lint import lint_text
 from hooklint.engine.parse import parses
@@ -50,6 +50,7 @@ class FixOutcome:
 def fix_text(text: str, path: str, rules, context: RuleContext, unsafe: bool, notebook=None) -> FixOutcome:
     """Apply fixes until none is left; never return code that does not parse (nor,
     for a ``notebook``'s joined cells, code moved across cells: :mod:`hooklint.notebook`)."""
+
     def keeps(candidate: str) -> bool:
         return parses(candidate) and (notebook is None or notebook.keeps_cells(candidate))
 
@@ -73,8 +74,16 @@ def fix_text(text: str, path: str, rules, context: RuleContext, unsafe: bool, no
             candidate = apply_edits(text, first.fix.edits)
             if not keeps(candidate):
                 broken.add((first.code, first.start))
-                where = f"{first.start.line}:{first.start.column}" if notebook is None else notebook.where(first.start)
-                why = "it would leave code that does not parse" if notebook is None or not parses(candidate) else "it would move code across notebook cells"
+                where = (
+                    f"{first.start.line}:{first.start.column}"
+                    if notebook is None
+                    else notebook.where(first.start)
+                )
+                why = (
+                    "it would leave code that does not parse"
+                    if notebook is None or not parses(candidate)
+                    else "it would move code across notebook cells"
+                )
                 failures.append(f"{path}:{where}: {first.code} fix rolled back: {why}")
                 continue
         text = candidate

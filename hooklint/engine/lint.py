@@ -17,7 +17,13 @@ from hooklint.engine.findings import _findings
 from hooklint.engine.gc_pause import _collector_paused
 from hooklint.engine.nesting import check_nesting
 from hooklint.engine.parse import _cpython_parse
-from hooklint.engine.prefilter import SEED_TOKENS, _prefilter_regex, is_candidate, prefilter_tokens, seed_regex
+from hooklint.engine.prefilter import (
+    SEED_TOKENS,
+    _prefilter_regex,
+    is_candidate,
+    prefilter_tokens,
+    seed_regex,
+)
 from hooklint.engine.syntax import _cpython_syntax_error, _syntax_error, _syntax_violation
 from hooklint.engine.violations import _report
 from hooklint.lexical import split_lines
@@ -25,7 +31,9 @@ from hooklint.rules.base import RuleContext
 from hooklint.violation import Violation
 
 
-def lint_text(text: str, path: str, rules, context: RuleContext, *, skip_irrelevant: bool = True) -> list[Violation]:
+def lint_text(
+    text: str, path: str, rules, context: RuleContext, *, skip_irrelevant: bool = True
+) -> list[Violation]:
     """Violations in ``text`` (``rules`` are rule classes), ``# noqa`` applied.
 
     The file is first screened on the definitions a token matched (most files stop
@@ -76,7 +84,9 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
                 return _report(screened, path, text, line_numbers)
         from hooklint.sparse import relevant_source
 
-        parsed, line_numbers = _without_blank_lines(relevant_source(text, cpython, _prefilter_regex(prefilter)), lexed)
+        parsed, line_numbers = _without_blank_lines(
+            relevant_source(text, cpython, _prefilter_regex(prefilter)), lexed
+        )
         outcome = _findings(parsed, rules, context)
         if isinstance(outcome, tuple):
             return _report(outcome, path, text, line_numbers)

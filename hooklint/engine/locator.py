@@ -46,7 +46,9 @@ class _Locator:
         line = position.line
         if self.line_numbers is not None:
             # The end of the last line is the start of the (absent) next one.
-            line = self.line_numbers[line - 1] if line <= len(self.line_numbers) else self.line_numbers[-1] + 1
+            line = (
+                self.line_numbers[line - 1] if line <= len(self.line_numbers) else self.line_numbers[-1] + 1
+            )
         return Location(line, position.column + 1)
 
     def line(self, number: int) -> str:

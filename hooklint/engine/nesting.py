@@ -17,7 +17,9 @@ class TooDeeplyNested(RecursionError):
     """Code nested deeper than :data:`MAX_NESTING` as libcst counts (one message)."""
 
     def __init__(self, line: int) -> None:
-        super().__init__(f"too deeply nested for the analyzer (over {MAX_NESTING} levels, line {line}); not analysed")
+        super().__init__(
+            f"too deeply nested for the analyzer (over {MAX_NESTING} levels, line {line}); not analysed"
+        )
         self.line = line
 
 
@@ -35,8 +37,16 @@ def check_nesting(tree: ast.Module, text: str) -> None:
     starts = line_starts(text)
 
     def span(node) -> int:
-        first = node.decorator_list[0] if getattr(node, "decorator_list", None) else node  # ``lineno`` is the ``def``'s
-        return starts[node.end_lineno - 1] - starts[first.lineno - 1] + node.end_col_offset - first.col_offset + 1
+        first = (
+            node.decorator_list[0] if getattr(node, "decorator_list", None) else node
+        )  # ``lineno`` is the ``def``'s
+        return (
+            starts[node.end_lineno - 1]
+            - starts[first.lineno - 1]
+            + node.end_col_offset
+            - first.col_offset
+            + 1
+        )
 
     blocks = (ast.stmt, ast.excepthandler, ast.match_case)
     stack: list = list(tree.body)
@@ -54,9 +64,17 @@ def check_nesting(tree: ast.Module, text: str) -> None:
                 if isinstance(child, blocks):
                     stack.append(child)
                 elif type(child) is ast.arguments:
-                    if any(span(d) >= least and _depth(d) > MAX_NESTING for d in (*child.defaults, *child.kw_defaults) if d is not None):
+                    if any(
+                        span(d) >= least and _depth(d) > MAX_NESTING
+                        for d in (*child.defaults, *child.kw_defaults)
+                        if d is not None
+                    ):
                         raise TooDeeplyNested(node.lineno)
-                elif isinstance(child, ast.AST) and (not hasattr(child, "end_lineno") or span(child) >= least) and _depth(child) > MAX_NESTING:
+                elif (
+                    isinstance(child, ast.AST)
+                    and (not hasattr(child, "end_lineno") or span(child) >= least)
+                    and _depth(child) > MAX_NESTING
+                ):
                     raise TooDeeplyNested(getattr(child, "lineno", node.lineno))
 
 

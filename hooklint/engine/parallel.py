@@ -7,8 +7,8 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from hooklint.engine.check import check_path
 from hooklint.engine.prefilter import may_concern_a_rule
@@ -24,7 +24,9 @@ def worker_count(jobs: int, files: int) -> int:
     return max(1, min(jobs, files, os.cpu_count() or 1))
 
 
-def check_paths(paths: Sequence[Path], settings: Settings, jobs: int, explicit: Sequence[bool] | None = None) -> list[FileResult]:
+def check_paths(
+    paths: Sequence[Path], settings: Settings, jobs: int, explicit: Sequence[bool] | None = None
+) -> list[FileResult]:
     """Check files, in worker processes when there are enough of them.
 
     Workers get the paths in small chunks and read, prefilter and lint them
@@ -110,7 +112,9 @@ class _Pool:
                         self._forget(connection)
                         if chunk:  # it died on chunk[0]: mark that file, re-run the rest
                             position, name, _ = chunk.popleft()
-                            results[position] = FileResult(display_path(Path(name)), error=_death(process.exitcode))
+                            results[position] = FileResult(
+                                display_path(Path(name)), error=_death(process.exitcode)
+                            )
                             if chunk:
                                 pending.appendleft(list(chunk))
                         if pending:

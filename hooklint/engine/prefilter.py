@@ -91,10 +91,12 @@ def _prefilter_checks(tokens: tuple[str, ...]) -> tuple[tuple[str, re.Pattern], 
 
 def is_candidate(text: str, tokens: tuple[str, ...]) -> bool:
     """Whether a file may hold something a selected rule looks for (else it is not parsed)."""
-    return any(anchor in text and group.search(text) is not None for anchor, group in _prefilter_checks(tokens))
+    return any(
+        anchor in text and group.search(text) is not None for anchor, group in _prefilter_checks(tokens)
+    )
 
 
-def may_concern_a_rule(text: str, settings: "Settings") -> bool:
+def may_concern_a_rule(text: str, settings: Settings) -> bool:
     """Whether ``text`` holds a token of any rule or configured wrapper: the check
     that runs first, before the rules (and libcst) are imported; a file that fails it
     is done (a named one is still compiled: :func:`compile_only`)."""

@@ -31,10 +31,20 @@ def _violation(rule, finding: Finding, path: str, locator: _Locator) -> Violatio
         from hooklint.fixes.edits import resolve_edits
 
         try:
-            edits = tuple(sorted(set(resolve_edits(finding.fix_edits, locator)), key=lambda e: (e.start, e.end)))
+            edits = tuple(
+                sorted(set(resolve_edits(finding.fix_edits, locator)), key=lambda e: (e.start, e.end))
+            )
         except KeyError:  # an edit of another module's code (cross-file evidence) is never offered
             edits = None
-        fix = None if edits is None else Fix(finding.fix_message, UNSAFE if finding.unsafe_fix or rule.fix_applicability == UNSAFE else SAFE, edits)
+        fix = (
+            None
+            if edits is None
+            else Fix(
+                finding.fix_message,
+                UNSAFE if finding.unsafe_fix or rule.fix_applicability == UNSAFE else SAFE,
+                edits,
+            )
+        )
     message = " ".join(finding.message.split())  # one line: names copied from source may hold line breaks
     if finding.fix_withheld:
         message += f" (fix withheld: {finding.fix_withheld})"
@@ -49,5 +59,7 @@ def _violation(rule, finding: Finding, path: str, locator: _Locator) -> Violatio
         fix=fix,
         fix_withheld=finding.fix_withheld,
         source_line=locator.line(start.line),
-        related=tuple(node if isinstance(node, Location) else locator.start(node) for node in finding.related),
+        related=tuple(
+            node if isinstance(node, Location) else locator.start(node) for node in finding.related
+        ),
     )

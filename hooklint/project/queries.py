@@ -39,7 +39,13 @@ def callee_ref(view: FileView, call) -> Ref | None:
     when it may register or remove hooks: only names in :meth:`FileView.helper_names`
     are resolved (a call of anything else costs a set lookup, not a module read)."""
     func = call.node.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    name = (
+        func.attr.value
+        if isinstance(func, cst.Attribute)
+        else func.value
+        if isinstance(func, cst.Name)
+        else None
+    )
     if name is None or name not in view.helper_names():
         return None
     if isinstance(func, cst.Attribute):
@@ -68,7 +74,13 @@ def external_wrapper(view: FileView, call):
         return None
     api = METHOD_APIS.get(wrapper["api"]) if wrapper.get("api") else None
     return Wrapper(
-        ref.name, wrapper["hook"], wrapper["hook_param"], wrapper.get("target"), api, None, evidence=(place(view, ref),)
+        ref.name,
+        wrapper["hook"],
+        wrapper["hook_param"],
+        wrapper.get("target"),
+        api,
+        None,
+        evidence=(place(view, ref),),
     )
 
 
@@ -101,7 +113,11 @@ def imported_hook(view: FileView, hook_arg, site=None):
     of its definition; None when it is not one."""
     from hooklint.analysis.facts import HookBody
 
-    if isinstance(hook_arg, cst.Attribute) and isinstance(hook_arg.value, cst.Name) and hook_arg.value.value == "self":
+    if (
+        isinstance(hook_arg, cst.Attribute)
+        and isinstance(hook_arg.value, cst.Name)
+        and hook_arg.value.value == "self"
+    ):
         class_def = site.class_def if site is not None else None
         ref = view.method(class_def.name.value, hook_arg.attr.value) if class_def is not None else None
         if ref is None:

@@ -118,7 +118,8 @@ def _class_spans(tree, text: str) -> dict[str, tuple[int, int]]:
 
     return {
         node.name: (node.lineno, node.end_lineno or node.lineno)
-        for node in _top_level(tree.body) if isinstance(node, ast.ClassDef)
+        for node in _top_level(tree.body)
+        if isinstance(node, ast.ClassDef)
     }
 
 
@@ -216,7 +217,10 @@ class FileView:
             bases = self._import_roots()
         for base in bases:
             target = base.joinpath(*parts)
-            for candidate in (target / "__init__.py", target.with_name(target.name + ".py") if parts else None):
+            for candidate in (
+                target / "__init__.py",
+                target.with_name(target.name + ".py") if parts else None,
+            ):
                 if candidate is not None and candidate.is_file() and self._inside(candidate):
                     return os.path.abspath(candidate)
         return None
@@ -406,7 +410,12 @@ class FileView:
                 if not self._may_reach_hook_code(outline["imports"][local]):
                     continue
                 found = self.lookup(self.path, local)
-                if found is not None and found.kind == "function" and found.path != self.path and self._is_helper(found):
+                if (
+                    found is not None
+                    and found.kind == "function"
+                    and found.path != self.path
+                    and self._is_helper(found)
+                ):
                     names.add(local)
             self._helpers = tuple(sorted(names))
             # The outline and the class spans are read: the file's AST is not needed

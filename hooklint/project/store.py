@@ -51,7 +51,9 @@ def _key(digest: str, full: bool) -> str:
     from hooklint.cache import code_fingerprint
 
     kind = "full" if full else "outline"
-    return hashlib.sha256(f"summary-{_summary.VERSION}-{kind}\0{code_fingerprint()}\0{digest}".encode()).hexdigest()
+    return hashlib.sha256(
+        f"summary-{_summary.VERSION}-{kind}\0{code_fingerprint()}\0{digest}".encode()
+    ).hexdigest()
 
 
 def load(path: str, cache_dir: str | None, full: bool = False) -> Summarised | None:
@@ -104,7 +106,9 @@ def _compute(path: str, size: int, cache_dir: str | None, full: bool) -> Summari
         from hooklint.cache import _prepare, _write_atomically
 
         try:
-            _prepare(Path(cache_dir))  # the cache directory and its .gitignore, as the result cache makes them
+            _prepare(
+                Path(cache_dir)
+            )  # the cache directory and its .gitignore, as the result cache makes them
         except OSError:
             return Summarised(path, digest, data)
         _write_atomically(Path(cache_dir) / "summaries", entry, json.dumps(data))

@@ -70,22 +70,30 @@ def is_summary(data) -> bool:
         return False
     for value in imports.values():
         if not (
-            isinstance(value, list) and len(value) == 3 and isinstance(value[0], str)
-            and (value[1] is None or isinstance(value[1], str)) and type(value[2]) is int
+            isinstance(value, list)
+            and len(value) == 3
+            and isinstance(value[0], str)
+            and (value[1] is None or isinstance(value[1], str))
+            and type(value[2]) is int
         ):
             return False
     for entry in classes.values():
         if not (
-            isinstance(entry, dict) and type(entry.get("line")) is int
-            and isinstance(entry.get("bases"), list) and all(isinstance(b, str) for b in entry["bases"])
-            and isinstance(entry.get("methods"), dict) and all(_is_function(f) for f in entry["methods"].values())
+            isinstance(entry, dict)
+            and type(entry.get("line")) is int
+            and isinstance(entry.get("bases"), list)
+            and all(isinstance(b, str) for b in entry["bases"])
+            and isinstance(entry.get("methods"), dict)
+            and all(_is_function(f) for f in entry["methods"].values())
         ):
             return False
     return all(_is_function(f) for f in functions.values())
 
 
 def _is_function(entry) -> bool:
-    if not (isinstance(entry, dict) and type(entry.get("line")) is int and isinstance(entry.get("params"), list)):
+    if not (
+        isinstance(entry, dict) and type(entry.get("line")) is int and isinstance(entry.get("params"), list)
+    ):
         return False
     if not all(isinstance(p, str) for p in entry["params"]):
         return False
@@ -93,7 +101,9 @@ def _is_function(entry) -> bool:
         return False
     wrapper = entry.get("wrapper")
     if wrapper is not None and not (
-        isinstance(wrapper, dict) and type(wrapper.get("hook")) is int and isinstance(wrapper.get("hook_param"), str)
+        isinstance(wrapper, dict)
+        and type(wrapper.get("hook")) is int
+        and isinstance(wrapper.get("hook_param"), str)
         and (wrapper.get("target") is None or type(wrapper.get("target")) is int)
         and (wrapper.get("api") is None or isinstance(wrapper.get("api"), str))
     ):
@@ -101,7 +111,10 @@ def _is_function(entry) -> bool:
     removes = entry.get("removes")
     if removes is not None and not (
         isinstance(removes, dict)
-        and all(isinstance(removes.get(k), list) and all(isinstance(x, str) for x in removes[k]) for k in ("params", "attrs"))
+        and all(
+            isinstance(removes.get(k), list) and all(isinstance(x, str) for x in removes[k])
+            for k in ("params", "attrs")
+        )
     ):
         return False
     return True
@@ -129,8 +142,10 @@ def _hooky(node, lines: list[str] | None) -> bool:
 def _body_text(node, lines: list[str]) -> str:
     body = node.body
     if (
-        len(body) > 1 and isinstance(body[0], ast.Expr)
-        and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)
+        len(body) > 1
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
     ):
         body = body[1:]  # the docstring
     first = body[0]
@@ -162,7 +177,11 @@ def _outline(tree: ast.Module, lines: list[str] | None = None) -> dict:
         elif isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 if alias.name == "*":  # re-exports everything: keyed "*1", "*2", ... in order
-                    imports[f"*{sum(1 for k in imports if k.startswith('*')) + 1}"] = [node.module or "", "*", node.level]
+                    imports[f"*{sum(1 for k in imports if k.startswith('*')) + 1}"] = [
+                        node.module or "",
+                        "*",
+                        node.level,
+                    ]
                 else:
                     imports[alias.asname or alias.name] = [node.module or "", alias.name, node.level]
         elif isinstance(node, ast.ClassDef):
@@ -186,7 +205,7 @@ def _spread_hooky(defs, entries: dict[str, dict], lines: list[str] | None) -> No
     hooky = [name for name, entry in entries.items() if entry.get("hooky")]
     if not hooky:
         return
-    calls = re.compile(r"\b(?:%s)\s*\(" % "|".join(re.escape(n) for n in hooky))
+    calls = re.compile(r"\b(?:{})\s*\(".format("|".join(re.escape(n) for n in hooky)))
     for node in defs:
         entry = entries.get(node.name)
         if entry is not None and not entry.get("hooky") and calls.search(_body_text(node, lines)):
@@ -289,7 +308,9 @@ def _wrapper(facts, info, inferred_wrappers, own_calls, registered: set[int]) ->
     inferred = inferred_wrappers.get(info.name)
     if inferred is not None and inferred.class_name == info.class_name:
         return {
-            "hook": inferred.hook_index, "hook_param": inferred.hook_param, "target": inferred.target_index,
+            "hook": inferred.hook_index,
+            "hook_param": inferred.hook_param,
+            "target": inferred.target_index,
             "api": inferred.api.name if inferred.api is not None else None,
         }
     registrars = _local_registrars(facts, info)
@@ -308,7 +329,12 @@ def _wrapper(facts, info, inferred_wrappers, own_calls, registered: set[int]) ->
                 continue
             hook_param = _hook_param(info, arg.value, params)
             if hook_param is not None:
-                return {"hook": params.index(hook_param), "hook_param": hook_param, "target": target, "api": None}
+                return {
+                    "hook": params.index(hook_param),
+                    "hook_param": hook_param,
+                    "target": target,
+                    "api": None,
+                }
     return None
 
 
@@ -351,7 +377,11 @@ def _local_registrars(facts, info) -> dict[str, int | None]:
         return found
     params = _own_params(info)
     for node in descendants(info.node, into_functions=False):
-        if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)):
+        if not (
+            isinstance(node, cst.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0].target, cst.Name)
+        ):
             continue
         value = node.value
         if not (
@@ -382,7 +412,11 @@ def _returns_dispatch(method) -> bool:
         call = node.value
         if isinstance(call.func, cst.Name) and call.func.value == "getattr" and len(call.args) >= 2:
             name = call.args[1].value
-            if isinstance(name, cst.FormattedString) and name.parts and isinstance(name.parts[0], cst.FormattedStringText):
+            if (
+                isinstance(name, cst.FormattedString)
+                and name.parts
+                and isinstance(name.parts[0], cst.FormattedStringText)
+            ):
                 if name.parts[0].value.startswith("register_"):
                     return True
     return False

@@ -18,7 +18,12 @@ def _position(v: Violation) -> list[str]:
     ``.ipynb`` file's: the annotation is on the file, and its message says where)."""
     if v.cell is not None:
         return []
-    return [f"line={v.start.line}", f"col={v.start.column}", f"endLine={v.end.line}", f"endColumn={v.end.column}"]
+    return [
+        f"line={v.start.line}",
+        f"col={v.start.column}",
+        f"endLine={v.end.line}",
+        f"endColumn={v.end.column}",
+    ]
 
 
 def _in_cell(v: Violation) -> str:

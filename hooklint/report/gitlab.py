@@ -22,17 +22,19 @@ def render(violations: list[Violation], **_: object) -> str:
     issues = []
     for v, fingerprint in zip(violations, fingerprints(violations)):
         rule = rules.get(v.code)
-        issues.append({
-            "description": f"{v.code}: {v.message}",
-            "check_name": v.code,
-            "fingerprint": fingerprint,
-            "severity": "minor" if rule is not None and rule.preview else "major",
-            "location": {
-                "path": v.path,
-                "positions": {
-                    "begin": {"line": v.start.line, "column": v.start.column},
-                    "end": {"line": v.end.line, "column": v.end.column},
+        issues.append(
+            {
+                "description": f"{v.code}: {v.message}",
+                "check_name": v.code,
+                "fingerprint": fingerprint,
+                "severity": "minor" if rule is not None and rule.preview else "major",
+                "location": {
+                    "path": v.path,
+                    "positions": {
+                        "begin": {"line": v.start.line, "column": v.start.column},
+                        "end": {"line": v.end.line, "column": v.end.column},
+                    },
                 },
-            },
-        })
+            }
+        )
     return json.dumps(issues, indent=2) + "\n"

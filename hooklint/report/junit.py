@@ -19,7 +19,13 @@ def _text(value: str) -> str:
 
 
 def render(violations: list[Violation], **_: object) -> str:
-    suites = ET.Element("testsuites", name="hooklint", tests=str(max(1, len(violations))), failures=str(len(violations)), errors="0")
+    suites = ET.Element(
+        "testsuites",
+        name="hooklint",
+        tests=str(max(1, len(violations))),
+        failures=str(len(violations)),
+        errors="0",
+    )
     if not violations:
         suite = ET.SubElement(suites, "testsuite", name="hooklint", tests="1", failures="0", errors="0")
         ET.SubElement(suite, "testcase", name="No errors found", classname="hooklint")
@@ -27,12 +33,24 @@ def render(violations: list[Violation], **_: object) -> str:
     for v in violations:
         by_path.setdefault(v.path, []).append(v)
     for path, found in by_path.items():
-        suite = ET.SubElement(suites, "testsuite", name=_text(path), tests=str(len(found)), failures=str(len(found)), errors="0")
+        suite = ET.SubElement(
+            suites, "testsuite", name=_text(path), tests=str(len(found)), failures=str(len(found)), errors="0"
+        )
         for v in found:
-            case = ET.SubElement(suite, "testcase", name=f"hooklint.{v.code}", classname=_text(path),
-                                 line=str(v.start.line), column=str(v.start.column))
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                name=f"hooklint.{v.code}",
+                classname=_text(path),
+                line=str(v.start.line),
+                column=str(v.start.column),
+            )
             cell = v.cell
-            where = f"cell {cell}, line {v.start.line}, col {v.start.column}" if cell is not None else f"line {v.start.line}, col {v.start.column}"
+            where = (
+                f"cell {cell}, line {v.start.line}, col {v.start.column}"
+                if cell is not None
+                else f"line {v.start.line}, col {v.start.column}"
+            )
             failure = ET.SubElement(case, "failure", message=_text(v.message), type=v.code)
             failure.text = _text(f"{where}, {v.code} {v.name}: {v.message}")
     ET.indent(suites)

@@ -69,7 +69,9 @@ def readme_table(rows: list[dict]) -> str:
     lines = ["| code | name | default | tier | fix | what it finds |", "|---|---|---|---|---|---|"]
     for row in rows:
         summary = _cell(row["summary"])
-        lines.append(f"| {row['code']} | `{row['name']}` | {row['default']} | {row['tier']} | {fix_column(row)} | {summary} |")
+        lines.append(
+            f"| {row['code']} | `{row['name']}` | {row['default']} | {row['tier']} | {fix_column(row)} | {summary} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -239,7 +241,9 @@ def index(rules) -> str:
     for rule in rules:
         row = rule_row(rule)
         link = f"[{rule.code}]({_in_docs(rule_page(rule.code))})"
-        lines.append(f"| {link} | `{rule.name}` | {row['tier']} | {row['default']} | {fix_column(row)} | {_cell(row['summary'])} |")
+        lines.append(
+            f"| {link} | `{rule.name}` | {row['tier']} | {row['default']} | {fix_column(row)} | {_cell(row['summary'])} |"
+        )
     return "\n".join(lines) + "\n"
 
 

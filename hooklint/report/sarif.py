@@ -68,10 +68,15 @@ def _region(start: Location, end: Location, *, nonempty: bool) -> dict:
     end_column = end.column
     if nonempty and end.line == start.line:
         end_column = max(end_column, start.column + 1)
-    return {"startLine": start.line, "startColumn": start.column, "endLine": end.line, "endColumn": end_column}
+    return {
+        "startLine": start.line,
+        "startColumn": start.column,
+        "endLine": end.line,
+        "endColumn": end_column,
+    }
 
 
-def _related(v: Violation, artifact: dict, artifacts: "_Artifacts") -> dict:
+def _related(v: Violation, artifact: dict, artifacts: _Artifacts) -> dict:
     """Other sites of the same bug (HL004's other registrations of one hook into one
     store), and evidence in another file (cross-file analysis), as ``relatedLocations``."""
     if not v.related:
@@ -80,7 +85,11 @@ def _related(v: Violation, artifact: dict, artifacts: "_Artifacts") -> dict:
         "relatedLocations": [
             {
                 "id": number,
-                "message": {"text": "evidence in another file" if getattr(r, "path", "") else "another site of the same problem"},
+                "message": {
+                    "text": "evidence in another file"
+                    if getattr(r, "path", "")
+                    else "another site of the same problem"
+                },
                 "physicalLocation": {
                     "artifactLocation": artifacts.location(r.path) if getattr(r, "path", "") else artifact,
                     "region": {"startLine": r.line, "startColumn": r.column},
@@ -99,7 +108,14 @@ def _fixes(v: Violation, artifact: dict) -> dict:
         {"deletedRegion": _region(e.start, e.end, nonempty=False), "insertedContent": {"text": e.content}}
         for e in v.fix.edits
     ]
-    return {"fixes": [{"description": {"text": description}, "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}]}]}
+    return {
+        "fixes": [
+            {
+                "description": {"text": description},
+                "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}],
+            }
+        ]
+    }
 
 
 def render(violations: list[Violation], *, root: Path | None = None, **_: object) -> str:
@@ -118,7 +134,14 @@ def render(violations: list[Violation], *, root: Path | None = None, **_: object
             "ruleIndex": index[v.code],
             "level": levels[v.code],
             "message": {"text": v.message},
-            "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": _region(v.start, v.end, nonempty=True)}}],
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": artifact,
+                        "region": _region(v.start, v.end, nonempty=True),
+                    }
+                }
+            ],
             "partialFingerprints": {"hooklint/v1": fingerprint},
             **_related(v, artifact, artifacts),
             **_fixes(v, artifact),
@@ -139,7 +162,9 @@ def render(violations: list[Violation], *, root: Path | None = None, **_: object
                         "rules": [_rule_descriptor(r) for r in rules],
                     }
                 },
-                "originalUriBaseIds": {"%SRCROOT%": {"uri": Path(os.path.abspath(root)).as_uri().rstrip("/") + "/"}},
+                "originalUriBaseIds": {
+                    "%SRCROOT%": {"uri": Path(os.path.abspath(root)).as_uri().rstrip("/") + "/"}
+                },
                 "columnKind": "unicodeCodePoints",
                 "results": results,
             }

@@ -13,7 +13,7 @@ what was checked) the snippet is the finding's first line alone.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from hooklint.violation import Violation
 
@@ -96,15 +96,23 @@ def _snippet(v: Violation, sources, style: Style) -> list[str]:
     return out
 
 
-def full(violations: list[Violation], *, unsafe: bool = False, style: Style = _plain,
-         sources: Mapping[str, Sequence[str]] | None = None, **_: object) -> str:
+def full(
+    violations: list[Violation],
+    *,
+    unsafe: bool = False,
+    style: Style = _plain,
+    sources: Mapping[str, Sequence[str]] | None = None,
+    **_: object,
+) -> str:
     blocks = []
     for v in violations:
         lines = [_head(v, unsafe, style), *_snippet(v, sources, style)]
         if v.fix is not None:
             lines.append(f"{style('help', bold=True)}: {v.fix.message}")
             if v.fix.applicability != "safe":
-                lines.append(f"{style('note', bold=True)}: This is an unsafe fix and may change runtime behavior"
-                             + ("" if v.is_fixable(unsafe) else " (applied with `--unsafe-fixes`)"))
+                lines.append(
+                    f"{style('note', bold=True)}: This is an unsafe fix and may change runtime behavior"
+                    + ("" if v.is_fixable(unsafe) else " (applied with `--unsafe-fixes`)")
+                )
         blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)

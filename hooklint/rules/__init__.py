@@ -7,7 +7,7 @@ published: a code is never renumbered or reused.
 from __future__ import annotations
 
 import importlib
-from functools import lru_cache
+from functools import cache
 
 from hooklint.rules.base import Rule
 
@@ -41,14 +41,14 @@ def _rule_modules() -> list[str]:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def known_codes() -> tuple[str, ...]:
     """Every rule code, read from the modules' names (``hl001_...`` holds HL001)
     without importing them: validating a selector must not load libcst."""
     return ("HL000", *(name[:5].upper() for name in _rule_modules()))
 
 
-@lru_cache(maxsize=None)
+@cache
 def all_rules() -> tuple[type[Rule], ...]:
     """Every rule class, HL000 first, ordered by code."""
     found: list[type[Rule]] = [SyntaxErrorRule]
@@ -57,7 +57,10 @@ def all_rules() -> tuple[type[Rule], ...]:
         classes = [
             value
             for value in vars(module).values()
-            if isinstance(value, type) and issubclass(value, Rule) and value.__module__ == module.__name__ and hasattr(value, "code")
+            if isinstance(value, type)
+            and issubclass(value, Rule)
+            and value.__module__ == module.__name__
+            and hasattr(value, "code")
         ]
         if [rule.code for rule in classes] != [name[:5].upper()]:
             raise RuntimeError(f"{module.__name__} must hold one rule, {name[:5].upper()}")

@@ -10,8 +10,9 @@ files or prints.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 # The prefilter tokens live in hooklint.tokens (light: the console script's pre-commit path reads them).
 from hooklint.tokens import ANY_RULE_TOKENS, DYNAMIC_REGISTRATION_TOKEN, REGISTRATION_TOKEN  # noqa: F401
@@ -62,7 +63,7 @@ class Finding:
     """A violation as a rule sees it: the node to point at, the message, and an
     optional fix (edit primitives from :mod:`hooklint.fixes.edits`)."""
 
-    node: "cst.CSTNode"
+    node: cst.CSTNode
     message: str
     fix_edits: Sequence = ()
     fix_message: str = ""
@@ -140,7 +141,7 @@ class Rule:
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
 
-    def check(self, facts: "ModuleFacts", context: RuleContext) -> Iterable[Finding]:
+    def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
         raise NotImplementedError
 
     @classmethod

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from hooklint.analysis.effects import undone
 from hooklint.analysis.facts import ModuleFacts, Registration
@@ -122,14 +122,16 @@ class PostHookWithoutAlwaysCall(Rule):
                 pairs = undone(effects_of(facts, pre_hook), effects_of(facts, post_hook))
                 if pairs:
                     finding = self._finding(facts, context, pre_hook, post, post_hook, pairs)
-                    yield with_places(finding, facts, [e.node for pair in pairs for e in pair], "state change")
+                    yield with_places(
+                        finding, facts, [e.node for pair in pairs for e in pair], "state change"
+                    )
                     break
 
-    def _finding(self, facts, context, pre: HookCallable, post: Registration, post_hook: HookCallable, pairs) -> Finding:
+    def _finding(
+        self, facts, context, pre: HookCallable, post: Registration, post_hook: HookCallable, pairs
+    ) -> Finding:
         keys = ", ".join(sorted({_shown(acquire, release) for acquire, release in pairs}))
-        message = (
-            f"post-hook undoes {keys} but lacks `always_call=True`"
-        )
+        message = f"post-hook undoes {keys} but lacks `always_call=True`"
         edits = add_always_call(post)
         guarded = []
         for acquire, release in pairs:

@@ -14,10 +14,19 @@ from hooklint.fixes.capture import keyed_removal, with_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, with_evidence
 
 _EVENT = {
-    "forward": "forward", "forward_pre": "forward", "wrapper": "call", "dynamic": "call",
-    "backward": "backward", "full_backward": "backward", "full_backward_pre": "backward",
-    "tensor": "backward", "post_accumulate_grad": "backward", "multi_grad": "backward",
-    "node_pre": "backward", "step_pre": "optimizer step", "step_post": "optimizer step",
+    "forward": "forward",
+    "forward_pre": "forward",
+    "wrapper": "call",
+    "dynamic": "call",
+    "backward": "backward",
+    "full_backward": "backward",
+    "full_backward_pre": "backward",
+    "tensor": "backward",
+    "post_accumulate_grad": "backward",
+    "multi_grad": "backward",
+    "node_pre": "backward",
+    "step_pre": "optimizer step",
+    "step_post": "optimizer step",
 }
 
 
@@ -149,8 +158,13 @@ class CaptureHookNotRemoved(Rule):
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
         for registration in facts.registrations:
             if registration.api.owner in ("optimizer", "global_optimizer") or registration.api.kind in (
-                "state_dict_pre", "state_dict_post", "load_state_dict_pre", "load_state_dict_post",
-                "buffer_registration", "module_registration", "parameter_registration",
+                "state_dict_pre",
+                "state_dict_post",
+                "load_state_dict_pre",
+                "load_state_dict_post",
+                "buffer_registration",
+                "module_registration",
+                "parameter_registration",
             ):
                 continue
             hook = hook_of(facts, registration)
@@ -168,7 +182,9 @@ class CaptureHookNotRemoved(Rule):
                 continue  # a parameter hooked on every Function.forward: HL003's pile-up
             if registration.wrapper and _reruns_with_hooks_disabled(facts, registration):
                 continue
-            yield with_evidence(self._finding(facts, registration, hook, found, fate.kind, fate.targets), registration)
+            yield with_evidence(
+                self._finding(facts, registration, hook, found, fate.kind, fate.targets), registration
+            )
 
     def _finding(self, facts, registration: Registration, hook: HookBody, found, kind, kept) -> Finding:
         capture = found[0]
@@ -187,7 +203,9 @@ class CaptureHookNotRemoved(Rule):
 
         edits = with_block(facts, registration, found, kind, kept)
         if edits:
-            return Finding(registration.call, message, edits, "Scope the hook to a `with` block around its use")
+            return Finding(
+                registration.call, message, edits, "Scope the hook to a `with` block around its use"
+            )
         params = hook.params
         module_param = params[0] if params and registration.api.owner in ("module", "global_module") else None
         for candidate in found:
@@ -196,7 +214,9 @@ class CaptureHookNotRemoved(Rule):
             edits = keyed_removal(facts, registration, candidate, module_param)
             if edits:
                 return Finding(
-                    registration.call, message, edits,
+                    registration.call,
+                    message,
+                    edits,
                     f"Keep each handle keyed like `{candidate.store}` and remove it before that entry is read",
                     unsafe_fix=True,
                 )

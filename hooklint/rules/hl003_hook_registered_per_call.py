@@ -8,6 +8,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from hooklint.analysis.facts import Frame, ModuleFacts, Registration, parameter_names
+from hooklint.analysis.handles import handle_model
 from hooklint.analysis.lifetime import (
     container_of,
     enclosing_ifs,
@@ -19,10 +20,10 @@ from hooklint.analysis.lifetime import (
     varying_names,
     word_count,
 )
-from hooklint.analysis.handles import handle_model
 from hooklint.analysis.vocabulary import PER_CALL_NAMES, RECORDING_METHODS
 from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
+
 
 class HookRegisteredPerCall(Rule):
     """A hook is registered on every call or loop iteration, and its handle is not removed there.
@@ -98,9 +99,7 @@ class HookRegisteredPerCall(Rule):
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
         hook_bodies = {
-            id(r.hook.node): r
-            for r in facts.registrations
-            if r.hook is not None and r.hook.via != "lambda"
+            id(r.hook.node): r for r in facts.registrations if r.hook is not None and r.hook.via != "lambda"
         }
         # One bug, one finding: the same reason in one function is reported at its first site.
         groups: dict[tuple, list] = {}
@@ -108,7 +107,11 @@ class HookRegisteredPerCall(Rule):
             finding = self._check(facts, registration, hook_bodies)
             if finding is not None:
                 # A fix mends one site only: findings with a fix stay one per site.
-                key = (id(registration.site.function), finding.message, id(finding) if finding.fix_edits else 0)
+                key = (
+                    id(registration.site.function),
+                    finding.message,
+                    id(finding) if finding.fix_edits else 0,
+                )
                 if key in groups:
                     groups[key][1] += 1
                 else:
@@ -116,12 +119,12 @@ class HookRegisteredPerCall(Rule):
         for finding, others in groups.values():
             if others:
                 more = "registration" if others == 1 else "registrations"
-                finding = dataclasses.replace(finding, message=f"{finding.message} ({others} more {more} like it here)")
+                finding = dataclasses.replace(
+                    finding, message=f"{finding.message} ({others} more {more} like it here)"
+                )
             yield finding
 
-    def _check(
-        self, facts: ModuleFacts, registration: Registration, hook_bodies
-    ) -> Finding | None:
+    def _check(self, facts: ModuleFacts, registration: Registration, hook_bodies) -> Finding | None:
         if registration.api.is_global or registration.api.owner == "autograd_graph":
             return None  # process-wide hooks: HL009
         use = registration.handle
@@ -150,9 +153,7 @@ class HookRegisteredPerCall(Rule):
                 continue  # a different hook on each pass (``for fn in hooks: m.register_forward_hook(fn)``)
             if self._removed_or_guarded(facts, registration, frame.node):
                 return None
-            return self._finding(
-                facts, registration, "on every iteration of this loop", frame
-            )
+            return self._finding(facts, registration, "on every iteration of this loop", frame)
         # 2. a function that runs once per forward / step / hook call
         if function is None:
             return None
@@ -163,14 +164,15 @@ class HookRegisteredPerCall(Rule):
             if self._removed_or_guarded(facts, registration, function):
                 return None
             return self._finding(
-                facts, registration, "inside `forward()` of an autograd Function, on a module's parameter,", None,
+                facts,
+                registration,
+                "inside `forward()` of an autograd Function, on a module's parameter,",
+                None,
                 fix=False,  # removing it at the end of forward would keep it from ever firing in backward
             )
         hook_registration = hook_bodies.get(id(function))
         seed = set(parameter_names(function.params)) - {"self", "cls"}
-        if function.params.star_arg is not None and isinstance(
-            function.params.star_arg, cst.Param
-        ):
+        if function.params.star_arg is not None and isinstance(function.params.star_arg, cst.Param):
             seed.add(function.params.star_arg.name.value)
         if hook_registration is not None and hook_registration.api.owner in (
             "module",
@@ -185,28 +187,17 @@ class HookRegisteredPerCall(Rule):
         if self._removed_or_guarded(facts, registration, function):
             return None
         if _removed_elsewhere(facts, registration):
-            return (
-                None  # a per-call lifecycle: removed in another hook or the next call
-            )
+            return None  # a per-call lifecycle: removed in another hook or the next call
         return self._finding(facts, registration, reason, None)
 
     # -- exceptions --------------------------------------------------------------------------
-    def _removed_or_guarded(
-        self, facts: ModuleFacts, registration: Registration, scope: cst.CSTNode
-    ) -> bool:
+    def _removed_or_guarded(self, facts: ModuleFacts, registration: Registration, scope: cst.CSTNode) -> bool:
         use = registration.handle
         site = registration.site
         target = None
-        if (
-            use.role == "bound"
-            and len(use.targets) == 1
-            or use.role == "appended"
-            and use.targets
-        ):
+        if use.role == "bound" and len(use.targets) == 1 or use.role == "appended" and use.targets:
             target = use.targets[0]
-        elif (
-            use.role == "collected" and use.final.role == "bound" and use.final.targets
-        ):
+        elif use.role == "collected" and use.final.role == "bound" and use.final.targets:
             target = use.final.targets[0]
         if target is not None:
             model = handle_model(facts)
@@ -241,30 +232,23 @@ class HookRegisteredPerCall(Rule):
         if word_count(body_code, target) != 1:
             return None  # used in the loop: appended, stored by key, removed...
         if "." not in target and not any(
-            same_function(r.site, registration.site)
-            for r in facts.removals.get(target, ())
+            same_function(r.site, registration.site) for r in facts.removals.get(target, ())
         ):
             return None  # a local that is never removed: HL002's "never removed"
-        message = (
-            f"`{target}` is reassigned on every loop iteration: all but the last handle are lost"
-        )
+        message = f"`{target}` is reassigned on every loop iteration: all but the last handle are lost"
         return Finding(node=registration.call, message=message)
 
     def _finding(
         self, facts: ModuleFacts, registration: Registration, reason: str, frame, fix: bool = True
     ) -> Finding:
         what = "a hook" if registration.api.owner != "tensor" else "a tensor hook"
-        message = (
-            f"`{registration.api.name}` registers {what} {reason} without removing it: hooks pile up"
-        )
+        message = f"`{registration.api.name}` registers {what} {reason} without removing it: hooks pile up"
         edits = self._fix(facts, registration) if fix else []
         return Finding(
             node=registration.call,
             message=message,
             fix_edits=edits,
-            fix_message="Remove the hook at the end of the block (`with register(...):`)"
-            if edits
-            else "",
+            fix_message="Remove the hook at the end of the block (`with register(...):`)" if edits else "",
         )
 
     def _fix(self, facts: ModuleFacts, registration: Registration) -> list:
@@ -274,9 +258,7 @@ class HookRegisteredPerCall(Rule):
         if use.role == "bound":
             target = use.targets[0]
             function = registration.site.function
-            scope_code = (
-                facts.code(function) if function is not None else facts.module.code
-            )
+            scope_code = facts.code(function) if function is not None else facts.module.code
             if "." in target or "[" in target or word_count(scope_code, target) != 1:
                 return []
         elif use.role != "discarded":
@@ -521,9 +503,7 @@ def _per_call_reason(function: cst.FunctionDef, hook_bodies) -> str | None:
     return None
 
 
-def _guarded(
-    facts: ModuleFacts, registration: Registration, target: str | None
-) -> bool:
+def _guarded(facts: ModuleFacts, registration: Registration, target: str | None) -> bool:
     """An install-once check: an ``if`` around the registration (or an early
     ``return``/``continue`` before it) that tests something the function stores."""
     site = registration.site
@@ -539,9 +519,7 @@ def _guarded(
                 if isinstance(statement, cst.If) and _exits(statement):
                     tests.append(facts.code(statement.test))
     # Locals are left out: ``h = self.proj(x); if h.requires_grad:`` is no install-once check.
-    stored = {
-        name for name in stored if "." in name or name == (target and container_of(target))
-    }
+    stored = {name for name in stored if "." in name or name == (target and container_of(target))}
     for test in tests:
         if "hasattr(" in test or "getattr(" in test:
             return True

@@ -145,9 +145,7 @@ class HookRemovalNotExceptionSafe(Rule):
                 target = model.store_codes(owned)[0]
                 yield Finding(
                     node=acquisition.node,
-                    message=(
-                        f"`__enter__` keeps hooks in `{target}` but `__exit__` does not remove them"
-                    ),
+                    message=(f"`__enter__` keeps hooks in `{target}` but `__exit__` does not remove them"),
                 )
                 break
 
@@ -168,7 +166,9 @@ class HookRemovalNotExceptionSafe(Rule):
         if not later:
             return None
         removal = later[0]
-        if not single:  # name the container that is removed (``probes``, not ``h`` of ``_, h = probes.pop(k)``)
+        if (
+            not single
+        ):  # name the container that is removed (``probes``, not ``h`` of ``_, h = probes.pop(k)``)
             same = [r for r in later if r.call is removal.call]
             store = next((r.store for r in same if r.kind != "direct"), removal.store)
             target = store.partition("|")[2] or target
@@ -185,17 +185,13 @@ class HookRemovalNotExceptionSafe(Rule):
         depth = path_r.index(at_r)
         below = path_r[depth + 1 :]
         if single and any(
-            isinstance(level.block[level.index], (cst.For, cst.While))
-            for level in [at_r, *below][:-1]
+            isinstance(level.block[level.index], (cst.For, cst.While)) for level in [at_r, *below][:-1]
         ):
             return None  # a name re-bound in a loop: HL003's "all but the last handle are lost"
         if (
             single
             and at_r.statement is not site.statement
-            and any(
-                isinstance(level.statement, (cst.For, cst.While))
-                for level in [at_r, *below]
-            )
+            and any(isinstance(level.statement, (cst.For, cst.While)) for level in [at_r, *below])
         ):
             return None
         between = at_r.block[at_r.index + 1 : at_m.index]
@@ -205,10 +201,7 @@ class HookRemovalNotExceptionSafe(Rule):
             return None
         in_cm = is_contextmanager(facts, site.function) and any(
             isinstance(s, cst.SimpleStatementLine)
-            and any(
-                isinstance(x, cst.Expr) and isinstance(x.value, cst.Yield)
-                for x in s.body
-            )
+            and any(isinstance(x, cst.Expr) and isinstance(x.value, cst.Yield) for x in s.body)
             for s in between
         )
         if in_cm:
@@ -216,12 +209,8 @@ class HookRemovalNotExceptionSafe(Rule):
                 f"`{target}` is removed after `yield` outside `finally`: skipped when the `with` body raises"
             )
         else:
-            message = (
-                f"`{target}` is removed outside `finally`/`with`: skipped if the code before it raises"
-            )
-        edits, fix_message = self._fix(
-            facts, acquisition, target, single, at_r, at_m, between, in_cm
-        )
+            message = f"`{target}` is removed outside `finally`/`with`: skipped if the code before it raises"
+        edits, fix_message = self._fix(facts, acquisition, target, single, at_r, at_m, between, in_cm)
         finding = Finding(
             node=acquisition.node,
             message=message,
@@ -240,9 +229,7 @@ class HookRemovalNotExceptionSafe(Rule):
             if at_r.statement is not registration.site.statement:
                 return [], ""
             function = registration.site.function
-            scope_code = (
-                facts.code(function) if function is not None else facts.module.code
-            )
+            scope_code = facts.code(function) if function is not None else facts.module.code
             if (
                 not in_cm
                 and "." not in target
@@ -257,16 +244,12 @@ class HookRemovalNotExceptionSafe(Rule):
                     between,
                     [removal_statement],
                 ), ("Use the handle as a context manager (`with register(...):`)")
-            return try_finally(
-                facts, between, [removal_statement]
-            ), "Remove the hook in `finally`"
+            return try_finally(facts, between, [removal_statement]), "Remove the hook in `finally`"
         if registration.handle.role == "collected":
             body = between  # ``handles = [...]`` must run before `try`, or `finally` sees no list
         else:
             body = at_r.block[at_r.index : at_m.index]
-        return try_finally(
-            facts, body, [removal_statement]
-        ), "Remove the hooks in `finally`"
+        return try_finally(facts, body, [removal_statement]), "Remove the hooks in `finally`"
 
     VALID = [
         # `__exit__` removes what `__enter__` kept, through a helper method.
@@ -719,8 +702,6 @@ def _is_removal_only(facts: ModuleFacts, statement: cst.CSTNode, target: str) ->
     ):
         body = statement.body.body
         return (
-            len(body) == 1
-            and _is_removal_only(facts, body[0], target)
-            and ".remove()" in facts.code(body[0])
+            len(body) == 1 and _is_removal_only(facts, body[0], target) and ".remove()" in facts.code(body[0])
         )
     return False

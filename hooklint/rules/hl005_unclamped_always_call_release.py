@@ -6,9 +6,21 @@ from collections.abc import Iterable
 
 from hooklint.analysis.effects import StateEffect, acquired, pair_matches, split_key
 from hooklint.analysis.facts import ModuleFacts, Registration
-from hooklint.analysis.hook_roles import HookCallable, effects_of, hook_callable, parameter_roles, same_hooked_object
+from hooklint.analysis.hook_roles import (
+    HookCallable,
+    effects_of,
+    hook_callable,
+    parameter_roles,
+    same_hooked_object,
+)
 from hooklint.analysis.lifetime import word_count
-from hooklint.analysis.releases import alone_in_statement, assumes_acquired, container_kind, is_lambda, target_code
+from hooklint.analysis.releases import (
+    alone_in_statement,
+    assumes_acquired,
+    container_kind,
+    is_lambda,
+    target_code,
+)
 from hooklint.fixes.release_guard import acquired_flag_guard, tolerant_release
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
@@ -118,8 +130,15 @@ class UnclampedAlwaysCallRelease(Rule):
                 reported.add(id(release.anchor))
                 yield self._finding(facts, post, post_hook, release, *match)
 
-    def _finding(self, facts, post: Registration, post_hook: HookCallable, effect: StateEffect,
-                 acquire: StateEffect, pre_hook: HookCallable) -> Finding:
+    def _finding(
+        self,
+        facts,
+        post: Registration,
+        post_hook: HookCallable,
+        effect: StateEffect,
+        acquire: StateEffect,
+        pre_hook: HookCallable,
+    ) -> Finding:
         if effect.op == "decrement":
             what = "goes below zero"
         elif effect.op == "release":
@@ -127,16 +146,18 @@ class UnclampedAlwaysCallRelease(Rule):
         else:
             what = "raises"
         where = "" if effect.direct else f" (in `{facts.code(effect.via[-1].func).strip()}`)"
-        message = (
-            f"always_call hook releases `{effect.key}`{where}, which {what} if its pre-hook never ran"
-        )
+        message = f"always_call hook releases `{effect.key}`{where}, which {what} if its pre-hook never ran"
         if effect.op == "release" or not effect.direct:
             edits, _ = acquired_flag_guard(facts, pre_hook.body, post_hook.body, [acquire], [effect])
             title = "Release only what this call's pre-hook acquired"
         else:
             alone, is_call = alone_in_statement(effect)
             edits, title = tolerant_release(
-                facts, effect, container_kind(acquire), effect.statement if alone else None, is_call,
+                facts,
+                effect,
+                container_kind(acquire),
+                effect.statement if alone else None,
+                is_call,
                 is_lambda(post_hook.body.node),
             )
         return Finding(node=effect.anchor, message=message, fix_edits=edits, fix_message=title)

@@ -104,9 +104,7 @@ class DeprecatedBackwardHook(Rule):
 
     def _finding(self, facts, context, registration: Registration, replacement: str) -> Finding:
         old = registration.api.name
-        message = (
-            f"`{old}` reports the last autograd node's gradients; use `{replacement}`"
-        )
+        message = f"`{old}` reports the last autograd node's gradients; use `{replacement}`"
         edits = use_full_backward_hook(registration, replacement)
         withheld = None
         if edits and context.target_torch < FULL_BACKWARD_SINCE:

@@ -93,9 +93,7 @@ class HookReturnReplacesOutput(Rule):
             if body is not None:
                 yield Finding(
                     node=body,
-                    message=(
-                        f"lambda hook returns `{facts.code(body)}`, which replaces the module's {what}"
-                    ),
+                    message=(f"lambda hook returns `{facts.code(body)}`, which replaces the module's {what}"),
                     fix_edits=return_none_from_lambda(facts, body),
                     fix_message="Make the lambda return None",
                 )

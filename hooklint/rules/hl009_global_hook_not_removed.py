@@ -7,16 +7,17 @@ from collections.abc import Iterable
 import libcst as cst
 
 from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.analysis.handles import handle_model
 from hooklint.analysis.lifetime import (
     container_of,
     registration_statement_alone,
     stored_in,
     word_count,
 )
-from hooklint.analysis.handles import handle_model
 from hooklint.analysis.vocabulary import INSTALLER_PREFIXES
 from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
+
 
 class GlobalHookNotRemoved(Rule):
     """A process-wide module or optimizer hook is never removed.
@@ -95,11 +96,7 @@ class GlobalHookNotRemoved(Rule):
         site = registration.site
         api = registration.api.name
         if site.is_module_level:
-            if (
-                _in_main_block(site)
-                or _opted_in_by_environment(facts, site)
-                or site.class_def is not None
-            ):
+            if _in_main_block(site) or _opted_in_by_environment(facts, site) or site.class_def is not None:
                 return None
             if _removed_in_finally(facts, registration):
                 return None
@@ -123,9 +120,7 @@ class GlobalHookNotRemoved(Rule):
             if _may_be_removed_by_base_class(facts, registration):
                 return None
             reason = "its handle is never removed"
-        message = (
-            f"process-wide hook `{api}` is never removed: {reason}"
-        )
+        message = f"process-wide hook `{api}` is never removed: {reason}"
         edits = self._fix(facts, registration)
         return Finding(
             node=registration.call,
@@ -138,19 +133,14 @@ class GlobalHookNotRemoved(Rule):
 
     def _fix(self, facts: ModuleFacts, registration: Registration) -> list:
         function = registration.site.function
-        if function is None or function.name.value.lstrip("_").startswith(
-            INSTALLER_PREFIXES
-        ):
+        if function is None or function.name.value.lstrip("_").startswith(INSTALLER_PREFIXES):
             return []
         if not registration_statement_alone(registration):
             return []
         use = registration.handle
         if use.role == "bound":
             target = use.targets[0]
-            if (
-                not target.isidentifier()
-                or word_count(facts.code(function), target) != 1
-            ):
+            if not target.isidentifier() or word_count(facts.code(function), target) != 1:
                 return []
         elif use.role != "discarded":
             return []
@@ -356,14 +346,10 @@ def _opted_in_by_environment(facts: ModuleFacts, site) -> bool:
     return False
 
 
-_PLAIN_BASES = frozenset(
-    {"object", "Module", "nn.Module", "torch.nn.Module", "ABC", "Generic", "Protocol"}
-)
+_PLAIN_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "ABC", "Generic", "Protocol"})
 
 
-def _may_be_removed_by_base_class(
-    facts: ModuleFacts, registration: Registration
-) -> bool:
+def _may_be_removed_by_base_class(facts: ModuleFacts, registration: Registration) -> bool:
     """``self._handle = ...`` in a subclass of a class from elsewhere (a tracker base
     class whose ``__exit__`` removes ``self._handle``)."""
     class_def = registration.site.class_def

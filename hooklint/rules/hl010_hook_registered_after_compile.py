@@ -81,7 +81,9 @@ class HookRegisteredAfterCompile(Rule):
     screenable = False  # the compile and the run need not mention a hook
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
-        registrations = [r for r in facts.registrations if r.api.owner in _MODULE_HOOK_OWNERS or r.api.kind == "dynamic"]
+        registrations = [
+            r for r in facts.registrations if r.api.owner in _MODULE_HOOK_OWNERS or r.api.kind == "dynamic"
+        ]
         if not registrations:
             return
         reported: set[int] = set()
@@ -91,7 +93,10 @@ class HookRegisteredAfterCompile(Rule):
                 if id(registration) in reported:
                     continue
                 site = registration.site
-                if site.order <= compilation.call.site.order or site.function is not compilation.call.site.function:
+                if (
+                    site.order <= compilation.call.site.order
+                    or site.function is not compilation.call.site.function
+                ):
                     continue
                 target = _target_of(registration, compilation)
                 if target is None:

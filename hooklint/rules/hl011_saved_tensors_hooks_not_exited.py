@@ -93,9 +93,7 @@ class SavedTensorsHooksNotExited(Rule):
             if finding is not None:
                 yield finding
 
-    def _check(
-        self, facts: ModuleFacts, creation: CallSite, enters, exits
-    ) -> Finding | None:
+    def _check(self, facts: ModuleFacts, creation: CallSite, enters, exits) -> Finding | None:
         api = creation.callee.rsplit(".", 1)[-1]  # type: ignore[union-attr]
         role = creation.use.final.role
         if any(e.node.func.value is creation.node for e in enters):  # type: ignore[attr-defined]
@@ -139,11 +137,7 @@ class SavedTensorsHooksNotExited(Rule):
                 message=f"`{target}.__enter__()` is never followed by `{target}.__exit__()`: hooks stay active",
             )
         enter = entered[0]
-        same = [
-            x
-            for x in exited
-            if same_function(x.site, enter.site) and x.site.order > enter.site.order
-        ]
+        same = [x for x in exited if same_function(x.site, enter.site) and x.site.order > enter.site.order]
         if not same or any(x.site.in_finally or x.site.in_except for x in exited):
             return None
         exit_ = same[0]
@@ -169,26 +163,16 @@ class SavedTensorsHooksNotExited(Rule):
             fix_message=f"Use `with {api}(...):`" if edits else "",
         )
 
-    def _fix(
-        self, facts, creation: CallSite, target, at_e, at_x, between, scope_code
-    ) -> list:
+    def _fix(self, facts, creation: CallSite, target, at_e, at_x, between, scope_code) -> list:
         if not target.isidentifier() or word_count(scope_code, target) != 3:
             return []
-        if at_e.statement is not enter_statement(
-            at_e
-        ) or at_x.statement is not enter_statement(at_x):
+        if at_e.statement is not enter_statement(at_e) or at_x.statement is not enter_statement(at_x):
             return []
         path_c = statement_path(facts, creation.site)
-        if (
-            path_c is None
-            or path_c[-1].block is not at_e.block
-            or path_c[-1].index != at_e.index - 1
-        ):
+        if path_c is None or path_c[-1].block is not at_e.block or path_c[-1].index != at_e.index - 1:
             return []
         creation_statement = path_c[-1].statement
-        if not _alone(creation_statement, creation.node) or has_multiline_string(
-            facts, between
-        ):
+        if not _alone(creation_statement, creation.node) or has_multiline_string(facts, between):
             return []
         return with_replacing(
             facts,

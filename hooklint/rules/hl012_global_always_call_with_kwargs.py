@@ -87,7 +87,9 @@ class GlobalAlwaysCallWithKwargs(Rule):
         for registration in facts.registrations:
             if registration.api.name != "register_module_forward_hook":
                 continue
-            if not (registration.keyword_is_true("with_kwargs") and registration.keyword_is_true("always_call")):
+            if not (
+                registration.keyword_is_true("with_kwargs") and registration.keyword_is_true("always_call")
+            ):
                 continue
             if _tolerates_three_arguments(registration):
                 continue

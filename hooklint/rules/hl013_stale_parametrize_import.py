@@ -70,7 +70,11 @@ class StaleParametrizeImport(Rule):
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
         for node, site in facts.import_statements:
-            if not isinstance(node, cst.ImportFrom) or node.relative or isinstance(node.names, cst.ImportStar):
+            if (
+                not isinstance(node, cst.ImportFrom)
+                or node.relative
+                or isinstance(node.names, cst.ImportStar)
+            ):
                 continue
             if node.module is None or dotted_name(node.module) != PARAMETRIZE:
                 continue
@@ -94,7 +98,11 @@ class StaleParametrizeImport(Rule):
         function = site.function
         scope = function if function is not None else facts.module
         module_name = _module_alias(facts)
-        already = module_name is not None and facts.imports.get(module_name) == PARAMETRIZE and module_name not in stale
+        already = (
+            module_name is not None
+            and facts.imports.get(module_name) == PARAMETRIZE
+            and module_name not in stale
+        )
         already = already and _imported_elsewhere(facts, node, module_name)
         edits, withheld = [], None
         if module_name is None:

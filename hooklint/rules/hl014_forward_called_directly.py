@@ -107,9 +107,7 @@ class ForwardCalledDirectly(Rule):
                 shown = shown[:17] + "..."
             yield Finding(
                 node=call.node,
-                message=(
-                    f"`{shown}.forward(...)` skips every hook on `{shown}`; call `{shown}(...)`"
-                ),
+                message=(f"`{shown}.forward(...)` skips every hook on `{shown}`; call `{shown}(...)`"),
                 fix_edits=call_module_instead_of_forward(facts, call.node, call.site.class_def),
                 fix_message=f"Call `{shown}(...)` instead of `.forward(...)`",
             )

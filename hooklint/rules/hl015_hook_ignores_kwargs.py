@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hooklint.analysis.facts import ModuleFacts, Registration
-from hooklint.analysis.hook_args import has_star_args, index_value, param_named, positional_reads, returns_value, uses_name
+from hooklint.analysis.hook_args import (
+    has_star_args,
+    index_value,
+    param_named,
+    positional_reads,
+    returns_value,
+    uses_name,
+)
 from hooklint.analysis.hook_roles import hook_callable
 from hooklint.analysis.keyword_calls import keyword_only_call
 from hooklint.analysis.signatures import signature_mismatch
@@ -129,14 +136,14 @@ class HookIgnoresKwargs(Rule):
                 continue  # its parameters do not fit the registration at all: HL018 says so
             yield self._finding(facts, context, registration, args_name, indexed, unpacked, shared, evidence)
 
-    def _finding(self, facts, context, registration: Registration, args_name, indexed, unpacked, shared, evidence) -> Finding:
+    def _finding(
+        self, facts, context, registration: Registration, args_name, indexed, unpacked, shared, evidence
+    ) -> Finding:
         hook = registration.hook
         arg = _short(args_name, 10)
         shown = f"reads `{arg}[{index_value(indexed[0])}]`" if indexed else f"unpacks `{arg}`"
         called = _short(facts.code(evidence.node.func))
-        message = (
-            f"`{_short(hook.name, 16)}` {shown} without `with_kwargs=True`; `{called}(...)` passes only keywords"
-        )
+        message = f"`{_short(hook.name, 16)}` {shown} without `with_kwargs=True`; `{called}(...)` passes only keywords"
         edits: list = []
         withheld = None
         if self._fixable(registration, indexed, unpacked, shared):

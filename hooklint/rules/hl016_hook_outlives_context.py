@@ -102,7 +102,9 @@ class HookOutlivesContext(Rule):
             reason = "its handle is discarded" if not hook.via else "its handle is not kept"
         else:
             reason = f"its handle (`{_clip(hook.kept)}`) is never removed"
-        undone = "the code after `yield`" if lifecycle.teardown is None else f"`{_clip(lifecycle.teardown.name)}`"
+        undone = (
+            "the code after `yield`" if lifecycle.teardown is None else f"`{_clip(lifecycle.teardown.name)}`"
+        )
         message = f"hook outlives `{_clip(lifecycle.setup.name)}`: {undone} does not remove it and {reason}"
         return Finding(node=hook.registration.call, message=message, related=tuple(c.node for c in hook.via))
 

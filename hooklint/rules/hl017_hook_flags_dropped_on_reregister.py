@@ -96,7 +96,9 @@ class HookFlagsDroppedOnReregister(Rule):
             edits = iterate_items(*copy.values_loop, key, facts)
         withheld = None
         if key is not None:
-            keywords = ", ".join(f"{keyword}={key} in {copy.source}.{side}" for keyword, side, _ in copy.dropped)
+            keywords = ", ".join(
+                f"{keyword}={key} in {copy.source}.{side}" for keyword, side, _ in copy.dropped
+            )
             added = add_keywords(registration.call, keywords)
             edits = edits + added if added else []
             since = max(flag[2] for flag in copy.dropped)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
@@ -50,8 +50,14 @@ class UnusedNoqa(Rule):
         Valid('x = "# noqa: HL999"\n'),
     ]
     INVALID = [
-        Invalid("x = compute()  # noqa: HL999\n", expected="x = compute()\n", line=1, message="unknown: HL999"),
-        Invalid("x = compute()  # noqa: E501, HL001\n", expected="x = compute()  # noqa: E501\n", message="not enabled: HL001"),
+        Invalid(
+            "x = compute()  # noqa: HL999\n", expected="x = compute()\n", line=1, message="unknown: HL999"
+        ),
+        Invalid(
+            "x = compute()  # noqa: E501, HL001\n",
+            expected="x = compute()  # noqa: E501\n",
+            message="not enabled: HL001",
+        ),
         Invalid("x = compute()  # noqa: HL001  # the reason\n", expected="x = compute()  # the reason\n"),
         Invalid("x = compute()  # the reason  # noqa: HL999\n", expected="x = compute()  # the reason\n"),
     ]

@@ -284,7 +284,9 @@ def test_message_names_hook_store_and_handle_fate():
         model.layer4.register_forward_hook(lambda m, i, o: feats.append(o))
         """
     )
-    assert violation.message.startswith("capture hook `<lambda>` appends to `feats` on every forward; its handle is discarded")
+    assert violation.message.startswith(
+        "capture hook `<lambda>` appends to `feats` on every forward; its handle is discarded"
+    )
     from hooklint.rules import rules_by_code
 
     assert len(violation.message) <= 120  # one short line; what to do instead is in `hooklint explain HL002`

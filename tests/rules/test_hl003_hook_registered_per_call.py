@@ -22,13 +22,9 @@ def test_hl003_fix_needs_unsafe_fixes():
             return self.encoder(x)
         """
     )
-    safe = fix_text(
-        source, "t.py", [rules_by_code()["HL003"]], RuleContext(), unsafe=False
-    )
+    safe = fix_text(source, "t.py", [rules_by_code()["HL003"]], RuleContext(), unsafe=False)
     assert safe.text == source and safe.fixed == 0
-    unsafe = fix_text(
-        source, "t.py", [rules_by_code()["HL003"]], RuleContext(), unsafe=True
-    )
+    unsafe = fix_text(source, "t.py", [rules_by_code()["HL003"]], RuleContext(), unsafe=True)
     assert "with self.encoder.register_forward_hook(self._store):" in unsafe.text
 
 

@@ -16,13 +16,8 @@ from hooklint.rules.base import RuleContext
 
 def test_hl004_rewrite_keeps_crlf_and_tabs():
     source = "def run(model, x):\r\n\th = model.register_forward_hook(fn)\r\n\tmodel(x)\r\n\th.remove()\r\n"
-    outcome = fix_text(
-        source, "t.py", [rules_by_code()["HL004"]], RuleContext(), unsafe=False
-    )
-    assert (
-        outcome.text
-        == "def run(model, x):\r\n\twith model.register_forward_hook(fn):\r\n\t\tmodel(x)\r\n"
-    )
+    outcome = fix_text(source, "t.py", [rules_by_code()["HL004"]], RuleContext(), unsafe=False)
+    assert outcome.text == "def run(model, x):\r\n\twith model.register_forward_hook(fn):\r\n\t\tmodel(x)\r\n"
     assert parses(outcome.text)
 
 
@@ -39,9 +34,7 @@ def test_hl004_keeps_comments_and_multiline_calls():
             return x
         """
     )
-    outcome = fix_text(
-        source, "t.py", [rules_by_code()["HL004"]], RuleContext(), unsafe=False
-    )
+    outcome = fix_text(source, "t.py", [rules_by_code()["HL004"]], RuleContext(), unsafe=False)
     assert outcome.text == textwrap.dedent(
         """\
         def run(model, x):

@@ -33,28 +33,34 @@ def test_hl006_is_waived_with_noqa_and_its_fix_is_unsafe():
 
 
 def test_hl006_follows_a_rebinding_that_detaches():
-    assert _codes(
-        """
+    assert (
+        _codes(
+            """
         def hook(module, args, output):
             output = output.detach()
             STORE.append(output)
 
         layer.register_forward_hook(hook)
         """,
-        [HL006],
-    ) == []
+            [HL006],
+        )
+        == []
+    )
 
 
 def test_hl006_ignores_gradients_of_backward_hooks():
-    assert _codes(
-        """
+    assert (
+        _codes(
+            """
         def save_grad(module, grad_input, grad_output):
             GRADS.append(grad_output[0])
 
         layer.register_full_backward_hook(save_grad)
         """,
-        [HL006],
-    ) == []
+            [HL006],
+        )
+        == []
+    )
 
 
 # -- HL006: grad mode, store lifetime, graph use (issue 14) ------------------------------

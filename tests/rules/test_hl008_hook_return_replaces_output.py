@@ -18,8 +18,9 @@ def _codes(text: str) -> list[str]:
 
 
 def test_hl008_leaves_hooks_that_return_on_some_path_alone():
-    assert _codes(
-        """
+    assert (
+        _codes(
+            """
         def scale(module, args, output):
             if module.training:
                 return None
@@ -28,12 +29,15 @@ def test_hl008_leaves_hooks_that_return_on_some_path_alone():
 
         layer.register_forward_hook(scale)
         """
-    ) == []
+        )
+        == []
+    )
 
 
 def test_hl008_in_place_changes_and_local_unwraps_are_not_rebindings():
-    assert _codes(
-        """
+    assert (
+        _codes(
+            """
         def clamp(module, args, output):
             output.clamp_(-1, 1)
 
@@ -44,7 +48,9 @@ def test_hl008_in_place_changes_and_local_unwraps_are_not_rebindings():
         layer.register_forward_hook(clamp)
         layer.register_forward_hook(peek)
         """
-    ) == []
+        )
+        == []
+    )
 
 
 def test_hl008_fix_is_unsafe_and_idempotent():

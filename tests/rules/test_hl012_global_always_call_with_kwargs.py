@@ -49,7 +49,16 @@ def test_hl012_fixed_hook_runs_its_cleanup_when_forward_raises():
     torch = pytest.importorskip("torch")
     fixed = fix_text(_code(GLOBAL_HOOK), "t.py", [HL012], RuleContext(), unsafe=True).text
     namespace = {"CLEANUPS": []}
-    exec(compile(fixed.replace("register_module_forward_hook(_leave", "HANDLE = register_module_forward_hook(_leave"), "fixed", "exec"), namespace)
+    exec(
+        compile(
+            fixed.replace(
+                "register_module_forward_hook(_leave", "HANDLE = register_module_forward_hook(_leave"
+            ),
+            "fixed",
+            "exec",
+        ),
+        namespace,
+    )
 
     class Boom(torch.nn.Module):
         def forward(self, x):
@@ -72,4 +81,7 @@ def test_hl012_fixed_hook_runs_its_cleanup_when_forward_raises():
 def test_hl012_fix_after_a_docstring_only_body_keeps_the_docstrings_comment():
     source = GLOBAL_HOOK.replace("    CLEANUPS.append(module)\n", '    """Leave."""  # the exit side\n')
     fixed = fix_text(_code(source), "t.py", [HL012], RuleContext(), unsafe=True).text
-    assert '    """Leave."""  # the exit side\n    kwargs, output = (rest[0], rest[1]) if len(rest) == 2' in fixed
+    assert (
+        '    """Leave."""  # the exit side\n    kwargs, output = (rest[0], rest[1]) if len(rest) == 2'
+        in fixed
+    )

@@ -16,9 +16,13 @@ HL014 = find_rule("HL014")
 
 # -- HL014: unsafe fix --------------------------------------------------------------------
 def test_hl014_fix_is_unsafe_only():
-    source = "import torch\nclass Net(torch.nn.Module):\n    def run(self, x):\n        return self.forward(x)\n"
+    source = (
+        "import torch\nclass Net(torch.nn.Module):\n    def run(self, x):\n        return self.forward(x)\n"
+    )
     assert fix_text(source, "t.py", [HL014], RuleContext(), unsafe=False).fixed == 0
-    assert fix_text(source, "t.py", [HL014], RuleContext(), unsafe=True).text == source.replace("self.forward(x)", "self(x)")
+    assert fix_text(source, "t.py", [HL014], RuleContext(), unsafe=True).text == source.replace(
+        "self.forward(x)", "self(x)"
+    )
 
 
 @pytest.mark.parametrize(

@@ -146,7 +146,10 @@ def test_an_installer_called_through_a_helper_two_calls_deep():
     """
     assert _codes(code, [HL016]) == [("HL016", 4)]
     assert _codes(code, [HL016]) == sorted(
-        (v.code, v.start.line) for v in lint_text(textwrap.dedent(code).lstrip("\n"), "m.py", [HL016], RuleContext(), skip_irrelevant=False)
+        (v.code, v.start.line)
+        for v in lint_text(
+            textwrap.dedent(code).lstrip("\n"), "m.py", [HL016], RuleContext(), skip_irrelevant=False
+        )
     )
 
 

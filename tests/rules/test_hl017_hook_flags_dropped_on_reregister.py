@@ -57,7 +57,9 @@ def test_torch_keeps_hook_flags_beside_the_hook_dicts_and_a_copy_loses_them():
     torch = pytest.importorskip("torch")
     layer = torch.nn.Linear(2, 2)
     calls = []
-    handle = layer.register_forward_hook(lambda m, a, k, out: calls.append(k), with_kwargs=True, always_call=True)  # noqa: HL002  the layer is local
+    handle = layer.register_forward_hook(
+        lambda m, a, k, out: calls.append(k), with_kwargs=True, always_call=True
+    )  # noqa: HL002  the layer is local
     assert handle.id in layer._forward_hooks_with_kwargs and handle.id in layer._forward_hooks_always_called
     pre = layer.register_forward_pre_hook(lambda m, a, k: None, with_kwargs=True)
     assert pre.id in layer._forward_pre_hooks_with_kwargs

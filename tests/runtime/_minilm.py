@@ -94,9 +94,7 @@ def read_safetensors(path: Path) -> dict[str, torch.Tensor]:
         if name == "__metadata__":
             continue
         start, end = info["data_offsets"]
-        flat = torch.frombuffer(
-            bytearray(body[start:end]), dtype=_DTYPES[info["dtype"]]
-        )
+        flat = torch.frombuffer(bytearray(body[start:end]), dtype=_DTYPES[info["dtype"]])
         tensors[name] = flat.reshape(info["shape"])
     return tensors
 
@@ -111,9 +109,7 @@ class _SelfAttention(nn.Module):
         batch, length, hidden = x.shape
 
         def split(t):
-            return t.view(batch, length, self.heads, hidden // self.heads).transpose(
-                1, 2
-            )
+            return t.view(batch, length, self.heads, hidden // self.heads).transpose(1, 2)
 
         q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
         out = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask_bias)
@@ -200,9 +196,7 @@ class MiniLM(nn.Module):
             eps,
         )
         self.encoder = _Encoder(
-            BertLayer(
-                hidden, config["num_attention_heads"], config["intermediate_size"], eps
-            )
+            BertLayer(hidden, config["num_attention_heads"], config["intermediate_size"], eps)
             for _ in range(config["num_hidden_layers"])
         )
 
@@ -210,9 +204,9 @@ class MiniLM(nn.Module):
         hidden = self.embeddings(input_ids)
         mask_bias = None
         if attention_mask is not None:
-            mask_bias = (
-                1.0 - attention_mask[:, None, None, :].to(hidden.dtype)
-            ) * torch.finfo(hidden.dtype).min
+            mask_bias = (1.0 - attention_mask[:, None, None, :].to(hidden.dtype)) * torch.finfo(
+                hidden.dtype
+            ).min
         for layer in self.encoder.layer:
             hidden = layer(hidden, mask_bias)
         return hidden
@@ -233,9 +227,7 @@ def load_model(
     model = MiniLM(config)
     state = read_safetensors(directory / weights)
     wanted = model.state_dict().keys()
-    model.load_state_dict(
-        {k: v.to(dtype) for k, v in state.items() if k in wanted}, strict=True
-    )
+    model.load_state_dict({k: v.to(dtype) for k, v in state.items() if k in wanted}, strict=True)
     return model.to(dtype).eval()
 
 
@@ -252,9 +244,7 @@ class WordPiece:
     def __init__(self, vocab_path: Path):
         words = vocab_path.read_text(encoding="utf-8").splitlines()
         self.vocab = {word: index for index, word in enumerate(words)}
-        self.cls_id, self.sep_id, self.unk_id = (
-            self.vocab[t] for t in ("[CLS]", "[SEP]", "[UNK]")
-        )
+        self.cls_id, self.sep_id, self.unk_id = (self.vocab[t] for t in ("[CLS]", "[SEP]", "[UNK]"))
 
     def ids(self, text: str) -> list[int]:
         """Token ids of ``text``, without ``[CLS]``/``[SEP]``."""
@@ -272,11 +262,7 @@ class WordPiece:
                 spaced.append(" " if char.isspace() else char)
         words = []
         for token in "".join(spaced).lower().split():
-            token = "".join(
-                c
-                for c in unicodedata.normalize("NFD", token)
-                if unicodedata.category(c) != "Mn"
-            )
+            token = "".join(c for c in unicodedata.normalize("NFD", token) if unicodedata.category(c) != "Mn")
             current = ""
             for char in token:
                 if _is_punctuation(char):
@@ -341,17 +327,12 @@ def docstring_text(module_names) -> str:
         module = importlib.import_module(module_name)
         parts.append(inspect.getdoc(module) or "")
         for name, member in sorted(vars(module).items()):
-            if (
-                not name.startswith("_")
-                and getattr(member, "__module__", None) == module_name
-            ):
+            if not name.startswith("_") and getattr(member, "__module__", None) == module_name:
                 parts.append(inspect.getdoc(member) or "")
     return "\n".join(part for part in parts if part)
 
 
-def calibration_samples(
-    tokenizer: WordPiece, nsamples: int, seqlen: int
-) -> list[torch.Tensor]:
+def calibration_samples(tokenizer: WordPiece, nsamples: int, seqlen: int) -> list[torch.Tensor]:
     """``nsamples`` inputs of shape ``(1, seqlen)``: ``[CLS]`` + calibration text + ``[SEP]``.
 
     Each calibration module's token stream is cut into consecutive chunks of
@@ -364,20 +345,14 @@ def calibration_samples(
     per_module = []
     for name in CALIBRATION_MODULES:
         stream = tokenizer.ids(docstring_text([name]))
-        per_module.append(
-            [stream[i : i + body] for i in range(0, len(stream) - body + 1, body)]
-        )
+        per_module.append([stream[i : i + body] for i in range(0, len(stream) - body + 1, body)])
     samples: list[torch.Tensor] = []
     for rank in range(max(len(chunks) for chunks in per_module)):
         for chunks in per_module:
             if rank < len(chunks) and len(samples) < nsamples:
-                samples.append(
-                    torch.tensor([[tokenizer.cls_id, *chunks[rank], tokenizer.sep_id]])
-                )
+                samples.append(torch.tensor([[tokenizer.cls_id, *chunks[rank], tokenizer.sep_id]]))
     if len(samples) < nsamples:
-        raise ValueError(
-            f"calibration text too short: {len(samples)} samples of {seqlen} tokens"
-        )
+        raise ValueError(f"calibration text too short: {len(samples)} samples of {seqlen} tokens")
     return samples
 
 
@@ -415,9 +390,7 @@ def _prose_sentences(module_name: str) -> list[str]:
     return found
 
 
-def encode(
-    tokenizer: WordPiece, sentences, max_length: int = 128
-) -> dict[str, torch.Tensor]:
+def encode(tokenizer: WordPiece, sentences, max_length: int = 128) -> dict[str, torch.Tensor]:
     """A batch ``{"input_ids", "attention_mask"}``, right-padded with 0 to the longest sentence."""
     ids = [
         [tokenizer.cls_id, *tokenizer.ids(sentence)[: max_length - 2], tokenizer.sep_id]
@@ -426,16 +399,12 @@ def encode(
     length = max(len(row) for row in ids)
     return {
         "input_ids": torch.tensor([row + [0] * (length - len(row)) for row in ids]),
-        "attention_mask": torch.tensor(
-            [[1] * len(row) + [0] * (length - len(row)) for row in ids]
-        ),
+        "attention_mask": torch.tensor([[1] * len(row) + [0] * (length - len(row)) for row in ids]),
     }
 
 
 @torch.no_grad()
-def embed(
-    model: MiniLM, batch: dict[str, torch.Tensor]
-) -> tuple[torch.Tensor, torch.Tensor]:
+def embed(model: MiniLM, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """Last hidden states and normalized mean-pooled sentence embeddings."""
     hidden = model(**batch).float()
     mask = batch["attention_mask"][..., None].to(hidden)

@@ -21,9 +21,7 @@ def load_benchmark(name: str):
     """Import ``benchmarks/<name>.py`` by path (benchmarks/ is not a package)."""
     module_name = f"benchmarks_{name}"
     if module_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            module_name, BENCHMARKS / f"{name}.py"
-        )
+        spec = importlib.util.spec_from_file_location(module_name, BENCHMARKS / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module
         spec.loader.exec_module(module)

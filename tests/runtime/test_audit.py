@@ -19,9 +19,7 @@ from torch.nn.modules.module import register_module_forward_pre_hook as imported
 
 pytest_plugins = ["pytester"]
 
-REPORT_LINE = re.compile(
-    r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>HLR\d{3}) .+$"
-)
+REPORT_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>HLR\d{3}) .+$")
 
 
 def this_line_plus(offset: int) -> int:
@@ -37,9 +35,7 @@ def parse(report: str) -> list[tuple[str, int, int, str]]:
     for text in report.splitlines():
         match = REPORT_LINE.match(text)
         assert match, f"not in path:line:col: CODE message form: {text!r}"
-        lines.append(
-            (match["path"], int(match["line"]), int(match["col"]), match["code"])
-        )
+        lines.append((match["path"], int(match["line"]), int(match["col"]), match["code"]))
     return lines
 
 
@@ -173,9 +169,7 @@ def test_hooks_torch_registers_for_itself_are_not_recorded():
 def test_one_finding_per_site_with_the_count_and_the_test_file_frame(tmp_path):
     library = tmp_path / "some_library.py"
     library.write_text(
-        "def instrument(module, hook):\n"
-        "    for _ in range(8):\n"
-        "        module.register_forward_hook(hook)\n"
+        "def instrument(module, hook):\n    for _ in range(8):\n        module.register_forward_hook(hook)\n"
     )
     spec = importlib.util.spec_from_file_location("some_library", library)
     some_library = importlib.util.module_from_spec(spec)
@@ -193,9 +187,7 @@ def test_one_finding_per_site_with_the_count_and_the_test_file_frame(tmp_path):
     )
     assert finding.test_frame.path == __file__
     assert finding.test_frame.line == expected_line
-    assert str(finding).endswith(
-        f"(8 registrations); called from {finding.test_frame}; in test test_x"
-    )
+    assert str(finding).endswith(f"(8 registrations); called from {finding.test_frame}; in test test_x")
 
 
 def test_removed_hooks_and_dead_owners_are_not_reported():
@@ -204,9 +196,7 @@ def test_removed_hooks_and_dead_owners_are_not_reported():
         with model.register_forward_hook(noop), capture_outputs(model):
             model(torch.randn(1, 2))
         temporary = nn.Linear(2, 2)
-        temporary.register_forward_hook(
-            lambda module, *rest: module
-        )  # dies with its module
+        temporary.register_forward_hook(lambda module, *rest: module)  # dies with its module
         parameter = nn.Parameter(torch.ones(1))
         parameter.register_hook(noop)
         del temporary, parameter
@@ -220,9 +210,7 @@ def test_hook_kept_alive_only_by_a_reference_cycle_is_not_reported():
     class SelfCapturing(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.register_forward_hook(
-                lambda *args: self
-            )  # module -> hooks -> closure -> module
+            self.register_forward_hook(lambda *args: self)  # module -> hooks -> closure -> module
 
     def build():
         SelfCapturing()
@@ -269,9 +257,7 @@ def test_buggy_cache_pair_under_checkpoint_is_reported(gpu_verify):
     x = torch.randn(4, 8, requires_grad=True)
     with HookAudit(strict=True) as audit:
         handles = gpu_verify.install_original_pair(experts)
-        torch.utils.checkpoint.checkpoint(
-            experts, x, torch.ones(4, 2), use_reentrant=False
-        ).sum().backward()
+        torch.utils.checkpoint.checkpoint(experts, x, torch.ones(4, 2), use_reentrant=False).sum().backward()
     counter, P._cache_enabled, P._cache = P._cache_enabled, 0, {}
     for handle in handles:
         handle.remove()
@@ -365,9 +351,7 @@ def test_plugin_option_audits_every_test(pytester):
     pytester.makepyfile(test_leaky=LEAKY_TESTS)
     result = pytester.runpytest_inprocess("--hooklint-audit")
     result.assert_outcomes(passed=2, failed=3)
-    result.stdout.fnmatch_lines(
-        ["*test_leaky.py:7:5: HLR001 forward hook registered here*"]
-    )
+    result.stdout.fnmatch_lines(["*test_leaky.py:7:5: HLR001 forward hook registered here*"])
     strict = pytester.runpytest_inprocess("--hooklint-audit-strict")
     strict.assert_outcomes(passed=1, failed=4)
     strict.stdout.fnmatch_lines(["*test_leaky.py:23:17: HLR001 *strict mode*"])

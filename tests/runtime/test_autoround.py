@@ -11,6 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from hooklint.runtime._autoround_layers import WeightSpec
 from hooklint.runtime._autoround_quant import (
     fake_quantize,
     pack_codes,
@@ -18,7 +19,6 @@ from hooklint.runtime._autoround_quant import (
     to_groups,
     unpack_codes,
 )
-from hooklint.runtime._autoround_layers import WeightSpec
 from hooklint.runtime._autoround_tune import WeightTuner, _EpochSampler
 from hooklint.runtime.autoround import (
     AutoRound,
@@ -68,10 +68,7 @@ class Model(torch.nn.Module):
 def calibration(samples: int = 16):
     generator = torch.Generator().manual_seed(1)
     ids = torch.randint(0, 50, (samples, SEQ), generator=generator)
-    return [
-        {"input_ids": ids[i : i + 2], "attention_mask": torch.ones(2, SEQ)}
-        for i in range(0, samples, 2)
-    ]
+    return [{"input_ids": ids[i : i + 2], "attention_mask": torch.ones(2, SEQ)} for i in range(0, samples, 2)]
 
 
 def small(**overrides) -> AutoRound:
@@ -88,8 +85,7 @@ def small(**overrides) -> AutoRound:
 def hooks_in(model: torch.nn.Module) -> int:
     """Number of forward/backward hooks registered on any submodule."""
     return sum(
-        len(m._forward_pre_hooks) + len(m._forward_hooks) + len(m._backward_hooks)
-        for m in model.modules()
+        len(m._forward_pre_hooks) + len(m._forward_hooks) + len(m._backward_hooks) for m in model.modules()
     )
 
 
@@ -97,9 +93,7 @@ def live_tensor_bytes() -> int:
     """Bytes of every tensor storage reachable from Python objects."""
     storages = {}
     for obj in gc.get_objects():
-        if issubclass(
-            type(obj), torch.Tensor
-        ):  # type(): no attribute access on lazy proxies
+        if issubclass(type(obj), torch.Tensor):  # type(): no attribute access on lazy proxies
             storage = obj.untyped_storage()
             storages[storage.data_ptr()] = storage.nbytes()
     return sum(storages.values())
@@ -143,17 +137,13 @@ def autograd_fake_quantize(grouped, bits, sym, offset, min_scale, max_scale):
     if sym:
         half = 2 ** (bits - 1)
         scale = torch.where(-wmin > wmax, -wmin, -wmax) / half
-        scale = torch.where(scale < 0, scale.clamp(max=-1e-5), scale.clamp(min=1e-5))[
-            :, None
-        ]
+        scale = torch.where(scale < 0, scale.clamp(max=-1e-5), scale.clamp(min=1e-5))[:, None]
         return scale * clamp_inclusive(round_ste(grouped / scale + offset), -half, half - 1)
     top = 2**bits - 1
     scale = ((wmax - wmin) / top).clamp(min=1e-5)
     zero = round_ste(-wmin / scale)[:, None]
     scale = scale[:, None]
-    return scale * (
-        clamp_inclusive(round_ste(grouped / scale + offset) + zero, 0, top) - zero
-    )
+    return scale * (clamp_inclusive(round_ste(grouped / scale + offset) + zero, 0, top) - zero)
 
 
 def test_asymmetric_rtn_codes_lie_on_grid_and_error_is_half_a_step():
@@ -171,12 +161,8 @@ def test_asymmetric_rtn_codes_lie_on_grid_and_error_is_half_a_step():
 def test_symmetric_uses_the_full_range_and_keeps_the_extreme_exact():
     grouped = torch.tensor([[-1.0, 0.25, 0.5, 0.6], [0.2, -0.1, 0.9, 0.0]])
     dequantized, codes = quantize_codes(grouped, bits=4, sym=True)
-    assert (
-        codes.codes[0, 0] == 0 and codes.codes[1, 2] == 0
-    )  # the extreme takes code -8
-    assert dequantized[0, 0] == pytest.approx(-1.0) and dequantized[
-        1, 2
-    ] == pytest.approx(0.9)
+    assert codes.codes[0, 0] == 0 and codes.codes[1, 2] == 0  # the extreme takes code -8
+    assert dequantized[0, 0] == pytest.approx(-1.0) and dequantized[1, 2] == pytest.approx(0.9)
     assert torch.all(codes.zero == 8)
 
 
@@ -201,8 +187,7 @@ def test_hand_written_backward_matches_autograd(sym, bits):
     upstream = torch.randn(64, 32, generator=generator)
     start = {
         "offset": (torch.rand(64, 32, generator=generator) - 0.5) * 0.8,
-        "min_scale": torch.rand(64, generator=generator) * 1.4
-        - 0.2,  # some outside [0, 1]
+        "min_scale": torch.rand(64, generator=generator) * 1.4 - 0.2,  # some outside [0, 1]
         "max_scale": torch.rand(64, generator=generator) * 1.4 - 0.2,
     }
     grads = []
@@ -221,9 +206,7 @@ def test_hand_written_backward_matches_autograd(sym, bits):
     (ours, our_grads), (oracle, oracle_grads) = grads
     assert torch.allclose(ours, oracle, atol=1e-6)
     for name in start:
-        assert torch.allclose(
-            our_grads[name], oracle_grads[name], rtol=1e-4, atol=1e-4
-        ), name
+        assert torch.allclose(our_grads[name], oracle_grads[name], rtol=1e-4, atol=1e-4), name
 
 
 def test_tuner_clamps_stored_scales_so_a_scale_past_one_keeps_its_gradient():
@@ -311,9 +294,9 @@ def test_tuning_beats_round_to_nearest(sym):
 
 
 def test_without_minmax_tuning_or_quantized_inputs_still_improves():
-    stats = small(
-        iters=20, enable_minmax_tuning=False, enable_quanted_input=False
-    ).quantize(Model(), calibration())
+    stats = small(iters=20, enable_minmax_tuning=False, enable_quanted_input=False).quantize(
+        Model(), calibration()
+    )
     assert all(block.best_loss < block.initial_loss for block in stats)
 
 
@@ -377,9 +360,7 @@ def test_capture_stops_the_model_forward_at_the_last_watched_block():
 def test_no_hook_on_any_module_while_a_block_is_optimised():
     model = Model()
     hook_counts = []
-    small(on_iteration=lambda event: hook_counts.append(hooks_in(model))).quantize(
-        model, calibration()
-    )
+    small(on_iteration=lambda event: hook_counts.append(hooks_in(model))).quantize(model, calibration())
     assert len(hook_counts) == 3 * 12 and set(hook_counts) == {0}
 
     leaky_model = Model()

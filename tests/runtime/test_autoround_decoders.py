@@ -150,13 +150,9 @@ def _padded_calibration(samples=8, length=16):
 def test_padded_and_unpadded_calibration_give_the_models_own_block_outputs():
     model = hf.llama(layers=3)
     calibration = _padded_calibration()
-    quantizer = RecordingAutoRound(
-        group_size=32, iters=2, nsamples=8, batch_size=8, progress=False
-    )
+    quantizer = RecordingAutoRound(group_size=32, iters=2, nsamples=8, batch_size=8, progress=False)
     with torch.no_grad():
-        expected = [
-            model(**item, output_hidden_states=True).hidden_states for item in calibration
-        ]
+        expected = [model(**item, output_hidden_states=True).hidden_states for item in calibration]
     stats = quantizer.quantize(model, calibration)
     assert len(stats) == 3
     for layer in range(2):  # the final hidden state is after the norm
@@ -222,9 +218,7 @@ def test_mixtral_fused_experts_are_quantized_per_expert_and_the_router_is_not():
 def test_t5_encoder_and_decoder_stacks_are_both_quantized():
     model = hf.t5(layers=3)
     calibration = hf.t5_calibration()
-    quantizer = RecordingAutoRound(
-        group_size=32, iters=2, nsamples=8, batch_size=4, progress=False
-    )
+    quantizer = RecordingAutoRound(group_size=32, iters=2, nsamples=8, batch_size=4, progress=False)
     with torch.no_grad():
         expected = [model(**item, output_hidden_states=True) for item in calibration]
     stats = quantizer.quantize(model, calibration)
@@ -238,9 +232,7 @@ def test_t5_encoder_and_decoder_stacks_are_both_quantized():
     # Blocks after the first receive block 0's position bias: their fp targets are the model's.
     block1 = quantizer.targets[id(model.encoder.block[1])]
     for i in range(len(calibration)):
-        torch.testing.assert_close(
-            block1[i], expected[i].encoder_hidden_states[2][0], rtol=1e-4, atol=1e-5
-        )
+        torch.testing.assert_close(block1[i], expected[i].encoder_hidden_states[2][0], rtol=1e-4, atol=1e-5)
 
 
 # --- layer_config and the skip/raise behaviour -------------------------------------------------
@@ -255,9 +247,7 @@ def test_layer_config_sets_bits_group_size_sym_and_skips():
         "model.layers.1.mlp.up_proj": {"group_size": 16, "sym": True},  # exact name
         "model.layers.1.*": {"bits": 3},  # loses to the exact name and the suffix
     }
-    quantizer, _ = _quantize_small(
-        model, list(hf.token_ids(8, 16).split(1)), layer_config=layer_config
-    )
+    quantizer, _ = _quantize_small(model, list(hf.token_ids(8, 16).split(1)), layer_config=layer_config)
     specs = quantizer.coverage.quantized
     assert specs["model.layers.0.mlp.down_proj.weight"].bits == 8
     assert specs["model.layers.1.mlp.down_proj.weight"].bits == 8
@@ -362,7 +352,9 @@ def test_padded_positions_are_left_out_of_the_loss():
 def test_padding_does_not_change_the_loss_of_the_real_tokens():
     """Garbage on padded positions must not move the loss: right-padded copies give the same loss."""
     ids = hf.token_ids(8, 12)
-    plain = [{"input_ids": ids[i : i + 1], "attention_mask": torch.ones(1, 12, dtype=torch.long)} for i in range(8)]
+    plain = [
+        {"input_ids": ids[i : i + 1], "attention_mask": torch.ones(1, 12, dtype=torch.long)} for i in range(8)
+    ]
     padded = [
         {
             "input_ids": torch.cat([ids[i : i + 1], torch.zeros(1, 4, dtype=torch.long)], dim=1),

@@ -131,7 +131,10 @@ def test_packing_matches_the_auto_round_package_byte_for_byte(sym):
     for key in ("qweight", "qzeros", "scales", "g_idx"):
         mine, package_tensor = ours[key], getattr(theirs, key)
         assert mine.dtype == package_tensor.dtype and mine.shape == package_tensor.shape, key
-        assert mine.contiguous().view(torch.uint8).tolist() == package_tensor.contiguous().view(torch.uint8).tolist(), key
+        assert (
+            mine.contiguous().view(torch.uint8).tolist()
+            == package_tensor.contiguous().view(torch.uint8).tolist()
+        ), key
 
 
 @pytest.mark.cuda

@@ -20,9 +20,7 @@ from hooklint.runtime.autoround import AutoRound
 
 
 def _load_helper():
-    spec = importlib.util.spec_from_file_location(
-        "_minilm", Path(__file__).with_name("_minilm.py")
-    )
+    spec = importlib.util.spec_from_file_location("_minilm", Path(__file__).with_name("_minilm.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -57,9 +55,7 @@ def test_autoround_w4g128_beats_rtn_on_minilm(setup):
     rtn = minilm.compare(model, rtn_model, heldout)
 
     tuned_model = copy.deepcopy(model)
-    quantizer = AutoRound(
-        bits=4, group_size=128, iters=50, nsamples=32, seqlen=32, progress=False
-    )
+    quantizer = AutoRound(bits=4, group_size=128, iters=50, nsamples=32, seqlen=32, progress=False)
     stats = quantizer.quantize(tuned_model, calibration)
     tuned = minilm.compare(model, tuned_model, heldout)
 

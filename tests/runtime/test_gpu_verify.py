@@ -19,9 +19,7 @@ def test_cpu_run_prints_passing_report(gpu_verify, capsys):
     assert report["passed"] and set(report["variants"]) == set(gpu_verify.VARIANTS)
 
 
-def test_autoround_result_is_included_when_the_module_defines_run(
-    gpu_verify, monkeypatch, tmp_path
-):
+def test_autoround_result_is_included_when_the_module_defines_run(gpu_verify, monkeypatch, tmp_path):
     module = tmp_path / "gpu_autoround.py"
     monkeypatch.setattr(gpu_verify, "AUTOROUND_MODULE", module)
     assert gpu_verify.run_autoround() is None

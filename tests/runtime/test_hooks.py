@@ -31,9 +31,7 @@ class Gate:
         return module.name
 
     def exit(self, module, state):
-        assert state == module.name, (
-            "exit must receive what enter returned for the same call"
-        )
+        assert state == module.name, "exit must receive what enter returned for the same call"
         self.held -= 1
         self.log.append(("exit", module.name))
 
@@ -111,9 +109,7 @@ def test_clamp_releases_outer_hold_when_inner_pre_hook_fails():
 
     def clamp_pair(module, gate):
         module.register_forward_pre_hook(lambda m, args: gate.enter(m))
-        module.register_forward_hook(
-            lambda m, args, out: gate.exit_clamped(m), always_call=True
-        )
+        module.register_forward_hook(lambda m, args, out: gate.exit_clamped(m), always_call=True)
 
     _, outer = _outer_holding_gate_while_inner_fails(clamp_pair)
     assert outer.held_after_inner_failed == 0
@@ -189,7 +185,7 @@ def test_checkpoint_early_stop_recompute_balances():
     paired_forward_hooks(module, gate.enter, gate.exit)
     module.register_forward_hook(lambda m, a, o: plain_post_calls.append(o))
     x = torch.randn(4, requires_grad=True)
-    for step in range(3):
+    for _ in range(3):
         checkpoint(module, x, use_reentrant=False).backward()
         assert gate.held == 0
     # enter ran in forward and in recompute; the recompute was aborted (a plain post-hook missed it)
@@ -254,9 +250,7 @@ def test_capture_stops_the_forward_after_the_last_wanted_capture():
     model = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 2))
     later_calls = []
     model[2].register_forward_pre_hook(lambda m, a: later_calls.append(a))
-    with capture_outputs(
-        [model[0], model[1]], max_calls=1, stop_early=True
-    ) as captured:
+    with capture_outputs([model[0], model[1]], max_calls=1, stop_early=True) as captured:
         model(torch.randn(1, 2))
         pytest.fail("the rest of the with block is skipped after an early stop")
     assert later_calls == []
@@ -299,9 +293,7 @@ class Stack(nn.Module):
 
 def test_containers_and_sequences_expand_to_their_members():
     model = Stack()
-    with capture_outputs(
-        [model.layers, {"heads": model.heads}], max_calls=1
-    ) as captured:
+    with capture_outputs([model.layers, {"heads": model.heads}], max_calls=1) as captured:
         model(torch.randn(1, 2))
     assert set(captured.by_module) == {*model.layers, *model.heads.values()}
     assert all(len(records) == 1 for records in captured.by_module.values())

@@ -22,10 +22,7 @@ STEPS = 50
 
 
 def relative_rms_error(approx: torch.Tensor, exact: torch.Tensor) -> float:
-    return (
-        (approx.float() - exact.float()).pow(2).mean().sqrt()
-        / exact.float().pow(2).mean().sqrt()
-    ).item()
+    return ((approx.float() - exact.float()).pow(2).mean().sqrt() / exact.float().pow(2).mean().sqrt()).item()
 
 
 def quantized_linear(weight: torch.Tensor, **kwargs) -> nn.Linear:
@@ -39,25 +36,18 @@ def quantized_linear(weight: torch.Tensor, **kwargs) -> nn.Linear:
 # Relative RMS error of blockwise-64 absmax quantization of N(0, 1) weights
 # (measured: NF4 0.092, bitsandbytes' FP4 0.122, E2M1 0.106); NF4's code book is
 # optimal for normal data.
-@pytest.mark.parametrize(
-    ("quant_type", "bound"), [("nf4", 0.10), ("fp4", 0.13), ("e2m1", 0.115)]
-)
+@pytest.mark.parametrize(("quant_type", "bound"), [("nf4", 0.10), ("fp4", 0.13), ("e2m1", 0.115)])
 @pytest.mark.parametrize("compress_statistics", [False, True])
-def test_reconstruction_error_of_gaussian_weights(
-    quant_type, bound, compress_statistics
-):
+def test_reconstruction_error_of_gaussian_weights(quant_type, bound, compress_statistics):
     weight = torch.randn(256, 256, generator=torch.Generator().manual_seed(0))
-    layer = quantized_linear(
-        weight, quant_type=quant_type, compress_statistics=compress_statistics
-    )
+    layer = quantized_linear(weight, quant_type=quant_type, compress_statistics=compress_statistics)
     assert relative_rms_error(layer.weight, weight) < bound
 
 
 def test_nf4_beats_fp4_on_gaussian_weights():
     weight = torch.randn(256, 256, generator=torch.Generator().manual_seed(1))
     errors = {
-        q: relative_rms_error(quantized_linear(weight, quant_type=q).weight, weight)
-        for q in ("nf4", "fp4")
+        q: relative_rms_error(quantized_linear(weight, quant_type=q).weight, weight) for q in ("nf4", "fp4")
     }
     assert errors["nf4"] < errors["fp4"]
 
@@ -77,10 +67,7 @@ def test_every_value_rounds_to_a_neighbouring_code(numel, blocksize, quant_type,
     restored = dequantize_4bit(packed, absmax, code, x.shape, x.dtype)
     half_gap = code.sort().values.diff().max() / 2
     per_value_absmax = absmax.repeat_interleave(blocksize)[:numel]
-    assert (
-        packed.dtype == torch.uint8
-        and packed.numel() == absmax.numel() * blocksize // 2
-    )
+    assert packed.dtype == torch.uint8 and packed.numel() == absmax.numel() * blocksize // 2
     assert torch.all((restored - x).abs() <= per_value_absmax * half_gap + 1e-6)
 
 
@@ -92,18 +79,14 @@ def test_fused_expert_weight_keeps_shape_and_dtype_and_packs_two_per_byte():
     packed = experts.parametrizations.weight.original
     assert packed.dtype == torch.uint8 and packed.numel() == reference.numel() // 2
     assert not packed.requires_grad
-    assert (
-        experts.weight.shape == (4, 32, 16) and experts.weight.dtype == torch.bfloat16
-    )
+    assert experts.weight.shape == (4, 32, 16) and experts.weight.dtype == torch.bfloat16
     assert relative_rms_error(experts.weight, reference) < 0.115
 
 
 @pytest.mark.parametrize("compress_statistics", [False, True])
 def test_state_dict_round_trip(compress_statistics):
     weight = torch.randn(24, 40)
-    source = quantized_linear(
-        weight, quant_type="fp4", blocksize=32, compress_statistics=compress_statistics
-    )
+    source = quantized_linear(weight, quant_type="fp4", blocksize=32, compress_statistics=compress_statistics)
     # The target starts from other weights and another quant type and block size;
     # loading restores the codes, the scales and the quantization settings.
     target = quantized_linear(
@@ -119,9 +102,7 @@ def test_state_dict_round_trip(compress_statistics):
 
 def test_compressed_statistics_use_less_memory():
     def state_bytes(layer):
-        return sum(
-            t.nbytes for t in layer.state_dict().values() if isinstance(t, torch.Tensor)
-        )
+        return sum(t.nbytes for t in layer.state_dict().values() if isinstance(t, torch.Tensor))
 
     weight = torch.randn(512, 512)
     plain = quantized_linear(weight, compress_statistics=False)
@@ -151,9 +132,7 @@ class ReadsWeightTwice(nn.Module):
 
 def count_dequantizations(module: nn.Module) -> list:
     calls = []
-    module.parametrizations.weight[0].register_forward_hook(
-        lambda *args: calls.append(1)
-    )
+    module.parametrizations.weight[0].register_forward_hook(lambda *args: calls.append(1))
     return calls
 
 
@@ -185,9 +164,7 @@ def test_cache_nests_inside_an_outer_cached_region():
     enable_dequant_cache(module)
     with P.cached():
         module(torch.randn(2, 8))
-        assert (
-            P._cache_enabled == 1 and len(P._cache) == 1
-        )  # the outer region keeps its cache
+        assert P._cache_enabled == 1 and len(P._cache) == 1  # the outer region keeps its cache
     assert P._cache_enabled == 0 and P._cache == {}
 
 
@@ -195,10 +172,7 @@ def test_cache_nests_inside_an_outer_cached_region():
 def training_runs(gpu_verify):
     """The gpu_verify experiment on CPU: every variant, 50 steps, tiny fused-MoE model."""
     config = gpu_verify.ModelConfig(layers=2, experts=4, dim=32, tokens=8)
-    runs = {
-        v: gpu_verify.run_variant(v, config, STEPS, torch.device("cpu"))
-        for v in gpu_verify.VARIANTS
-    }
+    runs = {v: gpu_verify.run_variant(v, config, STEPS, torch.device("cpu")) for v in gpu_verify.VARIANTS}
     return config, runs
 
 
@@ -206,14 +180,10 @@ def test_original_pair_leaks_under_non_reentrant_checkpoint(training_runs):
     """Reproduces the bitsandbytes bug on purpose: the counter climbs and the dequantized weights stay pinned."""
     config, runs = training_runs
     original = runs["original"]
-    assert original.cache_enabled == [
-        config.layers * (step + 1) for step in range(STEPS)
-    ]
+    assert original.cache_enabled == [config.layers * (step + 1) for step in range(STEPS)]
     assert set(original.cache_entries) == {config.layers}
     assert set(original.cached_bytes) == {config.dequantized_bytes()}
-    assert original.dequant_calls[1:] == [0] * (
-        STEPS - 1
-    )  # a stale cache is served forever
+    assert original.dequant_calls[1:] == [0] * (STEPS - 1)  # a stale cache is served forever
     pinned = original.memory_bytes[-1] - runs["enable_dequant_cache"].memory_bytes[-1]
     assert pinned == config.dequantized_bytes()
 
@@ -231,12 +201,8 @@ def test_enable_dequant_cache_is_released_every_step(training_runs):
 
 def test_acceptance_checks_pass_on_cpu(gpu_verify, training_runs):
     config, runs = training_runs
-    assert gpu_verify.check_runs(runs, config) == dict.fromkeys(
-        gpu_verify.check_runs(runs, config), True
-    )
-    assert (
-        P._cache_enabled == 0
-    )  # run_variant restores the global state after the leaking variant
+    assert gpu_verify.check_runs(runs, config) == dict.fromkeys(gpu_verify.check_runs(runs, config), True)
+    assert P._cache_enabled == 0  # run_variant restores the global state after the leaking variant
 
 
 @pytest.mark.cuda
@@ -264,16 +230,19 @@ def test_bnb_argument_order_and_code_books():
 
 @pytest.mark.parametrize("compress_statistics", [False, True])
 def test_state_dict_has_bitsandbytes_layout(compress_statistics):
-    layer = quantized_linear(
-        torch.randn(16, 64), quant_type="nf4", compress_statistics=compress_statistics
-    )
+    layer = quantized_linear(torch.randn(16, 64), quant_type="nf4", compress_statistics=compress_statistics)
     state = layer.state_dict()
     expected = {"weight", "weight.absmax", "weight.quant_map", "weight.quant_state.bitsandbytes__nf4"}
     if compress_statistics:
         expected |= {"weight.nested_absmax", "weight.nested_quant_map"}
     assert set(state) == expected
     info = json.loads(bytes(state["weight.quant_state.bitsandbytes__nf4"].tolist()))
-    assert (info["quant_type"], info["blocksize"], info["dtype"], info["shape"]) == ("nf4", 64, "float32", [16, 64])
+    assert (info["quant_type"], info["blocksize"], info["dtype"], info["shape"]) == (
+        "nf4",
+        64,
+        "float32",
+        [16, 64],
+    )
     assert state["weight"].dtype == torch.uint8 and state["weight"].shape == (512, 1)
     assert state["weight.absmax"].dtype == (torch.uint8 if compress_statistics else torch.float32)
 
@@ -300,7 +269,9 @@ def test_prequantized_load_from_a_state_dict():
 
 
 def _bitsandbytes():
-    bnb = pytest.importorskip("bitsandbytes", reason="install the test extra: pip install -e '.[bnb]' --no-deps")
+    bnb = pytest.importorskip(
+        "bitsandbytes", reason="install the test extra: pip install -e '.[bnb]' --no-deps"
+    )
     return bnb
 
 
@@ -312,7 +283,9 @@ def test_codes_and_state_dicts_interchange_with_bitsandbytes(quant_type, compres
     from bitsandbytes.nn.parametrize import replace_parameter_4bit as bnb_replace
 
     weight = torch.randn(24, 128, generator=torch.Generator().manual_seed(3))
-    packed, state = F.quantize_4bit(weight, blocksize=64, quant_type=quant_type, compress_statistics=compress_statistics)
+    packed, state = F.quantize_4bit(
+        weight, blocksize=64, quant_type=quant_type, compress_statistics=compress_statistics
+    )
     ours = quantized_linear(weight, quant_type=quant_type, compress_statistics=compress_statistics)
     # same values (bitsandbytes 0.49 writes some FP4 zeros as +0 where we write -0; 0.50
     # matches code for code); compressed scales differ by the 8-bit map (theirs dynamic, ours linear)
@@ -332,7 +305,9 @@ def test_codes_and_state_dicts_interchange_with_bitsandbytes(quant_type, compres
     theirs = nn.Linear(128, 24, bias=False)
     with torch.no_grad():
         theirs.weight.copy_(weight)
-    bnb_replace(theirs, "weight", compress_statistics=compress_statistics, quant_type=quant_type, blocksize=64)
+    bnb_replace(
+        theirs, "weight", compress_statistics=compress_statistics, quant_type=quant_type, blocksize=64
+    )
     target = quantized_linear(torch.zeros(24, 128), quant_type="nf4")
     target.load_state_dict(theirs.state_dict())
     assert torch.equal(target.weight, theirs.weight)
