@@ -485,6 +485,13 @@ class _Ctx:
     statement: cst.CSTNode | None = None
 
 
+def _effect(key: str, op: str, node: cst.CSTNode, ctx: _Ctx, pair: str | None) -> StateEffect:
+    """An effect met directly (no helper chain) at ``node``, in the context ``ctx``."""
+    return StateEffect(
+        key, op, node, pair, (), ctx.statement, ctx.statement, ctx.conditional, ctx.guards, ctx.handled
+    )
+
+
 class _Walker:
     """Walks one body in execution order, recording effects and following calls."""
 
@@ -503,20 +510,7 @@ class _Walker:
         return self.effects
 
     def add(self, key: str, op: str, node: cst.CSTNode, ctx: _Ctx, pair: str | None = None) -> None:
-        self.effects.append(
-            StateEffect(
-                key,
-                op,
-                node,
-                pair,
-                (),
-                ctx.statement,
-                ctx.statement,
-                ctx.conditional,
-                ctx.guards,
-                ctx.handled,
-            )
-        )
+        self.effects.append(_effect(key, op, node, ctx, pair))
 
     # statements
     def block(self, statements, ctx: _Ctx) -> None:
@@ -681,20 +675,7 @@ class _Walker:
         if key is not None:
             self.add(key, op, node, ctx, pair)
         elif op == "acquire" and isinstance(func.value, cst.Name) and func.value.value in scope.locals:
-            scope.pending.setdefault(func.value.value, []).append(
-                StateEffect(
-                    "",
-                    op,
-                    node,
-                    pair,
-                    (),
-                    ctx.statement,
-                    ctx.statement,
-                    ctx.conditional,
-                    ctx.guards,
-                    ctx.handled,
-                )
-            )
+            scope.pending.setdefault(func.value.value, []).append(_effect("", op, node, ctx, pair))
 
     def stored(self, value: cst.BaseExpression, key: str, node: cst.CSTNode, ctx: _Ctx) -> bool:
         """A fresh local entered earlier is stored under ``key``: the acquire is on ``key``
