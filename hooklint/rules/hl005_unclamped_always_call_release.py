@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from hooklint.analysis.effects import StateEffect, acquired, pair_matches, split_key
 from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.analysis.guards import mentions
 from hooklint.analysis.hook_roles import (
     HookCallable,
     effects_of,
@@ -13,7 +14,6 @@ from hooklint.analysis.hook_roles import (
     parameter_roles,
     same_hooked_object,
 )
-from hooklint.analysis.lifetime import word_count
 from hooklint.analysis.releases import (
     alone_in_statement,
     assumes_acquired,
@@ -520,4 +520,4 @@ def _guarded(facts, effect: StateEffect, post: Registration, flags: set[str]) ->
     if target is None:
         return True
     watched = [target, *flags] + [name for name, role in parameter_roles(post).items() if role == "output"]
-    return any(word_count(facts.code(guard), name) for guard in effect.guards for name in watched)
+    return mentions(facts, effect.guards, watched)
