@@ -869,6 +869,23 @@ def handle_model(facts: ModuleFacts) -> HandleModel:
     return model
 
 
+# -- what identifies a hook -----------------------------------------------------------------------
+def hook_key(facts: ModuleFacts, model: HandleModel, acquisition: Acquisition) -> str:
+    """What identifies the hook of an acquisition, so that registrations of one hook
+    into one store count as one: the API and the code of the hook argument, or of the
+    value last assigned to that name (``fn = partial(record, ...)``) and the function
+    a ``partial`` wraps; the called code for a helper that returns handles."""
+    registration = acquisition.registration
+    if registration is None:
+        return facts.code(acquisition.node.func)
+    hook = registration.hook_arg
+    if isinstance(hook, cst.Name):
+        hook = model.value_at(hook, registration.call, model.scope_id(registration.site)) or hook
+    if isinstance(hook, cst.Call) and hook.args:
+        hook = hook.args[0].value  # functools.partial(fn, ...)
+    return f"{registration.api.name}:{facts.code(hook) if hook is not None else ''}"
+
+
 # -- small syntactic helpers ---------------------------------------------------------------------
 def _is_chain(node: cst.CSTNode | None) -> bool:
     while isinstance(node, cst.Attribute):
