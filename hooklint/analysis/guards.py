@@ -9,7 +9,7 @@ can hold: a ``while`` test, the left side of ``and``/``or``, the test of ``x if 
 y``.  A loop test is no guard of a *registration site* (:func:`site_guards`): it is
 tested again on every pass, so it says nothing about "only once".
 
-Two questions rest on guards:
+Three questions rest on guards:
 
 * :func:`mentions` — whether any guard tests one of some names: a release under a
   check of what its pre-hook acquired (HL005) runs only when there is something to
@@ -18,7 +18,9 @@ Two questions rest on guards:
   check: a guard that tests something the function itself sets or stores
   (``if self._handle is None: self._handle = m.register_forward_hook(fn)``,
   ``if m in self._hooked: return ... self._hooked.add(m)``), or ``hasattr``/``getattr``
-  (HL003).
+  (HL003);
+* :func:`under_main_guard` — whether a site runs under ``if __name__ == "__main__"``,
+  once per process (HL009).
 """
 
 from __future__ import annotations
@@ -112,3 +114,17 @@ def install_once(facts: ModuleFacts, registration: Registration, target: str | N
     if any("hasattr(" in facts.code(guard) or "getattr(" in facts.code(guard) for guard in guards):
         return True
     return mentions(facts, guards, stored)
+
+
+def if_tests_around(site: Site) -> list[cst.BaseExpression]:
+    """The tests of every ``if`` around a site, outermost first, also those around the
+    function it sits in (a ``def`` inside ``if __name__ == "__main__":``)."""
+    return [frame.node.test for frame in site.frames if frame.kind == "if"]  # type: ignore[attr-defined]
+
+
+def under_main_guard(site: Site) -> bool:
+    """The site runs under ``if __name__ ...`` (a script's main block: it runs once)."""
+    return any(
+        isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == "__name__"
+        for test in if_tests_around(site)
+    )

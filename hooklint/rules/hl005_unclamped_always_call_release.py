@@ -18,6 +18,7 @@ from hooklint.analysis.releases import (
     alone_in_statement,
     assumes_acquired,
     container_kind,
+    helper_code,
     is_lambda,
     target_code,
 )
@@ -145,7 +146,7 @@ class UnclampedAlwaysCallRelease(Rule):
             what = "undoes an acquire that never happened"
         else:
             what = "raises"
-        where = "" if effect.direct else f" (in `{facts.code(effect.via[-1].func).strip()}`)"
+        where = "" if effect.direct else f" (in `{helper_code(facts, effect)}`)"
         message = f"always_call hook releases `{effect.key}`{where}, which {what} if its pre-hook never ran"
         if effect.op == "release" or not effect.direct:
             edits, _ = acquired_flag_guard(facts, pre_hook.body, post_hook.body, [acquire], [effect])
