@@ -1,7 +1,8 @@
 """Where a module is compiled, and where the compiled object first runs (for HL010).
 
 Queries over :class:`ModuleFacts` only: ``torch.compile(X)`` / ``X.compile()`` calls,
-the later calls that run the compiled object, and whether two sites can both run
+the later calls that run the compiled object, whether a registration hooks the
+compiled module or one of its submodules (:func:`hooked_target`), and whether two sites can both run
 (they are not in the two branches of one ``if``, or in a ``try`` and its ``except``).
 """
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from hooklint.analysis.facts import CallSite, ModuleFacts, Site
+from hooklint.analysis.facts import CallSite, ModuleFacts, Registration, Site
 from hooklint.analysis.names import dotted_name
 from hooklint.analysis.walk import descendants
 
@@ -137,3 +138,52 @@ def _branch(node: cst.If, statement: cst.CSTNode) -> str:
     if any(n is statement for n in descendants(node.body)):
         return "body"
     return "orelse"
+
+
+def hooked_target(registration: Registration, compilation: Compilation) -> str | None:
+    """The receiver's code when it is the compiled module or one of its submodules."""
+    receiver = registration.receiver_code
+    if receiver is None:
+        return None
+    for prefix in _prefixes(compilation):
+        if _under(receiver, prefix):
+            return receiver
+    if isinstance(registration.receiver, cst.Name):
+        # for sub in model.modules(): sub.register_forward_hook(...)
+        for frame in reversed(registration.site.frames):
+            node = frame.node
+            if frame.kind == "for" and _binds(node.target, receiver):  # type: ignore[attr-defined]
+                iterated = _code_of(node.iter)  # type: ignore[attr-defined]
+                for prefix in _prefixes(compilation):
+                    if _under(iterated, prefix, allow_equal=True):
+                        return receiver
+                return None
+    if receiver in (compilation.original, compilation.compiled) and not compilation.in_place:
+        # The module itself after torch.compile(module) (not the wrapper the name now holds).
+        if compilation.original != compilation.compiled and receiver == compilation.original:
+            return receiver
+    return None
+
+
+def _prefixes(compilation: Compilation) -> tuple[str, ...]:
+    if compilation.original == compilation.compiled:
+        return (compilation.original,)
+    return (compilation.original, compilation.compiled)
+
+
+def _under(code: str, prefix: str, allow_equal: bool = False) -> bool:
+    if allow_equal and code == prefix:
+        return True
+    return code.startswith(prefix + ".") or code.startswith(prefix + "[")
+
+
+def _binds(target: cst.BaseExpression, name: str) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == name
+    if isinstance(target, cst.Tuple):
+        return any(_binds(e.value, name) for e in target.elements)
+    return False
+
+
+def _code_of(node: cst.CSTNode) -> str:
+    return cst.Module(body=()).code_for_node(node)

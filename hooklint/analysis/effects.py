@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from hooklint.analysis.facts import parameter_names
+from hooklint.analysis.guards import exits_early
 from hooklint.analysis.names import dotted_name, returned_name
 from hooklint.analysis.scopes import target_names
 from hooklint.analysis.vocabulary import (
@@ -77,8 +78,9 @@ class StateEffect:
     makes it.  ``pair`` is ``"verb|rest"`` for one side of a method-call pair.
     ``statement`` is the simple statement line holding ``node`` (None in a lambda),
     ``hook_statement`` the one in the hook's own body that leads to it.  ``guards``
-    holds every condition it runs under (enclosing ``if``/``while``
-    tests, the left side of ``and``/``or``, the test of an earlier ``if ...: return``);
+    holds every condition it runs under (:mod:`hooklint.analysis.guards`: enclosing
+    ``if``/``while`` tests, the left side of ``and``/``or``, the test of an earlier
+    ``if ...: return``/``raise``/``continue``);
     ``handled`` says an ``except`` or ``suppress(...)`` catches what it raises.
     """
 
@@ -518,7 +520,7 @@ class _Walker:
         for statement in statements:
             here = replace(ctx, guards=guards) if guards is not ctx.guards else ctx
             self.statement(statement, here)
-            if isinstance(statement, cst.If) and statement.orelse is None and _exits(statement.body):
+            if exits_early(statement):
                 guards = guards + (statement.test,)
 
     def statement(self, node: cst.CSTNode, ctx: _Ctx) -> None:
@@ -832,14 +834,6 @@ def _is_static(info) -> bool:
 def _statements(suite: cst.BaseSuite):
     """The statements of a block (a one-line suite is one statement of its own)."""
     return suite.body if isinstance(suite, cst.IndentedBlock) else (suite,)
-
-
-def _exits(body: cst.BaseSuite) -> bool:
-    statements = _statements(body)
-    last = statements[-1] if statements else None
-    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-        return isinstance(last.body[-1], (cst.Return, cst.Raise))
-    return False
 
 
 def _is_suppress(item: cst.BaseExpression) -> bool:

@@ -70,6 +70,18 @@ class Site:
         return None
 
     @property
+    def function_name(self) -> str | None:
+        """The name of :attr:`function`."""
+        function = self.function
+        return function.name.value if function is not None else None
+
+    @property
+    def class_name(self) -> str | None:
+        """The name of :attr:`class_def`."""
+        class_def = self.class_def
+        return class_def.name.value if class_def is not None else None
+
+    @property
     def is_module_level(self) -> bool:
         return not any(f.kind in ("def", "lambda") for f in self.frames)
 
@@ -213,10 +225,22 @@ class Registration:
             return False
         return not same_function or self.site.function is other.site.function
 
+    def receiver_is(self, name: str) -> bool:
+        """Whether the receiver is the plain name ``name`` (``self.register_backward_hook(...)``)."""
+        receiver = self.receiver
+        return type(receiver).__name__ == "Name" and receiver.value == name  # type: ignore[union-attr]
+
     def keyword_is_true(self, name: str) -> bool:
         """Whether ``name=True`` is passed literally."""
+        return self._keyword_is(name, "True")
+
+    def keyword_is_false(self, name: str) -> bool:
+        """Whether ``name=False`` is passed literally."""
+        return self._keyword_is(name, "False")
+
+    def _keyword_is(self, name: str, constant: str) -> bool:
         value = self.keywords.get(name)
-        return value is not None and type(value).__name__ == "Name" and value.value == "True"  # type: ignore[attr-defined]
+        return value is not None and type(value).__name__ == "Name" and value.value == constant  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -230,6 +254,11 @@ class CallSite:
     attr: str | None  # the last attribute name for ``x.attr(...)`` calls
     site: Site
     use: HandleUse
+
+    @property
+    def receiver(self) -> cst.BaseExpression | None:
+        """The object a method is called on (``x`` of ``x.attr(...)``); None for a plain call."""
+        return self.node.func.value if self.attr is not None else None  # type: ignore[attr-defined]
 
 
 @dataclass

@@ -112,7 +112,13 @@ class Acquisition:
 
 
 @dataclass
-class _Scope:
+class _HandleSummary:
+    """The handle summary of one function (or of the module's top level): what its walk
+    found about stores, bindings, removals, calls and registrations, positioned in walk
+    order.  Not a scope model: which names a function binds is
+    :func:`hooklint.analysis.scopes.local_names`; this records *where* (at which walk
+    position) handles and their stores are bound, moved and removed."""
+
     id: int
     info: FunctionInfo | None
     #: raw store key -> [(kind, other raw key or None)]; kinds: into, returned, yielded, passed, scoped
@@ -139,7 +145,7 @@ class HandleModel:
         self._locals: dict[int, tuple[set[str], set[str]]] = {}
         self._owners: dict[tuple[str, int], str] = {}
         self._parent: dict[str, str] = {}
-        self._scopes: dict[int, _Scope] = {}
+        self._summaries: dict[int, _HandleSummary] = {}
         self._calls: dict[int, list[CallSite]] = {}
         for call in facts.calls:
             self._calls.setdefault(self.scope_id(call.site), []).append(call)
@@ -175,7 +181,7 @@ class HandleModel:
         #: raw keys of attributes some walked scope assigns (``self.handles = []``)
         self.assigned: set[str] = set()
         for scope_id in sorted(relevant, key=lambda s: s != MODULE_SCOPE):
-            self._scope(scope_id)
+            self._summary(scope_id)
 
     # -- scopes and keys ---------------------------------------------------------------------
     def scope_id(self, site: Site) -> int:
@@ -271,15 +277,15 @@ class HandleModel:
         return self.find(raw) if raw else None
 
     # -- the walk of one scope ---------------------------------------------------------------
-    def _scope(self, scope_id: int) -> _Scope:
-        scope = self._scopes.get(scope_id)
+    def _summary(self, scope_id: int) -> _HandleSummary:
+        scope = self._summaries.get(scope_id)
         if scope is not None:
             return scope
         info = self._infos.get(scope_id)
-        scope = _Scope(
+        scope = _HandleSummary(
             scope_id, info, calls=self._calls.get(scope_id, []), registrations=self._regs.get(scope_id, [])
         )
-        self._scopes[scope_id] = scope
+        self._summaries[scope_id] = scope
         if info is not None:
             nodes = list(descendants(info.node.body, into_functions=False))
             self._bound(info, nodes)  # its locals, from the same walk
@@ -330,16 +336,16 @@ class HandleModel:
             self._removal(scope, call)
         return scope
 
-    def _bind(self, scope: _Scope, target: cst.BaseExpression, position: int) -> None:
+    def _bind(self, scope: _HandleSummary, target: cst.BaseExpression, position: int) -> None:
         for name in target_names(target):
             scope.bindings.setdefault(f"{self.owner(name, scope.id)}|{name}", []).append(position)
 
-    def _event(self, scope: _Scope, name: cst.BaseExpression, kind: str, other: str | None) -> None:
+    def _event(self, scope: _HandleSummary, name: cst.BaseExpression, kind: str, other: str | None) -> None:
         raw = self.raw_key(name, scope.id)
         if raw is not None:
             scope.events.setdefault(raw, []).append((kind, other, self._position))
 
-    def _assign(self, scope: _Scope, node: cst.Assign) -> None:
+    def _assign(self, scope: _HandleSummary, node: cst.Assign) -> None:
         targets = [t.target for t in node.targets]
         value = node.value
         for target in targets:
@@ -381,7 +387,7 @@ class HandleModel:
             for name in names:
                 self._event(scope, name, "into", self.raw_key(target, scope.id))
 
-    def _call(self, scope: _Scope, call: CallSite) -> None:
+    def _call(self, scope: _HandleSummary, call: CallSite) -> None:
         node = call.node
         func = node.func
         for arg in node.args:
@@ -435,7 +441,7 @@ class HandleModel:
         inside = [f.node for f in site.frames if f.kind not in ("def", "class", "lambda", "comp")]
         return any(id(node) in dead for node in (*inside, site.statement))
 
-    def _removal(self, scope: _Scope, call: CallSite) -> None:
+    def _removal(self, scope: _HandleSummary, call: CallSite) -> None:
         if self.unreachable(call.site):
             return  # a removal that never runs removes nothing
         receiver = call.node.func.value  # type: ignore[attr-defined]
@@ -487,7 +493,7 @@ class HandleModel:
                 return True
         return False
 
-    def _mapped(self, scope: _Scope, lam: cst.Lambda, name: str) -> str | None:
+    def _mapped(self, scope: _HandleSummary, lam: cst.Lambda, name: str) -> str | None:
         """``map(lambda h: h.remove(), handles)``: the store ``handles``."""
         if name not in {p.name.value for p in lam.params.params}:
             return None
@@ -565,7 +571,7 @@ class HandleModel:
         return self._removals_in(scope_id, depth)
 
     def _removals_in(self, scope_id: int, depth: int) -> list[Removal]:
-        scope = self._scope(scope_id)
+        scope = self._summary(scope_id)
         found = list(scope.removals)
         if depth > HELPER_DEPTH:
             return found
@@ -597,7 +603,7 @@ class HandleModel:
                         found.append(Removal(call.node, call.site, f"{owner}|{attr}", "helper"))
         return found
 
-    def _external_removals(self, call: CallSite, scope_id: int, scope: _Scope) -> list[Removal]:
+    def _external_removals(self, call: CallSite, scope_id: int, scope: _HandleSummary) -> list[Removal]:
         """Removals by another file's helper (a base class's method, an imported
         function: :mod:`hooklint.project`), read as a same-file helper's."""
         from hooklint.project.queries import external_removal
@@ -640,7 +646,7 @@ class HandleModel:
         known = self._acquisitions.get(scope_id)
         if known is not None:
             return known
-        scope = self._scope(scope_id)
+        scope = self._summary(scope_id)
         found = [
             Acquisition(r.call, r.site, self.flow(r.handle, scope_id, r.call), registration=r, use=r.handle)
             for r in scope.registrations
@@ -675,7 +681,7 @@ class HandleModel:
 
     def value_at(self, name: cst.Name, call: cst.Call, scope_id: int) -> cst.BaseExpression | None:
         """The value last assigned to a local name before a call of the same scope."""
-        scope = self._scope(scope_id)
+        scope = self._summary(scope_id)
         position = scope.positions.get(id(call), -1)
         raw = f"{self.owner(name.value, scope_id)}|{name.value}"
         before = [v for p, v in scope.values.get(raw, ()) if p < position]
@@ -700,7 +706,7 @@ class HandleModel:
         raw = f"{self.owner(receiver.value, scope_id)}|{receiver.value}"
         if not raw.startswith(f"def:{scope_id}|") or len(self._members(raw)) > 1:
             return False
-        scope = self._scope(scope_id)
+        scope = self._summary(scope_id)
         values = scope.values.get(raw, [])
         bound = (
             set(info.params) | {k.partition("|")[2] for k in scope.values} | {"self", "cls"}
@@ -743,7 +749,7 @@ class HandleModel:
                 return False
         return bool(applies)
 
-    def _is_setup_call(self, call: CallSite, helper: FunctionInfo, scope: _Scope) -> bool:
+    def _is_setup_call(self, call: CallSite, helper: FunctionInfo, scope: _HandleSummary) -> bool:
         """``self.register_hooks(model)``: a method of this class whose name says it
         installs hooks (its body may be a subclass's), that hands nothing back."""
         name = helper.name.lower()
@@ -764,7 +770,7 @@ class HandleModel:
         for info in self.facts.functions:
             if info.class_name is None or self._root_class(info.class_name) != root[6:-1]:
                 continue
-            for removal in self._scope(id(info.node)).removals:
+            for removal in self._summary(id(info.node)).removals:
                 if self.find(removal.store).startswith(root) or removal.store.startswith(root):
                     found.add(self.find(removal.store))
         return found
@@ -772,7 +778,7 @@ class HandleModel:
     def scopes(self) -> list[int]:
         """The scopes the model walked (those with registrations or removals, and the
         methods of their classes), module first."""
-        return list(self._scopes)
+        return list(self._summaries)
 
     def acquisition_of(self, registration: Registration) -> Acquisition:
         for acquisition in self.acquisitions(self.scope_id(registration.site)):
@@ -804,7 +810,7 @@ class HandleModel:
         if nodes:
             flow.target = self.facts.code(_store_base(nodes[0]) or nodes[0])
         todo = [k for k in (self.raw_key(n, scope_id) for n in nodes) if k is not None]
-        scope = self._scope(scope_id)
+        scope = self._summary(scope_id)
         # A name bound by this statement holds this handle only until it is bound again.
         start = scope.positions.get(id(call_node), -1) if call_node is not None else -1
         windows: dict[str, tuple[int, int]] = {}
@@ -844,10 +850,10 @@ class HandleModel:
         if scope_id is not None:
             scopes = [scope_id]
         else:
-            scopes = list(self._scopes)
+            scopes = list(self._summaries)
         found = []
         for sid in scopes:
-            positions = self._scope(sid).positions
+            positions = self._summary(sid).positions
             for removal in self.removals_in(sid):
                 root = self.find(removal.store)
                 if root not in roots:
@@ -867,6 +873,23 @@ def handle_model(facts: ModuleFacts) -> HandleModel:
         model = HandleModel(facts)
         facts.__dict__["_handle_model"] = model
     return model
+
+
+# -- what identifies a hook -----------------------------------------------------------------------
+def hook_key(facts: ModuleFacts, model: HandleModel, acquisition: Acquisition) -> str:
+    """What identifies the hook of an acquisition, so that registrations of one hook
+    into one store count as one: the API and the code of the hook argument, or of the
+    value last assigned to that name (``fn = partial(record, ...)``) and the function
+    a ``partial`` wraps; the called code for a helper that returns handles."""
+    registration = acquisition.registration
+    if registration is None:
+        return facts.code(acquisition.node.func)
+    hook = registration.hook_arg
+    if isinstance(hook, cst.Name):
+        hook = model.value_at(hook, registration.call, model.scope_id(registration.site)) or hook
+    if isinstance(hook, cst.Call) and hook.args:
+        hook = hook.args[0].value  # functools.partial(fn, ...)
+    return f"{registration.api.name}:{facts.code(hook) if hook is not None else ''}"
 
 
 # -- small syntactic helpers ---------------------------------------------------------------------

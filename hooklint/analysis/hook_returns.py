@@ -239,3 +239,8 @@ def _in_loop(function: cst.FunctionDef, node: cst.CSTNode) -> bool:
         if isinstance(current, (cst.For, cst.While)) and any(n is node for n in descendants(current)):
             return True
     return False
+
+
+def rebound_target(facts: ModuleFacts, rebinding: cst.Assign) -> str:
+    """The code of the name an assignment found by :func:`dropped_rebinding` rebinds."""
+    return facts.code(rebinding.targets[0].target)

@@ -1,5 +1,5 @@
 """What each parameter of a hook receives, small structural queries over one hook
-body (whether it returns a value), shared by HL005-HL008, and which callable a registration runs
+body (whether it returns a value, whether it removes itself), shared by HL005-HL008, and which callable a registration runs
 (:func:`hook_callable`: also callable objects of same-file classes).
 
 The parameter roles look only inside one hook's own function, and only at the
@@ -238,3 +238,24 @@ def effects_of(facts: ModuleFacts, hook: HookCallable):
     from hooklint.analysis.effects import hook_effects
 
     return hook_effects(facts, hook.body, hook.receiver, hook.context)
+
+
+def removes_itself(hook: HookBody) -> bool:
+    """An unconditional removal at the top level of the hook body: the hook removes
+    itself (or all hooks) on its first call."""
+    node = hook.node
+    if not isinstance(node, cst.FunctionDef) or not isinstance(node.body, cst.IndentedBlock):
+        return False
+    for statement in node.body.body:
+        if isinstance(statement, (cst.If, cst.Try, cst.While, cst.With)) or not isinstance(
+            statement, (cst.SimpleStatementLine, cst.For)
+        ):
+            continue
+        for current in descendants(statement):
+            if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
+                attr = current.func.attr.value
+                if attr == "remove" and not current.args:
+                    return True
+                if "remove" in attr and "hook" in attr:
+                    return True
+    return False

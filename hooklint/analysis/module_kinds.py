@@ -56,6 +56,11 @@ def _is_pipeline_name(name: str) -> bool:
     return name.rsplit(".", 1)[-1].endswith("Pipeline")
 
 
+def base_codes(facts: ModuleFacts, class_def: cst.ClassDef) -> list[str]:
+    """The code of each base a class names (``nn.Module``, ``Generic[T]``), in order."""
+    return [facts.code(base.value) for base in class_def.bases]
+
+
 def class_kind(facts: ModuleFacts, class_def: cst.ClassDef, seen: frozenset = frozenset()) -> str:
     """:data:`MODULE`, :data:`NOT_MODULE`, :data:`INTERFACE` or :data:`UNKNOWN` for a class of this file."""
     if id(class_def) in seen:

@@ -69,3 +69,20 @@ def returned_name(node: cst.FunctionDef) -> str | None:
         if isinstance(last, cst.Return) and isinstance(last.value, cst.Name):
             return last.value.value
     return None
+
+
+def names_imported_from(node: cst.CSTNode, module: str) -> list[tuple[str, str]]:
+    """``(bound, name)`` for each name an absolute ``from module import name [as bound]``
+    statement imports (empty for any other statement, a relative import or ``*``)."""
+    if not isinstance(node, cst.ImportFrom) or node.relative or isinstance(node.names, cst.ImportStar):
+        return []
+    if node.module is None or dotted_name(node.module) != module:
+        return []
+    found = []
+    for alias in node.names:
+        name = alias.name.value if isinstance(alias.name, cst.Name) else ""
+        bound = name
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            bound = alias.asname.name.value
+        found.append((bound, name))
+    return found

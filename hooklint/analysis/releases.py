@@ -74,3 +74,9 @@ def alone_in_statement(effect: StateEffect) -> tuple[bool, bool]:
 
 def is_lambda(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Lambda)
+
+
+def helper_code(facts: ModuleFacts, effect: StateEffect) -> str:
+    """The callee of the innermost helper call through which a hook makes the effect
+    (``self._lower`` of ``self._lower()``)."""
+    return facts.code(effect.via[-1].func).strip()

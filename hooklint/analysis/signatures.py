@@ -192,3 +192,15 @@ def _expected_to_raise(facts: ModuleFacts, registration: Registration) -> bool:
                 if "assertRaises" in code or "raises(" in code:
                     return True
     return False
+
+
+def tolerates_three_arguments(registration: Registration) -> bool:
+    """The hook takes ``*rest`` (or defaults its last parameters): called with three
+    arguments instead of four, it does not raise (HL012)."""
+    hook = registration.hook
+    if hook is None:
+        return False
+    params = hook.node.params
+    if isinstance(params.star_arg, cst.Param):
+        return True
+    return len(hook.params) < 4 or any(p.default is not None for p in params.params[-2:])

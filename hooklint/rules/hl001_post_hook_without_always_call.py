@@ -671,10 +671,9 @@ def _needs_always_call(post: Registration) -> bool:
         return False
     if post.has_star_kwargs:
         return False
-    value = post.keywords.get("always_call")
-    if value is None:
+    if "always_call" not in post.keywords:
         return True
-    return type(value).__name__ == "Name" and value.value == "False"  # type: ignore[attr-defined]
+    return post.keyword_is_false("always_call")
 
 
 def _shown(acquire, release) -> str:

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import libcst as cst
-
 from hooklint.analysis.captures import bulk_removal, captures, handle_fate, hook_of
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
 from hooklint.analysis.handles import handle_model
-from hooklint.analysis.walk import descendants
+from hooklint.analysis.hook_roles import removes_itself
 from hooklint.fixes.capture import keyed_removal, with_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, with_evidence
 
@@ -171,7 +169,7 @@ class CaptureHookNotRemoved(Rule):
             if hook is None:
                 continue
             found = captures(hook, registration)
-            if not found or _removes_itself(hook):
+            if not found or removes_itself(hook):
                 continue
             fate = handle_fate(facts, registration)
             if fate.kind not in ("discarded", "kept"):
@@ -189,8 +187,7 @@ class CaptureHookNotRemoved(Rule):
     def _finding(self, facts, registration: Registration, hook: HookBody, found, kind, kept) -> Finding:
         capture = found[0]
         event = _EVENT.get(registration.api.kind, "call")
-        class_def = registration.site.class_def
-        bulk = bulk_removal(facts, class_def.name.value if class_def is not None else None)
+        bulk = bulk_removal(facts, registration.site.class_name)
         if kind == "discarded":
             if registration.wrapper or bulk:
                 tail = "its handle is discarded"
@@ -586,25 +583,4 @@ def _reruns_with_hooks_disabled(facts: ModuleFacts, registration: Registration) 
             continue
         if class_def is None or call.site.class_def is class_def:
             return True
-    return False
-
-
-def _removes_itself(hook: HookBody) -> bool:
-    """An unconditional removal at the top level of the hook body: the hook removes
-    itself (or all hooks) on its first call."""
-    node = hook.node
-    if not isinstance(node, cst.FunctionDef) or not isinstance(node.body, cst.IndentedBlock):
-        return False
-    for statement in node.body.body:
-        if isinstance(statement, (cst.If, cst.Try, cst.While, cst.With)) or not isinstance(
-            statement, (cst.SimpleStatementLine, cst.For)
-        ):
-            continue
-        for current in descendants(statement):
-            if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
-                attr = current.func.attr.value
-                if attr == "remove" and not current.args:
-                    return True
-                if "remove" in attr and "hook" in attr:
-                    return True
     return False

@@ -4,25 +4,35 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import libcst as cst
-
-from hooklint.analysis.facts import Frame, ModuleFacts, Registration, parameter_names
+from hooklint.analysis.facts import Frame, ModuleFacts, Registration
+from hooklint.analysis.guards import install_once
 from hooklint.analysis.handles import handle_model
 from hooklint.analysis.lifetime import (
     container_of,
-    enclosing_ifs,
     names_in,
     registration_statement_alone,
     same_function,
-    statement_path,
     stored_in,
-    varying_names,
     word_count,
 )
-from hooklint.analysis.vocabulary import PER_CALL_NAMES, RECORDING_METHODS
+from hooklint.analysis.passes import (
+    argument_names,
+    call_arguments,
+    is_statement_loop,
+    kept_handle,
+    loop_body_code,
+    removed_in_pass,
+    varying_in_call,
+    varying_in_loop,
+)
+from hooklint.analysis.vocabulary import PER_CALL_NAMES
 from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 
 class HookRegisteredPerCall(Rule):
@@ -142,14 +152,13 @@ class HookRegisteredPerCall(Rule):
         function = site.function
         # 1. a loop whose passes all hook the same object
         for frame in site.loops:
-            seed = _loop_targets(frame)
-            varying = varying_names(facts, frame.node, seed)
+            varying = varying_in_loop(facts, frame)
             if receiver_names & varying:
                 lost = self._lost_handles(facts, registration, frame, varying)
                 if lost is not None:
                     return lost
                 continue
-            if _argument_names(registration) & varying:
+            if argument_names(registration) & varying:
                 continue  # a different hook on each pass (``for fn in hooks: m.register_forward_hook(fn)``)
             if self._removed_or_guarded(facts, registration, frame.node):
                 return None
@@ -157,7 +166,7 @@ class HookRegisteredPerCall(Rule):
         # 2. a function that runs once per forward / step / hook call
         if function is None:
             return None
-        reason = _per_call_reason(function, hook_bodies)
+        reason = _per_call_reason(facts, function, hook_bodies)
         if reason is None:
             return None
         if handle_model(facts).lives_on_module(registration):
@@ -171,9 +180,7 @@ class HookRegisteredPerCall(Rule):
                 fix=False,  # removing it at the end of forward would keep it from ever firing in backward
             )
         hook_registration = hook_bodies.get(id(function))
-        seed = set(parameter_names(function.params)) - {"self", "cls"}
-        if function.params.star_arg is not None and isinstance(function.params.star_arg, cst.Param):
-            seed.add(function.params.star_arg.name.value)
+        seed = call_arguments(function)
         if hook_registration is not None and hook_registration.api.owner in (
             "module",
             "global_module",
@@ -181,8 +188,8 @@ class HookRegisteredPerCall(Rule):
             params = hook_registration.hook.params
             if params:
                 seed.discard(params[0])  # the hooked module lives on
-        varying = varying_names(facts, function.body, seed)
-        if receiver_names & varying or _argument_names(registration) & varying:
+        varying = varying_in_call(facts, function, seed)
+        if receiver_names & varying or argument_names(registration) & varying:
             return None
         if self._removed_or_guarded(facts, registration, function):
             return None
@@ -192,25 +199,9 @@ class HookRegisteredPerCall(Rule):
 
     # -- exceptions --------------------------------------------------------------------------
     def _removed_or_guarded(self, facts: ModuleFacts, registration: Registration, scope: cst.CSTNode) -> bool:
-        use = registration.handle
-        site = registration.site
-        target = None
-        if use.role == "bound" and len(use.targets) == 1 or use.role == "appended" and use.targets:
-            target = use.targets[0]
-        elif use.role == "collected" and use.final.role == "bound" and use.final.targets:
-            target = use.final.targets[0]
-        if target is not None:
-            model = handle_model(facts)
-            flow = model.acquisition_of(registration).flow
-            for removal in model.removals_of(flow.stores, model.scope_id(site), flow.window):
-                if (
-                    not flow.single
-                    or removal.site.inside(scope)
-                    or "." in (flow.target or "")
-                    or isinstance(scope, cst.FunctionDef)
-                ):
-                    return True
-        return _guarded(facts, registration, target)
+        return removed_in_pass(facts, registration, scope) or install_once(
+            facts, registration, kept_handle(registration)
+        )
 
     def _lost_handles(
         self,
@@ -224,11 +215,11 @@ class HookRegisteredPerCall(Rule):
         if use.role != "bound" or len(use.targets) != 1:
             return None
         target = use.targets[0]
-        if "[" in target or not isinstance(frame.node, (cst.For, cst.While)):
+        if "[" in target or not is_statement_loop(frame):
             return None
         if target.split(".", 1)[0] in varying:
             return None  # ``state.handle = ...``: a different object's attribute on each pass
-        body_code = facts.code(frame.node.body)
+        body_code = loop_body_code(facts, frame)
         if word_count(body_code, target) != 1:
             return None  # used in the loop: appended, stored by key, removed...
         if "." not in target and not any(
@@ -457,13 +448,6 @@ class Probe:
     ]
 
 
-def _argument_names(registration: Registration) -> set[str]:
-    names: set[str] = set()
-    for arg in registration.call.args:
-        names |= names_in(arg.value)
-    return names
-
-
 def _removed_elsewhere(facts: ModuleFacts, registration: Registration) -> bool:
     """The handle goes into an attribute (``x._hooks.append(h)``, ``self._h = h``) that
     some other function of the file removes."""
@@ -478,87 +462,10 @@ def _removed_elsewhere(facts: ModuleFacts, registration: Registration) -> bool:
     return False
 
 
-def _loop_targets(frame: Frame) -> set[str]:
-    from hooklint.analysis.scopes import target_names
-
-    node = frame.node
-    if isinstance(node, cst.For):
-        return target_names(node.target)
-    if frame.kind == "comp":
-        names: set[str] = set()
-        for_in = node.for_in  # type: ignore[attr-defined]
-        while for_in is not None:
-            names |= target_names(for_in.target)
-            for_in = for_in.inner_for_in
-        return names
-    return set()
-
-
-def _per_call_reason(function: cst.FunctionDef, hook_bodies) -> str | None:
-    name = function.name.value
+def _per_call_reason(facts: ModuleFacts, function: cst.FunctionDef, hook_bodies) -> str | None:
+    name = facts.function_for(function).name  # type: ignore[union-attr]
     if id(function) in hook_bodies:
         return f"inside hook `{name}` (once per hook call)"
     if name in PER_CALL_NAMES or name.endswith("_step"):
         return f"inside `{name}()` (once per call)"
     return None
-
-
-def _guarded(facts: ModuleFacts, registration: Registration, target: str | None) -> bool:
-    """An install-once check: an ``if`` around the registration (or an early
-    ``return``/``continue`` before it) that tests something the function stores."""
-    site = registration.site
-    function = site.function
-    stored = _stored(facts, function)
-    if target is not None:
-        stored.add(container_of(target))
-    tests = [facts.code(node.test) for node in enclosing_ifs(site)]
-    path = statement_path(facts, site)
-    if path is not None:
-        for level in path:
-            for statement in level.block[: level.index]:
-                if isinstance(statement, cst.If) and _exits(statement):
-                    tests.append(facts.code(statement.test))
-    # Locals are left out: ``h = self.proj(x); if h.requires_grad:`` is no install-once check.
-    stored = {name for name in stored if "." in name or name == (target and container_of(target))}
-    for test in tests:
-        if "hasattr(" in test or "getattr(" in test:
-            return True
-        if any(word_count(test, name) for name in stored if name):
-            return True
-    return False
-
-
-def _exits(statement: cst.If) -> bool:
-    body = statement.body
-    if not isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-        return False
-    last = body.body[-1] if body.body else None
-    if isinstance(last, cst.SimpleStatementLine):
-        last = last.body[-1]
-    return isinstance(last, (cst.Return, cst.Continue, cst.Raise))
-
-
-def _stored(facts: ModuleFacts, function: cst.FunctionDef | None) -> set[str]:
-    """What a function assigns to (``self._hooked``, ``_installed``) or adds to."""
-    stored: set[str] = set()
-    if function is None:
-        return stored
-    for node in _walk(function):
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                stored.add(container_of(facts.code(target.target)))
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-            stored.add(container_of(facts.code(node.target)))
-        elif (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value in RECORDING_METHODS
-        ):
-            stored.add(facts.code(node.func.value))
-    return stored
-
-
-def _walk(function: cst.FunctionDef):
-    from hooklint.analysis.walk import descendants
-
-    return descendants(function.body, into_functions=False)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from hooklint.analysis.facts import ModuleFacts, Site
-from hooklint.analysis.handles import Acquisition, HandleModel, handle_model
+from hooklint.analysis.handles import Acquisition, HandleModel, handle_model, hook_key
 from hooklint.analysis.lifetime import (
     cannot_raise,
     common_level,
@@ -18,8 +17,12 @@ from hooklint.analysis.lifetime import (
     statement_path,
     word_count,
 )
+from hooklint.analysis.statements import is_bare_yield, is_loop, is_simple_line, only_removes
 from hooklint.fixes.lifetime import try_finally, with_replacing
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 
 class HookRemovalNotExceptionSafe(Rule):
@@ -108,7 +111,7 @@ class HookRemovalNotExceptionSafe(Rule):
                 if found is None:
                     continue
                 finding, removal_statement = found
-                key = (id(removal_statement), _hook_key(facts, model, acquisition))
+                key = (id(removal_statement), hook_key(facts, model, acquisition))
                 if key in groups:
                     groups[key][1].append(acquisition.call)
                 else:
@@ -184,14 +187,12 @@ class HookRemovalNotExceptionSafe(Rule):
             return None
         depth = path_r.index(at_r)
         below = path_r[depth + 1 :]
-        if single and any(
-            isinstance(level.block[level.index], (cst.For, cst.While)) for level in [at_r, *below][:-1]
-        ):
+        if single and any(is_loop(level.statement) for level in [at_r, *below][:-1]):
             return None  # a name re-bound in a loop: HL003's "all but the last handle are lost"
         if (
             single
             and at_r.statement is not site.statement
-            and any(isinstance(level.statement, (cst.For, cst.While)) for level in [at_r, *below])
+            and any(is_loop(level.statement) for level in [at_r, *below])
         ):
             return None
         between = at_r.block[at_r.index + 1 : at_m.index]
@@ -199,11 +200,7 @@ class HookRemovalNotExceptionSafe(Rule):
         inner = [s for level in path_m[path_m.index(at_m) + 1 :] for s in level.block[: level.index]]
         if all(cannot_raise(s) for s in [*between, *inner]):
             return None
-        in_cm = is_contextmanager(facts, site.function) and any(
-            isinstance(s, cst.SimpleStatementLine)
-            and any(isinstance(x, cst.Expr) and isinstance(x.value, cst.Yield) for x in s.body)
-            for s in between
-        )
+        in_cm = is_contextmanager(facts, site.function) and any(is_bare_yield(s) for s in between)
         if in_cm:
             message = (
                 f"`{target}` is removed after `yield` outside `finally`: skipped when the `with` body raises"
@@ -221,7 +218,7 @@ class HookRemovalNotExceptionSafe(Rule):
 
     def _fix(self, facts, registration, target, single, at_r, at_m, between, in_cm):
         removal_statement = at_m.statement
-        if not _is_removal_only(facts, removal_statement, target):
+        if not only_removes(facts, removal_statement):
             return [], ""
         if has_multiline_string(facts, [*between, removal_statement]):
             return [], ""
@@ -234,7 +231,7 @@ class HookRemovalNotExceptionSafe(Rule):
                 not in_cm
                 and "." not in target
                 and registration_statement_alone(registration)
-                and isinstance(removal_statement, cst.SimpleStatementLine)
+                and is_simple_line(removal_statement)
                 and word_count(scope_code, target) == 2
             ):
                 return with_replacing(
@@ -665,20 +662,6 @@ def collect_grads(model, loss_fn, batch):
     ]
 
 
-def _hook_key(facts: ModuleFacts, model: HandleModel, acquisition: Acquisition) -> str:
-    """What identifies the hook of an acquisition: the code of its argument, or of the
-    value last assigned to that name (``fn = partial(record, ...)``), else the call."""
-    registration = acquisition.registration
-    if registration is None:
-        return facts.code(acquisition.node.func)
-    hook = registration.hook_arg
-    if isinstance(hook, cst.Name):
-        hook = model.value_at(hook, registration.call, model.scope_id(registration.site)) or hook
-    if isinstance(hook, cst.Call) and hook.args:
-        hook = hook.args[0].value  # functools.partial(fn, ...)
-    return f"{registration.api.name}:{facts.code(hook) if hook is not None else ''}"
-
-
 def _statement_site(site: Site) -> Site:
     """The site of the statement that holds a comprehension or lambda (``hs = set(reg(m)
     for m in ms)`` is registered where that statement runs)."""
@@ -688,20 +671,3 @@ def _statement_site(site: Site) -> Site:
                 return site
             return Site(site.order, site.frames[:index], site.statement)
     return site
-
-
-def _is_removal_only(facts: ModuleFacts, statement: cst.CSTNode, target: str) -> bool:
-    """The removal statement does nothing but remove: ``h.remove()``, ``helper(h)``, or
-    ``for h in handles: h.remove()``."""
-    if isinstance(statement, cst.SimpleStatementLine):
-        return len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr)
-    if (
-        isinstance(statement, cst.For)
-        and statement.orelse is None
-        and isinstance(statement.body, cst.IndentedBlock)
-    ):
-        body = statement.body.body
-        return (
-            len(body) == 1 and _is_removal_only(facts, body[0], target) and ".remove()" in facts.code(body[0])
-        )
-    return False

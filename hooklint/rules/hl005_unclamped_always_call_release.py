@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from hooklint.analysis.effects import StateEffect, acquired, pair_matches, split_key
 from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.analysis.guards import mentions
 from hooklint.analysis.hook_roles import (
     HookCallable,
     effects_of,
@@ -13,11 +14,11 @@ from hooklint.analysis.hook_roles import (
     parameter_roles,
     same_hooked_object,
 )
-from hooklint.analysis.lifetime import word_count
 from hooklint.analysis.releases import (
     alone_in_statement,
     assumes_acquired,
     container_kind,
+    helper_code,
     is_lambda,
     target_code,
 )
@@ -145,7 +146,7 @@ class UnclampedAlwaysCallRelease(Rule):
             what = "undoes an acquire that never happened"
         else:
             what = "raises"
-        where = "" if effect.direct else f" (in `{facts.code(effect.via[-1].func).strip()}`)"
+        where = "" if effect.direct else f" (in `{helper_code(facts, effect)}`)"
         message = f"always_call hook releases `{effect.key}`{where}, which {what} if its pre-hook never ran"
         if effect.op == "release" or not effect.direct:
             edits, _ = acquired_flag_guard(facts, pre_hook.body, post_hook.body, [acquire], [effect])
@@ -520,4 +521,4 @@ def _guarded(facts, effect: StateEffect, post: Registration, flags: set[str]) ->
     if target is None:
         return True
     watched = [target, *flags] + [name for name, role in parameter_roles(post).items() if role == "output"]
-    return any(word_count(facts.code(guard), name) for guard in effect.guards for name in watched)
+    return mentions(facts, effect.guards, watched)

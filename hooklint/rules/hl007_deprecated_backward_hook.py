@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import libcst as cst
-
 from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.fixes.full_backward import use_full_backward_hook
 from hooklint.rules.base import (
@@ -236,8 +234,7 @@ def _classes_defining(facts: ModuleFacts, method: str) -> set[str]:
 
 def _is_own_method(registration: Registration, own_methods: set[str]) -> bool:
     """``self.register_backward_hook(...)`` inside a class that defines that method."""
-    receiver = registration.receiver
-    if not (isinstance(receiver, cst.Name) and receiver.value == "self"):
+    if not registration.receiver_is("self"):
         return False
-    class_def = registration.site.class_def
-    return class_def is not None and class_def.name.value in own_methods
+    class_name = registration.site.class_name
+    return class_name is not None and class_name in own_methods

@@ -8,6 +8,7 @@ from hooklint.analysis.facts import ModuleFacts
 from hooklint.analysis.hook_returns import (
     accidental_lambda_value,
     dropped_rebinding,
+    rebound_target,
     replaced_names,
 )
 from hooklint.fixes.hook_return import return_none_from_lambda, return_rebound
@@ -101,7 +102,7 @@ class HookReturnReplacesOutput(Rule):
             rebinding = dropped_rebinding(registration)
             if rebinding is not None:
                 names = replaced_names(registration)
-                target = facts.code(rebinding.targets[0].target)
+                target = rebound_target(facts, rebinding)
                 yield Finding(
                     node=rebinding,
                     message=(

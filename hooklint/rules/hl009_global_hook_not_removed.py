@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import libcst as cst
-
 from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.analysis.guards import if_tests_around, under_main_guard
 from hooklint.analysis.handles import handle_model
 from hooklint.analysis.lifetime import (
     container_of,
@@ -14,6 +13,7 @@ from hooklint.analysis.lifetime import (
     stored_in,
     word_count,
 )
+from hooklint.analysis.module_kinds import base_codes
 from hooklint.analysis.vocabulary import INSTALLER_PREFIXES
 from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
@@ -96,7 +96,7 @@ class GlobalHookNotRemoved(Rule):
         site = registration.site
         api = registration.api.name
         if site.is_module_level:
-            if _in_main_block(site) or _opted_in_by_environment(facts, site) or site.class_def is not None:
+            if under_main_guard(site) or _opted_in_by_environment(facts, site) or site.class_def is not None:
                 return None
             if _removed_in_finally(facts, registration):
                 return None
@@ -133,7 +133,8 @@ class GlobalHookNotRemoved(Rule):
 
     def _fix(self, facts: ModuleFacts, registration: Registration) -> list:
         function = registration.site.function
-        if function is None or function.name.value.lstrip("_").startswith(INSTALLER_PREFIXES):
+        name = registration.site.function_name
+        if function is None or name.lstrip("_").startswith(INSTALLER_PREFIXES):  # type: ignore[union-attr]
             return []
         if not registration_statement_alone(registration):
             return []
@@ -304,19 +305,6 @@ def time_modules(model, batch, started):
     ]
 
 
-def _in_main_block(site) -> bool:
-    for frame in site.frames:
-        if frame.kind == "if":
-            test = frame.node.test  # type: ignore[attr-defined]
-            if (
-                isinstance(test, cst.Comparison)
-                and isinstance(test.left, cst.Name)
-                and test.left.value == "__name__"
-            ):
-                return True
-    return False
-
-
 def _removed_in_finally(facts: ModuleFacts, registration: Registration) -> bool:
     model = handle_model(facts)
     flow = model.acquisition_of(registration).flow
@@ -338,11 +326,10 @@ def _removed_by_attribute(facts: ModuleFacts, registration: Registration) -> boo
 def _opted_in_by_environment(facts: ModuleFacts, site) -> bool:
     """``if os.environ.get("PROFILE_STEPS"): register_optimizer_step_post_hook(...)``:
     a process-wide hook the user asked for."""
-    for frame in site.frames:
-        if frame.kind == "if":
-            test = facts.code(frame.node.test)  # type: ignore[attr-defined]
-            if "environ" in test or "getenv" in test:
-                return True
+    for test in if_tests_around(site):
+        code = facts.code(test)
+        if "environ" in code or "getenv" in code:
+            return True
     return False
 
 
@@ -357,8 +344,7 @@ def _may_be_removed_by_base_class(facts: ModuleFacts, registration: Registration
         return False
     if not any(t.startswith("self.") for t in stored_in(facts, registration)):
         return False
-    for base in class_def.bases:
-        name = facts.code(base.value)
+    for name in base_codes(facts, class_def):
         if (
             name not in _PLAIN_BASES
             and name.split("[", 1)[0] not in _PLAIN_BASES

@@ -4,15 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import libcst as cst
-
-from hooklint.analysis.compiled import (
-    Compilation,
-    can_both_run,
-    compilations,
-    first_run,
-)
-from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.analysis.compiled import can_both_run, compilations, first_run, hooked_target
+from hooklint.analysis.facts import ModuleFacts
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
 _MODULE_HOOK_OWNERS = frozenset({"module"})
@@ -98,7 +91,7 @@ class HookRegisteredAfterCompile(Rule):
                     or site.function is not compilation.call.site.function
                 ):
                     continue
-                target = _target_of(registration, compilation)
+                target = hooked_target(registration, compilation)
                 if target is None:
                     continue
                 if run is None:
@@ -117,55 +110,6 @@ class HookRegisteredAfterCompile(Rule):
                         "silently never called"
                     ),
                 )
-
-
-def _target_of(registration: Registration, compilation: Compilation) -> str | None:
-    """The receiver's code when it is the compiled module or one of its submodules."""
-    receiver = registration.receiver_code
-    if receiver is None:
-        return None
-    for prefix in _prefixes(compilation):
-        if _under(receiver, prefix):
-            return receiver
-    if isinstance(registration.receiver, cst.Name):
-        # for sub in model.modules(): sub.register_forward_hook(...)
-        for frame in reversed(registration.site.frames):
-            node = frame.node
-            if frame.kind == "for" and _binds(node.target, receiver):  # type: ignore[attr-defined]
-                iterated = _code_of(node.iter)  # type: ignore[attr-defined]
-                for prefix in _prefixes(compilation):
-                    if _under(iterated, prefix, allow_equal=True):
-                        return receiver
-                return None
-    if receiver in (compilation.original, compilation.compiled) and not compilation.in_place:
-        # The module itself after torch.compile(module) (not the wrapper the name now holds).
-        if compilation.original != compilation.compiled and receiver == compilation.original:
-            return receiver
-    return None
-
-
-def _prefixes(compilation: Compilation) -> tuple[str, ...]:
-    if compilation.original == compilation.compiled:
-        return (compilation.original,)
-    return (compilation.original, compilation.compiled)
-
-
-def _under(code: str, prefix: str, allow_equal: bool = False) -> bool:
-    if allow_equal and code == prefix:
-        return True
-    return code.startswith(prefix + ".") or code.startswith(prefix + "[")
-
-
-def _binds(target: cst.BaseExpression, name: str) -> bool:
-    if isinstance(target, cst.Name):
-        return target.value == name
-    if isinstance(target, cst.Tuple):
-        return any(_binds(e.value, name) for e in target.elements)
-    return False
-
-
-def _code_of(node: cst.CSTNode) -> str:
-    return cst.Module(body=()).code_for_node(node)
 
 
 HookRegisteredAfterCompile.VALID = [

@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-import libcst as cst
-
 from hooklint.analysis.facts import CallSite, ModuleFacts
 from hooklint.analysis.lifetime import (
     cannot_raise,
@@ -16,6 +14,7 @@ from hooklint.analysis.lifetime import (
     statement_path,
     word_count,
 )
+from hooklint.analysis.statements import assigns_alone, is_expression_line
 from hooklint.analysis.vocabulary import SAVED_TENSORS_HOOKS
 from hooklint.fixes.lifetime import with_replacing
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
@@ -96,7 +95,7 @@ class SavedTensorsHooksNotExited(Rule):
     def _check(self, facts: ModuleFacts, creation: CallSite, enters, exits) -> Finding | None:
         api = creation.callee.rsplit(".", 1)[-1]  # type: ignore[union-attr]
         role = creation.use.final.role
-        if any(e.node.func.value is creation.node for e in enters):  # type: ignore[attr-defined]
+        if any(e.receiver is creation.node for e in enters):
             return Finding(
                 node=creation.node,
                 message=f"`{api}(...).__enter__()` can never be exited: its hooks stay active for the thread",
@@ -109,8 +108,8 @@ class SavedTensorsHooksNotExited(Rule):
         if role != "bound" or len(creation.use.targets) != 1:
             return None
         target = creation.use.targets[0]
-        entered = [e for e in enters if facts.code(e.node.func.value) == target]  # type: ignore[attr-defined]
-        exited = [x for x in exits if facts.code(x.node.func.value) == target]  # type: ignore[attr-defined]
+        entered = [e for e in enters if facts.code(e.receiver) == target]  # type: ignore[arg-type]
+        exited = [x for x in exits if facts.code(x.receiver) == target]  # type: ignore[arg-type]
         scope = creation.site.function
         scope_code = facts.code(scope) if scope is not None else facts.module.code
         if target.startswith("self."):
@@ -130,7 +129,7 @@ class SavedTensorsHooksNotExited(Rule):
                     scope_code,
                 )
             )
-            if any(facts.code(x.node.func.value) in aliases for x in exits):  # type: ignore[attr-defined]
+            if any(facts.code(x.receiver) in aliases for x in exits):  # type: ignore[arg-type]
                 return None  # exited through another name (``cx = ctx`` ... ``cx.__exit__()``)
             return Finding(
                 node=creation.node,
@@ -166,13 +165,13 @@ class SavedTensorsHooksNotExited(Rule):
     def _fix(self, facts, creation: CallSite, target, at_e, at_x, between, scope_code) -> list:
         if not target.isidentifier() or word_count(scope_code, target) != 3:
             return []
-        if at_e.statement is not enter_statement(at_e) or at_x.statement is not enter_statement(at_x):
+        if not (is_expression_line(at_e.statement) and is_expression_line(at_x.statement)):
             return []
         path_c = statement_path(facts, creation.site)
         if path_c is None or path_c[-1].block is not at_e.block or path_c[-1].index != at_e.index - 1:
             return []
         creation_statement = path_c[-1].statement
-        if not _alone(creation_statement, creation.node) or has_multiline_string(facts, between):
+        if not assigns_alone(creation_statement, creation.node) or has_multiline_string(facts, between):
             return []
         return with_replacing(
             facts,
@@ -308,24 +307,3 @@ def train_step(model, batch, optimizer):
             message="never used as a context manager",
         ),
     ]
-
-
-def enter_statement(level) -> cst.CSTNode:
-    """The statement itself when it is a one-call expression statement."""
-    statement = level.statement
-    if (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-    ):
-        return statement
-    return None  # type: ignore[return-value]
-
-
-def _alone(statement: cst.CSTNode, call: cst.Call) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Assign)
-        and statement.body[0].value is call
-    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.analysis.signatures import tolerates_three_arguments
 from hooklint.fixes.hook_params import accept_both_arities
 from hooklint.rules.base import (
     Finding,
@@ -91,7 +92,7 @@ class GlobalAlwaysCallWithKwargs(Rule):
                 registration.keyword_is_true("with_kwargs") and registration.keyword_is_true("always_call")
             ):
                 continue
-            if _tolerates_three_arguments(registration):
+            if tolerates_three_arguments(registration):
                 continue
             yield self._finding(facts, registration, context)
 
@@ -245,16 +246,3 @@ torch.nn.modules.module.register_module_forward_hook(
             options={"target_torch": (2, 10)},
         ),
     ]
-
-
-def _tolerates_three_arguments(registration: Registration) -> bool:
-    """The hook takes ``*rest`` (or defaults its last parameters): three arguments do not raise."""
-    import libcst as cst
-
-    hook = registration.hook
-    if hook is None:
-        return False
-    params = hook.node.params
-    if isinstance(params.star_arg, cst.Param):
-        return True
-    return len(hook.params) < 4 or any(p.default is not None for p in params.params[-2:])

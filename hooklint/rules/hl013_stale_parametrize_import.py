@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from hooklint.analysis.facts import ModuleFacts
-from hooklint.analysis.names import dotted_name, record_import
+from hooklint.analysis.names import names_imported_from, record_import
 from hooklint.fixes.parametrize_import import PARAMETRIZE, import_parametrize_module
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 #: Module globals of ``torch.nn.utils.parametrize`` that ``cached()`` rebinds.
 STALE_NAMES = frozenset({"_cache", "_cache_enabled"})
@@ -70,21 +72,9 @@ class StaleParametrizeImport(Rule):
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
         for node, site in facts.import_statements:
-            if (
-                not isinstance(node, cst.ImportFrom)
-                or node.relative
-                or isinstance(node.names, cst.ImportStar)
-            ):
-                continue
-            if node.module is None or dotted_name(node.module) != PARAMETRIZE:
-                continue
             stale = {}
-            for alias in node.names:
-                name = alias.name.value if isinstance(alias.name, cst.Name) else ""
+            for bound, name in names_imported_from(node, PARAMETRIZE):
                 if name in STALE_NAMES:
-                    bound = name
-                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                        bound = alias.asname.name.value
                     stale[bound] = name
             if not stale:
                 continue

@@ -101,7 +101,7 @@ class ForwardCalledDirectly(Rule):
         for call in facts.calls_to_attr("forward"):
             if bypass_reason(facts, call) is not None:
                 continue
-            receiver = call.node.func.value  # type: ignore[union-attr]
+            receiver = call.receiver
             shown = facts.code(receiver)
             if len(shown) > 20:
                 shown = shown[:17] + "..."

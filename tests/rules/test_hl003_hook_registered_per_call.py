@@ -78,3 +78,24 @@ def test_hl003_lost_handles_only_for_the_same_target():
 @pytest.mark.parametrize("code", ["HL003"])
 def test_example_files(code):
     check_example_files(code, LIFETIME_RULES)
+
+
+GUARDED_LOOP = """
+def train(model, loader, log):
+    for batch in loader:
+{guard}        model.register_forward_hook(log)
+        model.hooked = True
+        model(batch)
+"""
+
+
+def test_hl003_install_once_by_continue_over_a_stored_attribute():
+    # `if model.hooked: continue` before the registration is one of its guards
+    # (hooklint.analysis.guards), and the loop sets `model.hooked`: installed once.
+    guard = "        if model.hooked:\n            continue\n"
+    assert findings(GUARDED_LOOP.format(guard=guard), ("HL003",)) == []
+    flagged = findings(GUARDED_LOOP.format(guard=""), ("HL003",))
+    assert [v.start.line for v in flagged] == [3] and "every iteration" in flagged[0].message
+    # A test of something the loop never sets is no install-once check.
+    other = "        if batch is None:\n            continue\n"
+    assert [v.start.line for v in findings(GUARDED_LOOP.format(guard=other), ("HL003",))] == [5]

@@ -4,6 +4,7 @@ with HL001's fix, and a safe fix only where the container is known."""
 from __future__ import annotations
 
 from _checks import dedented as _code
+from _checks import findings
 
 from hooklint.engine import fix_text, lint_text
 from hooklint.rules import find_rule
@@ -79,3 +80,38 @@ def test_hl005_offers_no_fix_when_the_container_type_is_unknown():
     )
     [violation] = lint_text(source, "t.py", [HL005], CONTEXT)
     assert violation.fix is None
+
+
+GUARDED_POP = """
+STACK = []
+
+def enter(module, args):
+    STACK.append(module)
+
+def leave(module, args, output):
+{body}
+
+def install(module):
+    module.register_forward_pre_hook(enter)
+    module.register_forward_hook(leave, always_call=True)
+"""
+
+
+def test_hl005_release_after_an_early_exit_is_guarded():
+    # One guard concept (hooklint.analysis.guards): an `if` whose block ends in
+    # return/raise/continue guards what follows it, with or without an `else`.
+    def hl005(body):
+        return findings(GUARDED_POP.format(body=body), ("HL005",), CONTEXT)
+
+    assert [v.start.line for v in hl005("    STACK.pop()")] == [7]
+    assert hl005("    if not STACK:\n        return\n    STACK.pop()") == []
+    assert (
+        hl005("    if not STACK:\n        return\n    else:\n        print(len(STACK))\n    STACK.pop()")
+        == []
+    )
+    assert (
+        hl005("    for _ in range(2):\n        if not STACK:\n            continue\n        STACK.pop()")
+        == []
+    )
+    # An early exit on something else guards nothing here.
+    assert [v.start.line for v in hl005("    if args is None:\n        return\n    STACK.pop()")] == [9]

@@ -1,0 +1,130 @@
+"""Guards: the conditions under which a statement runs, one concept for every rule.
+
+A *guard* of a statement is a condition that must hold (or fail) for the statement to
+run: the test of an ``if``/``elif`` around it, and the test of an earlier
+``if ...: return`` / ``raise`` / ``continue`` in a block around it (an *early exit*:
+what follows runs only when the test failed).  Inside an expression, the walk of a
+hook body (:mod:`hooklint.analysis.effects`) adds the conditions that an expression
+can hold: a ``while`` test, the left side of ``and``/``or``, the test of ``x if c else
+y``.  A loop test is no guard of a *registration site* (:func:`site_guards`): it is
+tested again on every pass, so it says nothing about "only once".
+
+Three questions rest on guards:
+
+* :func:`mentions` — whether any guard tests one of some names: a release under a
+  check of what its pre-hook acquired (HL005) runs only when there is something to
+  release;
+* :func:`install_once` — whether a registration is guarded by an *install-once*
+  check: a guard that tests something the function itself sets or stores
+  (``if self._handle is None: self._handle = m.register_forward_hook(fn)``,
+  ``if m in self._hooked: return ... self._hooked.add(m)``), or ``hasattr``/``getattr``
+  (HL003);
+* :func:`under_main_guard` — whether a site runs under ``if __name__ == "__main__"``,
+  once per process (HL009).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import libcst as cst
+
+from hooklint.analysis.facts import ModuleFacts, Registration, Site
+from hooklint.analysis.lifetime import container_of, enclosing_ifs, statement_path, word_count
+from hooklint.analysis.vocabulary import RECORDING_METHODS
+from hooklint.analysis.walk import descendants
+
+#: The last statement of a block that leaves it early.
+_EXITS = (cst.Return, cst.Raise, cst.Continue)
+
+
+def _block(suite: cst.BaseSuite) -> Sequence:
+    """The statements of a block (a one-line suite's small statements)."""
+    return suite.body if isinstance(suite, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+
+
+def exits_early(statement: cst.CSTNode) -> bool:
+    """``if test: ...; return`` (or ``raise``/``continue``): what follows the ``if`` in
+    its block runs only when ``test`` failed."""
+    if not isinstance(statement, cst.If):
+        return False
+    body = _block(statement.body)
+    last = body[-1] if body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1]
+    return isinstance(last, _EXITS)
+
+
+def early_exit_guards(statements: Iterable[cst.CSTNode]) -> list[cst.BaseExpression]:
+    """The tests of the early exits among ``statements`` (those before a statement in its block)."""
+    return [statement.test for statement in statements if exits_early(statement)]  # type: ignore[attr-defined]
+
+
+def site_guards(facts: ModuleFacts, site: Site) -> list[cst.BaseExpression]:
+    """The conditions a site runs under in its function: the tests of the ``if``s around
+    it, innermost first, then those of the early exits before it in each block around
+    it, outermost first."""
+    guards = [node.test for node in enclosing_ifs(site)]
+    path = statement_path(facts, site)
+    if path is not None:
+        for level in path:
+            guards += early_exit_guards(level.block[: level.index])
+    return guards
+
+
+def mentions(facts: ModuleFacts, guards: Iterable[cst.BaseExpression], names: Iterable[str]) -> bool:
+    """Whether any guard tests one of ``names`` (a whole name: ``self.h``, not ``x.h``)."""
+    names = list(names)
+    return any(word_count(facts.code(guard), name) for guard in guards for name in names if name)
+
+
+def stored_names(facts: ModuleFacts, function: cst.FunctionDef | None) -> set[str]:
+    """What a function assigns to (``self._hooked``, ``_installed``) or records into
+    (``self._seen.add(m)``), without looking into nested functions."""
+    stored: set[str] = set()
+    if function is None:
+        return stored
+    for node in descendants(function.body, into_functions=False):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                stored.add(container_of(facts.code(target.target)))
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            stored.add(container_of(facts.code(node.target)))
+        elif (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in RECORDING_METHODS
+        ):
+            stored.add(facts.code(node.func.value))
+    return stored
+
+
+def install_once(facts: ModuleFacts, registration: Registration, target: str | None) -> bool:
+    """Whether a guard of the registration is an install-once check: it calls
+    ``hasattr``/``getattr``, or it tests an attribute the function sets or records into,
+    or the registration's own ``target`` (where the handle is kept).  Locals are left
+    out: ``h = self.proj(x); if h.requires_grad:`` is no install-once check."""
+    site = registration.site
+    stored = stored_names(facts, site.function)
+    own = container_of(target) if target is not None else None
+    if own is not None:
+        stored.add(own)
+    stored = {name for name in stored if "." in name or name == own}
+    guards = site_guards(facts, site)
+    if any("hasattr(" in facts.code(guard) or "getattr(" in facts.code(guard) for guard in guards):
+        return True
+    return mentions(facts, guards, stored)
+
+
+def if_tests_around(site: Site) -> list[cst.BaseExpression]:
+    """The tests of every ``if`` around a site, outermost first, also those around the
+    function it sits in (a ``def`` inside ``if __name__ == "__main__":``)."""
+    return [frame.node.test for frame in site.frames if frame.kind == "if"]  # type: ignore[attr-defined]
+
+
+def under_main_guard(site: Site) -> bool:
+    """The site runs under ``if __name__ ...`` (a script's main block: it runs once)."""
+    return any(
+        isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == "__name__"
+        for test in if_tests_around(site)
+    )

@@ -1,0 +1,101 @@
+"""Passes: the repeated runs of a loop body or of a function (HL003's questions).
+
+A registration inside a loop, or inside a function that runs once per forward or
+step, runs once per *pass*.  Whether that piles hooks up depends on what is new on
+each pass: the names a loop binds (:func:`loop_targets`), the arguments a call
+receives (:func:`call_arguments`); :func:`hooklint.analysis.lifetime.varying_names`
+follows them through the pass.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from hooklint.analysis.facts import Frame, ModuleFacts, Registration, parameter_names
+from hooklint.analysis.handles import handle_model
+from hooklint.analysis.lifetime import names_in, varying_names
+from hooklint.analysis.scopes import target_names
+
+
+def is_statement_loop(frame: Frame) -> bool:
+    """A ``for`` or ``while`` statement (not a comprehension)."""
+    return frame.kind in ("for", "while")
+
+
+def loop_targets(frame: Frame) -> set[str]:
+    """The names a ``for`` loop or a comprehension binds on each pass (none for ``while``)."""
+    node = frame.node
+    if isinstance(node, cst.For):
+        return target_names(node.target)
+    if frame.kind == "comp":
+        names: set[str] = set()
+        for_in = node.for_in  # type: ignore[attr-defined]
+        while for_in is not None:
+            names |= target_names(for_in.target)
+            for_in = for_in.inner_for_in
+        return names
+    return set()
+
+
+def loop_body_code(facts: ModuleFacts, frame: Frame) -> str:
+    """The code of a ``for``/``while`` loop's body."""
+    return facts.code(frame.node.body)  # type: ignore[attr-defined]
+
+
+def call_arguments(function: cst.FunctionDef) -> set[str]:
+    """The names a call of ``function`` fills anew: its parameters and ``*args``
+    (``self``/``cls`` left out: the object lives on between calls)."""
+    names = set(parameter_names(function.params)) - {"self", "cls"}
+    star = function.params.star_arg
+    if star is not None and isinstance(star, cst.Param):
+        names.add(star.name.value)
+    return names
+
+
+def argument_names(registration: Registration) -> set[str]:
+    """The names the registration call's arguments read (the hook, its flags)."""
+    names: set[str] = set()
+    for arg in registration.call.args:
+        names |= names_in(arg.value)
+    return names
+
+
+def varying_in_loop(facts: ModuleFacts, frame: Frame) -> set[str]:
+    """Names new on each pass of a loop: its targets and what is bound from them."""
+    return varying_names(facts, frame.node, loop_targets(frame))
+
+
+def varying_in_call(facts: ModuleFacts, function: cst.FunctionDef, seed: set[str]) -> set[str]:
+    """Names new on each call of ``function``: ``seed`` and what its body binds from them."""
+    return varying_names(facts, function.body, seed)
+
+
+def kept_handle(registration: Registration) -> str | None:
+    """The one name or attribute the handle is kept in (``h``, ``self.handles``), if any."""
+    use = registration.handle
+    if use.role == "bound" and len(use.targets) == 1 or use.role == "appended" and use.targets:
+        return use.targets[0]
+    if use.role == "collected" and use.final.role == "bound" and use.final.targets:
+        return use.final.targets[0]
+    return None
+
+
+def removed_in_pass(facts: ModuleFacts, registration: Registration, scope: cst.CSTNode) -> bool:
+    """Whether the handle is removed again: in ``scope`` (the loop, or the function whose
+    calls are the passes), or anywhere in the function when the handles are a
+    collection or an attribute (removed in bulk later)."""
+    target = kept_handle(registration)
+    if target is None:
+        return False
+    site = registration.site
+    model = handle_model(facts)
+    flow = model.acquisition_of(registration).flow
+    for removal in model.removals_of(flow.stores, model.scope_id(site), flow.window):
+        if (
+            not flow.single
+            or removal.site.inside(scope)
+            or "." in (flow.target or "")
+            or scope is site.function
+        ):
+            return True
+    return False

@@ -1,0 +1,65 @@
+"""What kind of statement a statement is, in the words the rules use.
+
+The rules place registrations and removals in their blocks
+(:func:`hooklint.analysis.lifetime.statement_path`) and then ask about the statements
+they meet there: is it a loop, a bare ``yield``, a line that only removes hooks, one
+plain expression or assignment of a given call?  The answers live here, so that no
+rule tests libcst node types itself.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from hooklint.analysis.facts import ModuleFacts
+
+
+def is_loop(statement: cst.CSTNode) -> bool:
+    """A ``for`` or ``while`` statement."""
+    return isinstance(statement, (cst.For, cst.While))
+
+
+def is_simple_line(statement: cst.CSTNode) -> bool:
+    """A line of simple statements (``h.remove()``, ``x = 1; y = 2``), no block."""
+    return isinstance(statement, cst.SimpleStatementLine)
+
+
+def is_bare_yield(statement: cst.CSTNode) -> bool:
+    """A line holding a ``yield`` expression statement (a ``@contextmanager``'s ``yield``)."""
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.Expr) and isinstance(small.value, cst.Yield) for small in statement.body
+    )
+
+
+def only_removes(facts: ModuleFacts, statement: cst.CSTNode) -> bool:
+    """The statement does nothing but remove: one expression (``h.remove()``,
+    ``helper(h)``), or ``for h in handles: h.remove()`` with no ``else``."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return is_expression_line(statement)
+    if (
+        isinstance(statement, cst.For)
+        and statement.orelse is None
+        and isinstance(statement.body, cst.IndentedBlock)
+    ):
+        body = statement.body.body
+        return len(body) == 1 and only_removes(facts, body[0]) and ".remove()" in facts.code(body[0])
+    return False
+
+
+def is_expression_line(statement: cst.CSTNode) -> bool:
+    """A line that is one expression statement (``cm.__enter__()``, ``h.remove()``)."""
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+    )
+
+
+def assigns_alone(statement: cst.CSTNode, value: cst.CSTNode) -> bool:
+    """The line is one assignment whose value is ``value`` (``ctx = saved_tensors_hooks(...)``)."""
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Assign)
+        and statement.body[0].value is value
+    )
