@@ -10,7 +10,8 @@ The engine's modules, in the order a file goes through them::
     nesting       code nested deeper than libcst's parser can take is refused
     syntax        a file that does not parse: HL000
     findings      parse → one facts pass → each rule's query
-    violations    findings → violations, with positions (``locator``) and fixes
+    violations    findings → violations, with their fixes
+    locator       where findings are: lines and columns of the nodes they name
     fix           the fix loop: apply, re-parse, re-lint until no fix is left
     gc_pause      the cyclic garbage collector paused over a check
     settings      what a check is given (Settings) and gives back (FileResult)
