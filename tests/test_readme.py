@@ -61,3 +61,16 @@ def test_quick_start_commands_work_on_a_copy_of_the_examples(tmp_path, monkeypat
         assert "Traceback" not in result.output
         codes.append(result.exit_code)
     assert codes == [1, 1, 0, 0, 0], codes
+
+
+def test_every_pinned_version_in_the_docs_is_this_version():
+    """The README's install line, pre-commit ``rev`` and action tag, and the same in
+    docs/cli.md and action.yml, name the tag of this version (``v`` + ``__version__``,
+    which the package's metadata also reads), so a release cannot leave one behind."""
+    from hooklint import __version__
+
+    for name in ("README.md", "docs/cli.md", "action.yml"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        pinned = re.findall(r"(?:@|rev: |blob/)v(\d+\.\d+\.\d+)", text)
+        assert pinned, f"{name} pins no version"
+        assert set(pinned) == {__version__}, name
