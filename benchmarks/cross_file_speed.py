@@ -1,6 +1,6 @@
 """What cross-file analysis (hooklint/project) costs: the same runs with and without it.
 
-    python benchmarks/cross_file_speed.py [--runs N] [--torch DIR] [--transformers DIR] [--devset DIR] [--only WHAT]
+    python benchmarks/cross_file_speed.py [--runs N] [--hooklint BIN] [--torch DIR] [--transformers DIR] [--devset DIR] [--only WHAT]
 
 * torch's own sources (default: the installed torch, found without importing it):
   cold (``--no-cache``: summaries computed in memory, per worker) and warm (a
@@ -16,12 +16,17 @@
 * peak memory (max RSS of the hooklint process and its workers) over the development
   set's tree (default ``~/.cache/hooklint-devset/src``).  Goal: <= 300 MB.
 
-Medians of N runs (default 3).  Not collected by pytest (no ``test_`` prefix).
+Medians of N runs (default 3), the runs with and without cross-file analysis
+alternated so that both see the same load; each ratio is given for wall time and for
+CPU time (user + system of hooklint and its workers: steadier on a shared machine).
+Not collected by pytest (no ``test_`` prefix).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -44,15 +49,46 @@ def _hooklint() -> str:
     return found
 
 
-def _median(command: list[str], cwd: Path, runs: int, before=None) -> tuple[float, int]:
-    walls, peaks = [], []
+_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _timed_cpu(command: list[str], cwd: Path) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system) of ``command`` and its children."""
+    wrapper = (
+        "import resource, subprocess, sys, time, json\n"
+        "start = time.perf_counter()\n"
+        "p = subprocess.run(sys.argv[1:], capture_output=True)\n"
+        "wall = time.perf_counter() - start\n"
+        "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(json.dumps([wall, usage.ru_utime + usage.ru_stime, p.returncode]))\n"
+    )
+    out = subprocess.run([sys.executable, "-I", "-c", wrapper, *command], cwd=cwd, capture_output=True,
+                         text=True, check=True, env=_ENV)  # fmt: skip
+    wall, cpu, returncode = json.loads(out.stdout)
+    if returncode not in (0, 1):
+        raise SystemExit(f"{command[0]} failed with exit code {returncode}")
+    return wall, cpu
+
+
+def _paired(
+    commands: dict[str, list[str]], cwd: Path, runs: int, before=None
+) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU seconds of each command, the commands run in turn ``runs`` times."""
+    times: dict[str, list[tuple[float, float]]] = {label: [] for label in commands}
     for _ in range(runs):
-        if before is not None:
-            before()
-        wall, peak, _ = _timed(command, cwd)
-        walls.append(wall)
-        peaks.append(peak)
-    return statistics.median(walls), max(peaks)
+        for label, command in commands.items():
+            if before is not None:
+                before()
+            times[label].append(_timed_cpu(command, cwd))
+    return {
+        label: (statistics.median(w for w, _ in found), statistics.median(c for _, c in found))
+        for label, found in times.items()
+    }
+
+
+def _ratio(found: dict[str, tuple[float, float]], label: str, base: str) -> str:
+    (wall, cpu), (base_wall, base_cpu) = found[label], found[base]
+    return f"{wall:6.2f}s wall ({wall / base_wall:.2f}x), {cpu:6.2f}s CPU ({cpu / base_cpu:.2f}x)"
 
 
 def _transformers_tree(given: Path | None) -> Path:
@@ -77,20 +113,32 @@ def bench_torch(hooklint: str, tree: Path, runs: int) -> None:
     files = sum(1 for _ in tree.rglob("*.py"))
     print(f"torch: {tree} ({files} .py files)")
     base = [hooklint, "check", ".", "--format", "concise", "--quiet", "--exit-zero"]
-    for label, extra in (("alone", ["--no-cross-file"]), ("cross-file", [])):
-        cache = Path(tempfile.mkdtemp(prefix="hooklint-bench-cache-"))
-        _timed(base + extra + ["--cache-dir", str(cache)], tree)  # page cache, and fills the cache
-        cold, cold_peak = _median(base + extra + ["--no-cache"], tree, runs)
-        warm, _ = _median(base + extra + ["--cache-dir", str(cache)], tree, runs)
-        print(f"  {label:10s} cold {cold:6.2f}s (peak {cold_peak / 2**20:.0f} MB)   warm {warm:6.2f}s")
+    caches = {label: Path(tempfile.mkdtemp(prefix="hooklint-bench-cache-")) for label in ("alone", "cross")}
+    alone, cross = ["--no-cross-file"], []
+    for label, extra in (("alone", alone), ("cross", cross)):  # page cache, and fills the caches
+        _timed(base + extra + ["--cache-dir", str(caches[label])], tree)
+    cold = _paired(
+        {"alone": base + alone + ["--no-cache"], "cross": base + cross + ["--no-cache"]}, tree, runs
+    )
+    warm = _paired(
+        {
+            label: base + extra + ["--cache-dir", str(caches[label])]
+            for label, extra in (("alone", alone), ("cross", cross))
+        },
+        tree,
+        runs,
+    )
+    for cache in caches.values():
         shutil.rmtree(cache, ignore_errors=True)
+    print(f"  cold (--no-cache): alone {cold['alone'][0]:6.2f}s wall, {cold['alone'][1]:6.2f}s CPU; "
+          f"cross-file {_ratio(cold, 'cross', 'alone')}")  # fmt: skip
+    print(f"  warm (cache dir):  alone {warm['alone'][0]:6.2f}s wall, {warm['alone'][1]:6.2f}s CPU; "
+          f"cross-file {_ratio(warm, 'cross', 'alone')}")  # fmt: skip
 
 
 def bench_one_file(hooklint: str, tree: Path, runs: int) -> None:
     print(f"one file: {tree / MODELING}")
     base = [hooklint, "check", MODELING, "--format", "concise", "--quiet", "--exit-zero"]
-    alone, _ = _median(base + ["--no-cross-file", "--no-cache"], tree, runs)
-    uncached, _ = _median(base + ["--no-cache"], tree, runs)
     cache = Path(tempfile.mkdtemp(prefix="hooklint-bench-cache-"))
     _timed(base + ["--cache-dir", str(cache)], tree)  # fills the summaries
 
@@ -99,10 +147,20 @@ def bench_one_file(hooklint: str, tree: Path, runs: int) -> None:
             if entry.name != "summaries":
                 shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
 
-    warm, _ = _median(base + ["--cache-dir", str(cache)], tree, runs, before=keep_only_summaries)
+    found = _paired(
+        {
+            "alone": base + ["--no-cross-file", "--no-cache"],
+            "uncached": base + ["--no-cache"],
+            "warm": base + ["--cache-dir", str(cache)],
+        },
+        tree,
+        runs,
+        before=keep_only_summaries,
+    )
     shutil.rmtree(cache, ignore_errors=True)
-    print(f"  alone, no cache {alone:5.2f}s   cross-file: no cache {uncached:5.2f}s ({uncached / alone:.2f}x), "
-          f"warm summaries {warm:5.2f}s ({warm / alone:.2f}x)")  # fmt: skip
+    print(f"  alone, no cache {found['alone'][0]:5.2f}s wall, {found['alone'][1]:5.2f}s CPU")
+    print(f"  cross-file, no cache:       {_ratio(found, 'uncached', 'alone')}")
+    print(f"  cross-file, warm summaries: {_ratio(found, 'warm', 'alone')}")
 
 
 def bench_memory(hooklint: str, tree: Path) -> None:
@@ -121,8 +179,11 @@ def main() -> None:
     parser.add_argument("--transformers", type=Path, default=None, help="an unpacked transformers release")
     parser.add_argument("--devset", type=Path, default=Path.home() / ".cache" / "hooklint-devset" / "src")
     parser.add_argument("--only", choices=("torch", "file", "memory"), default=None)
+    parser.add_argument(
+        "--hooklint", default=None, help="the hooklint command to time (default: this environment's)"
+    )
     args = parser.parse_args()
-    hooklint = _hooklint()
+    hooklint = args.hooklint or _hooklint()
     if args.only in (None, "torch"):
         bench_torch(hooklint, (args.torch or default_tree()).resolve(), args.runs)
     if args.only in (None, "file"):

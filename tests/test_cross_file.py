@@ -159,8 +159,10 @@ def test_one_file_reads_only_the_modules_it_needs(tmp_path, monkeypatch):
     store._memory.clear()
     assert len(_run(root, monkeypatch, "--no-cache", "tapkit/probe.py")) == 1
     read = {(Path(p).relative_to(root.resolve()).as_posix(), full) for p, full in store._memory}
-    # Outlines of the modules resolution passes through; hook facts of the mixin's only.
+    # Outlines of the modules resolution passes through (and the checked file's own,
+    # kept from its lint's parse); hook facts of the mixin's only.
     assert read == {
+        ("tapkit/probe.py", False),
         ("tapkit/__init__.py", False),
         ("tapkit/watching.py", False),
         ("tapkit/watching.py", True),
@@ -268,7 +270,8 @@ def test_a_module_with_hook_code_is_parsed_only_for_a_name_it_may_define_with_so
     other = tmp_path / "app" / "other.py"
     view = FileView(str(other), other.read_text(encoding="utf-8"))
     assert view.helper_names() == ()
-    assert not store._memory  # a class and a value are no def: not looked up
+    # a class and a value are no def: not looked up (only the file's own outline is kept)
+    assert set(store._memory) == {(view.path, False)}
     assert str(tmp_path / "lib" / "mixed.py") in view.dependencies()
     use = tmp_path / "app" / "use.py"
     view = FileView(str(use), use.read_text(encoding="utf-8"))

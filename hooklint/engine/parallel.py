@@ -1,6 +1,8 @@
 """Many files: a process pool (``--jobs``) when there are enough candidates, each
 worker reading, prefiltering and checking its share; a worker that dies costs one
-file."""
+file.  With cross-file analysis the module summaries a worker computes go to the
+others with their next chunk of files (:func:`hooklint.project.store.take_new`), so
+that a run without a cache summarises each module about once, not once per worker."""
 
 from __future__ import annotations
 
@@ -84,6 +86,10 @@ class _Pool:
         self.settings = settings
         self.context = _fork_context()
         self.workers: dict = {}  # connection -> [process, the unanswered part of its chunk]
+        # Summaries the workers computed, in batches (connection it came from, entries),
+        # and how many batches each worker has been sent or has made itself.
+        self.summaries: list[tuple[object, list]] = []
+        self.summaries_sent: dict = {}
 
     def run(self, chunks: list, count: int) -> list[FileResult]:
         from collections import deque
@@ -103,9 +109,11 @@ class _Pool:
                     dead = process.sentinel in ready
                     try:
                         while connection.poll():
-                            position, result = connection.recv()
+                            position, result, summaries = connection.recv()
                             results[position] = result
                             chunk.popleft()
+                            if summaries:
+                                self.summaries.append((connection, summaries))
                     except (EOFError, OSError):
                         dead = True
                     if dead:
@@ -122,7 +130,7 @@ class _Pool:
                     elif not chunk:  # its chunk is done: the next one, or stop
                         if pending:
                             chunk.extend(pending.popleft())
-                            self._send(connection, list(chunk))
+                            self._send_chunk(connection, list(chunk))
                         else:
                             self._send(connection, None)
                             self._forget(connection)
@@ -138,9 +146,20 @@ class _Pool:
         process.start()
         child.close()
         self.workers[parent] = [process, deque(chunk)]
-        self._send(parent, list(chunk))
+        self._send_chunk(parent, list(chunk))
+
+    def _send_chunk(self, connection, chunk: list) -> None:
+        """``chunk``, with the summaries the other workers computed since this one's
+        last chunk."""
+        start = self.summaries_sent.get(connection, 0)
+        summaries = [
+            entry for origin, batch in self.summaries[start:] if origin is not connection for entry in batch
+        ]
+        self.summaries_sent[connection] = len(self.summaries)
+        self._send(connection, (chunk, summaries))
 
     def _forget(self, connection) -> None:
+        self.summaries_sent.pop(connection, None)
         process, _ = self.workers.pop(connection)
         process.join()
         connection.close()
@@ -176,17 +195,24 @@ def _death(exitcode: int | None) -> str:
 
 
 def _worker_main(connection, settings: Settings) -> None:
-    """A worker: chunks of ``(position, path, explicit)`` in, one ``(position,
-    FileResult)`` per file out, until it is sent None."""
+    """A worker: chunks of ``(position, path, explicit)`` in, each with the summaries
+    other workers computed, one ``(position, FileResult, summaries it computed)`` per
+    file out, until it is sent None."""
+    from hooklint.project import store
+
     _die_with_parent()
     _prepare_worker()
+    store.sharing(settings.context.cross_file)
     try:
         while True:
-            chunk = connection.recv()
-            if chunk is None:
+            message = connection.recv()
+            if message is None:
                 return
+            chunk, summaries = message
+            store.adopt(summaries)
             for position, path, explicit in chunk:
-                connection.send((position, check_path(path, settings, explicit)))
+                result = check_path(path, settings, explicit)
+                connection.send((position, result, store.take_new()))
     except (EOFError, OSError, KeyboardInterrupt):
         return  # the parent is gone or stopping
 

@@ -8,6 +8,12 @@ path, modification time and size, so a worker that checks many files reads each
 imported module once) and, when a cache directory is in use, on disk next to the
 result cache (``.hooklint_cache/summaries/``), written by the same atomic writer.
 An entry that cannot be read or is not a summary is a miss and is rewritten.
+
+The outline of a file that is checked comes from the parse its lint made
+(:func:`remember`), when the text checked is the file's content.  Within one run the
+worker processes share what they computed (:func:`sharing`, :func:`take_new`,
+:func:`adopt`: :mod:`hooklint.engine.parallel` passes it along with the next chunk of
+files), so that a cold run summarises each module about once, not once per worker.
 """
 
 from __future__ import annotations
@@ -32,6 +38,40 @@ class Summarised:
 
 
 _memory: dict[tuple[str, bool], tuple[tuple[int, int], Summarised | None]] = {}
+#: What this process computed since the last :func:`take_new` (None: not collected).
+_new: list | None = None
+
+
+def sharing(on: bool) -> None:
+    """Collect (``on``) or stop collecting what this process computes, for
+    :func:`take_new`."""
+    global _new
+    _new = [] if on else None
+
+
+def take_new() -> list:
+    """The memory entries computed since the last call (picklable), for the other
+    workers of the run; empty when not collecting."""
+    global _new
+    if not _new:
+        return []
+    found, _new = _new, []
+    return found
+
+
+def adopt(entries: list) -> None:
+    """Entries another worker computed (:func:`take_new`), for the modules this process
+    has none of: each is used while its file keeps the modification time and size it
+    was computed for (:func:`load` checks)."""
+    for key, stamp, found in entries:
+        if key not in _memory:
+            _memory[key] = (stamp, found)
+
+
+def _keep(key: tuple[str, bool], stamp: tuple[int, int], found: Summarised | None) -> None:
+    _memory[key] = (stamp, found)
+    if _new is not None:
+        _new.append((key, stamp, found))
 
 
 def content_digest(raw: bytes) -> str:
@@ -68,8 +108,34 @@ def load(path: str, cache_dir: str | None, full: bool = False) -> Summarised | N
     if known is not None and known[0] == stamp:
         return known[1]
     found = _compute(path, status.st_size, cache_dir, full)
-    _memory[(path, full)] = (stamp, found)
+    _keep((path, full), stamp, found)
     return found
+
+
+def remember(path: str, text: str, outline: dict) -> None:
+    """Keep ``outline``, which a check computed from ``text`` (the lint's own parse), as
+    the outline of the module at ``path`` when ``text`` is what the file holds (an
+    editor's unsaved buffer is not), so that resolving another file's imports does
+    not parse it again."""
+    from hooklint.files import SourceError, read_source
+
+    if not path.endswith(".py"):
+        return  # a notebook is never imported
+    try:
+        status = os.stat(path)
+    except OSError:
+        return
+    stamp = (status.st_mtime_ns, status.st_size)
+    known = _memory.get((path, False))
+    if (known is not None and known[0] == stamp) or status.st_size > MAX_SUMMARY_SIZE:
+        return
+    try:
+        source = read_source(Path(path), MAX_SUMMARY_SIZE)
+    except (SourceError, OSError):
+        return
+    if source.text != text:
+        return
+    _keep((path, False), stamp, Summarised(path, content_digest(source.raw), outline))
 
 
 def source_text(path: str) -> tuple[str, str] | None:

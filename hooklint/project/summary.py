@@ -37,6 +37,12 @@ VERSION = 3
 _HOOK_TEXT = re.compile(r"register_\w*hook|register_\{|\.remove\([\s\\]*\)")
 
 
+def has_hook_text(text: str) -> bool:
+    """Whether :data:`_HOOK_TEXT` occurs in ``text`` (each of its matches holds one of
+    the two words looked for first: most modules hold neither)."""
+    return ("register_" in text or ".remove(" in text) and _HOOK_TEXT.search(text) is not None
+
+
 def summarise(text: str, hook_facts: bool = True) -> dict:
     """The summary of one module's source ``text``; an empty summary when it does not
     parse.  ``hook_facts=False``: the outline alone, each function whose code holds a
@@ -49,8 +55,9 @@ def summarise(text: str, hook_facts: bool = True) -> dict:
         tree = python_ast(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {"imports": {}, "classes": {}, "functions": {}}
-    summary = _outline(tree, split_lines(text, keepends=True) if _HOOK_TEXT.search(text) else None)
-    if hook_facts and _HOOK_TEXT.search(text):
+    hook_text = has_hook_text(text)
+    summary = _outline(tree, split_lines(text, keepends=True) if hook_text else None)
+    if hook_facts and hook_text:
         try:
             _add_hook_facts(text, tree, summary)
         except (RecursionError, ValueError, MemoryError):
@@ -126,7 +133,7 @@ def outline_of(text: str, tree: ast.Module | None = None) -> dict:
     (``tree``: CPython's AST of ``text`` when the caller has it)."""
     if tree is None:
         return summarise(text, hook_facts=False)
-    return _outline(tree, split_lines(text, keepends=True) if _HOOK_TEXT.search(text) else None)
+    return _outline(tree, split_lines(text, keepends=True) if has_hook_text(text) else None)
 
 
 # -- the outline (CPython's AST) -----------------------------------------------------------
