@@ -46,6 +46,7 @@ from pathlib import Path
 import torch
 from autoround_common import Stopwatch, load_text_helper, run_intel
 from hooklint.runtime.autoround import AutoRound
+from hooklint.runtime.memory import live_tensor_bytes
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 RUNS = ("cache-unpadded", "nocache-unpadded", "cache-padded", "nocache-padded")
@@ -113,15 +114,6 @@ def perplexity(model, chunks: list[torch.Tensor], batch: int = 4) -> float:
             total += float(loss) * tokens
             count += tokens
     return math.exp(total / count)
-
-
-def live_tensor_bytes() -> int:
-    storages = {}
-    for obj in gc.get_objects():
-        if issubclass(type(obj), torch.Tensor):
-            storage = obj.untyped_storage()
-            storages[storage.data_ptr()] = storage.nbytes()
-    return sum(storages.values())
 
 
 def run_hooklint(model, calibration, args, use_cache: bool, iters=None, blocks=None) -> dict:

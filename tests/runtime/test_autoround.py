@@ -26,6 +26,7 @@ from hooklint.runtime.autoround import (
     find_block_stacks,
     find_blocks,
 )
+from hooklint.runtime.memory import live_tensor_bytes
 
 HIDDEN, SEQ, BATCH, STEPS = 32, 8, 4, 4
 HIDDEN_BATCH_BYTES = BATCH * SEQ * HIDDEN * 4  # one float32 batch of block inputs
@@ -87,16 +88,6 @@ def hooks_in(model: torch.nn.Module) -> int:
     return sum(
         len(m._forward_pre_hooks) + len(m._forward_hooks) + len(m._backward_hooks) for m in model.modules()
     )
-
-
-def live_tensor_bytes() -> int:
-    """Bytes of every tensor storage reachable from Python objects."""
-    storages = {}
-    for obj in gc.get_objects():
-        if issubclass(type(obj), torch.Tensor):  # type(): no attribute access on lazy proxies
-            storage = obj.untyped_storage()
-            storages[storage.data_ptr()] = storage.nbytes()
-    return sum(storages.values())
 
 
 class LeakyAutoRound(AutoRound):
