@@ -46,6 +46,7 @@ from pathlib import Path
 import torch
 from autoround_common import Stopwatch, load_text_helper, run_intel
 from hooklint.runtime.autoround import AutoRound
+from hooklint.runtime.memory import live_tensor_bytes
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 RUNS = ("cache-unpadded", "nocache-unpadded", "cache-padded", "nocache-padded")
@@ -103,6 +104,22 @@ def calibration_sets(chunks: list[torch.Tensor], pad_id: int, seed: int) -> dict
     return {"unpadded": unpadded, "padded": padded}
 
 
+def mask_last_positions(calibration: dict[str, list]) -> dict[str, list]:
+    """Copies of the calibration sets with each sample's last ``attention_mask`` position 0.
+
+    The package does this to its calibration data for language models (and so
+    also leaves that position out of its loss); this gives hooklint the same.
+    """
+    masked = {}
+    for name, items in calibration.items():
+        masked[name] = []
+        for item in items:
+            mask = item["attention_mask"].clone()
+            mask[:, -1] = 0
+            masked[name].append({**item, "attention_mask": mask})
+    return masked
+
+
 def perplexity(model, chunks: list[torch.Tensor], batch: int = 4) -> float:
     total, count = 0.0, 0
     with torch.no_grad():
@@ -113,15 +130,6 @@ def perplexity(model, chunks: list[torch.Tensor], batch: int = 4) -> float:
             total += float(loss) * tokens
             count += tokens
     return math.exp(total / count)
-
-
-def live_tensor_bytes() -> int:
-    storages = {}
-    for obj in gc.get_objects():
-        if issubclass(type(obj), torch.Tensor):
-            storage = obj.untyped_storage()
-            storages[storage.data_ptr()] = storage.nbytes()
-    return sum(storages.values())
 
 
 def run_hooklint(model, calibration, args, use_cache: bool, iters=None, blocks=None) -> dict:
@@ -173,6 +181,7 @@ def run_hooklint(model, calibration, args, use_cache: bool, iters=None, blocks=N
         row["calibration_store_bytes_distinct_per_block"] = max(len(v) for v in store_bytes.values())
         row["calibration_store_bytes_block0"] = min(store_bytes[0])
         row["block_seconds"] = [round(s.seconds, 2) for s in stats]
+        row["block_best_over_initial_loss"] = [round(s.best_loss / s.initial_loss, 3) for s in stats]
         if live:
             row["live_bytes_growth_per_iteration_block0"] = (
                 (live[-1] - live[1]) / (len(live) - 2) if len(live) > 2 else 0
@@ -277,6 +286,12 @@ def main(argv=None) -> list[dict]:
     )
     parser.add_argument("--skip-package", action="store_true")
     parser.add_argument("--no-live-bytes", action="store_true", help="skip the gc scan per iteration")
+    parser.add_argument(
+        "--mask-last",
+        action="store_true",
+        help="hooklint runs get the package's data handling: each sample's last attention_mask "
+        "position set to 0 (so it is also left out of the loss)",
+    )
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--export", type=Path, metavar="DIR", help="export the first run, reload, generate")
@@ -293,6 +308,7 @@ def main(argv=None) -> list[dict]:
     heldout = token_chunks(tokenizer, helper.HELDOUT_MODULES, args.eval_samples, args.eval_seqlen)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     calibration = calibration_sets(chunks, pad_id, args.seed)
+    ours = mask_last_positions(calibration) if args.mask_last else calibration
     args.heldout = heldout
     settings = {k: str(v) for k, v in vars(args).items() if k not in ("json", "heldout")}
 
@@ -315,7 +331,7 @@ def main(argv=None) -> list[dict]:
     variants = [r for r in runs if r != args.main_run]
     # the main run, then the package (the comparison at the full setting), then the variants
     for run in main_runs:
-        results.append(hooklint_row(model, tokenizer, calibration, heldout, args, run))
+        results.append(hooklint_row(model, tokenizer, ours, heldout, args, run))
         save()
     if not args.skip_package:
         packaged = copy.deepcopy(model)
@@ -332,7 +348,7 @@ def main(argv=None) -> list[dict]:
         print(json.dumps(results[-1]), flush=True)
         save()
     for run in variants:
-        results.append(hooklint_row(model, tokenizer, calibration, heldout, args, run))
+        results.append(hooklint_row(model, tokenizer, ours, heldout, args, run))
         save()
 
     print(json.dumps(settings))

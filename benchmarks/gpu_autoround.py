@@ -45,6 +45,7 @@ from pathlib import Path
 
 import torch
 from hooklint.runtime.autoround import AutoRound
+from hooklint.runtime.memory import live_tensor_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV_VAR = "HOOKLINT_MINILM_FP16"
@@ -128,12 +129,7 @@ def bytes_in_use(device: torch.device) -> int:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
         return torch.cuda.memory_allocated(device)
-    storages = {}
-    for obj in gc.get_objects():
-        if issubclass(type(obj), torch.Tensor):
-            storage = obj.untyped_storage()
-            storages[storage.data_ptr()] = storage.nbytes()
-    return sum(storages.values())
+    return live_tensor_bytes()
 
 
 def slope(values: list[int]) -> float:

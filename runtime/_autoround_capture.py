@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hooklint.runtime import require_torch
+from hooklint.runtime.memory import storage_bytes
 
 torch = require_torch()
 nn = torch.nn
@@ -124,11 +125,7 @@ class BlockInputs:
 
     def nbytes(self) -> int:
         """Bytes of tensor storage this store keeps alive (shared storage counted once)."""
-        storages = {}
-        for tensor in _tensors((self.hidden, self.extras)):
-            storage = tensor.untyped_storage()
-            storages[storage.data_ptr()] = storage.nbytes()
-        return sum(storages.values())
+        return storage_bytes(_tensors((self.hidden, self.extras)))
 
     def call(self, block: nn.Module, indices: torch.Tensor, forward=None):
         """Run ``forward`` (default: the block itself) on the samples at ``indices``.

@@ -79,14 +79,22 @@ class _Grid:
     negative_wins: torch.Tensor | None  # symmetric: the negative extreme sets the scale
 
 
-def _grid(grouped, offset, alpha, beta, low, high, bits: int, sym: bool) -> _Grid:
+def _rounded(scale: torch.Tensor, scale_dtype: torch.dtype | None) -> torch.Tensor:
+    """``scale`` rounded to ``scale_dtype`` and back (``None``: unchanged)."""
+    return scale if scale_dtype is None else scale.to(scale_dtype).to(scale.dtype)
+
+
+def _grid(grouped, offset, alpha, beta, low, high, bits: int, sym: bool, scale_dtype=None) -> _Grid:
     # Full-size work is done in place on two fresh tensors and the mask is kept
     # as float: on CPU a bool mask costs several times a float multiply.
+    # ``scale_dtype`` rounds the scale before the floor and the zero point, so
+    # the codes are those of the scale a checkpoint stores (the rounding passes
+    # gradient straight through, as a dtype cast does under autograd).
     if sym:
         half = 2 ** (bits - 1)
         negative, positive = -low * alpha, high * beta
         negative_wins = negative > positive
-        raw_scale = torch.where(negative_wins, negative, -positive) / half
+        raw_scale = _rounded(torch.where(negative_wins, negative, -positive) / half, scale_dtype)
         scale = torch.where(
             raw_scale < 0,
             raw_scale.clamp(max=-SCALE_FLOOR),
@@ -96,7 +104,7 @@ def _grid(grouped, offset, alpha, beta, low, high, bits: int, sym: bool) -> _Gri
         low_code, high_code = -half, half - 1
     else:
         top = 2**bits - 1
-        raw_scale = (high * beta - low * alpha) / top
+        raw_scale = _rounded((high * beta - low * alpha) / top, scale_dtype)
         scale = raw_scale.clamp(min=SCALE_FLOOR)
         zero = torch.round(-low * alpha / scale)
         negative_wins = None
@@ -124,9 +132,9 @@ class _FakeQuantize(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, grouped, offset, min_scale, max_scale, low, high, bits, sym):
+    def forward(ctx, grouped, offset, min_scale, max_scale, low, high, bits, sym, scale_dtype):
         alpha, beta = min_scale.clamp(0, 1), max_scale.clamp(0, 1)
-        grid = _grid(grouped, offset, alpha, beta, low, high, bits, sym)
+        grid = _grid(grouped, offset, alpha, beta, low, high, bits, sym, scale_dtype)
         ctx.grid, ctx.bits, ctx.sym = grid, bits, sym
         ctx.save_for_backward(grouped, min_scale, max_scale, alpha, low, high)
         return grid.level * grid.scale[:, None]
@@ -156,7 +164,7 @@ class _FakeQuantize(torch.autograd.Function):
             grad_min = grad_alpha * ((min_scale >= 0) & (min_scale <= 1))
             grad_max = grad_beta * ((max_scale >= 0) & (max_scale <= 1))
         grad_offset = masked.mul_(scale[:, None])
-        return None, grad_offset, grad_min, grad_max, None, None, None, None
+        return None, grad_offset, grad_min, grad_max, None, None, None, None, None
 
 
 def fake_quantize(
@@ -167,18 +175,21 @@ def fake_quantize(
     min_scale: torch.Tensor | None = None,
     max_scale: torch.Tensor | None = None,
     value_range: tuple[torch.Tensor, torch.Tensor] | None = None,
+    scale_dtype: torch.dtype | None = None,
 ) -> torch.Tensor:
     """Quantize-dequantize ``grouped``, differentiable in offset and min/max scales.
 
     With no offset and no scales this is plain round-to-nearest.
     ``value_range`` is :func:`group_range` of ``grouped``, when already known.
+    ``scale_dtype`` (e.g. ``torch.float16``) rounds the scale to that dtype, as
+    the checkpoint will store it; ``None`` keeps it in float32.
     """
     low, high = value_range if value_range is not None else group_range(grouped)
     ones = torch.ones_like(low)
     offset = torch.zeros_like(grouped) if offset is None else offset
     min_scale = ones if min_scale is None else min_scale
     max_scale = ones if max_scale is None else max_scale
-    return _FakeQuantize.apply(grouped, offset, min_scale, max_scale, low, high, bits, sym)
+    return _FakeQuantize.apply(grouped, offset, min_scale, max_scale, low, high, bits, sym, scale_dtype)
 
 
 @torch.no_grad()
@@ -189,12 +200,13 @@ def quantize_codes(
     offset: torch.Tensor | None = None,
     min_scale: torch.Tensor | None = None,
     max_scale: torch.Tensor | None = None,
+    scale_dtype: torch.dtype | None = None,
 ) -> tuple[torch.Tensor, GroupCodes]:
     """The dequantized groups (equal to :func:`fake_quantize`'s) and their integer codes."""
     low, high = group_range(grouped)
     alpha = 1.0 if min_scale is None else min_scale.clamp(0, 1)
     beta = 1.0 if max_scale is None else max_scale.clamp(0, 1)
-    grid = _grid(grouped, 0.0 if offset is None else offset, alpha, beta, low, high, bits, sym)
+    grid = _grid(grouped, 0.0 if offset is None else offset, alpha, beta, low, high, bits, sym, scale_dtype)
     shift = 2 ** (bits - 1) if sym else grid.zero[:, None]
     zero = torch.full_like(grid.scale, 2 ** (bits - 1)) if sym else grid.zero
     codes = GroupCodes((grid.level + shift).to(torch.uint8), grid.scale.float(), zero.to(torch.uint8))

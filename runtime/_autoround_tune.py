@@ -34,9 +34,18 @@ nn = torch.nn
 class WeightTuner:
     """Learnable rounding state of one weight (a Linear's, a Conv1D's or fused experts')."""
 
-    def __init__(self, weight: torch.Tensor, spec: WeightSpec, tune_minmax: bool):
+    def __init__(
+        self,
+        weight: torch.Tensor,
+        spec: WeightSpec,
+        tune_minmax: bool,
+        scale_dtype: torch.dtype | None = None,
+    ):
         weight = weight.detach()
         self.spec = spec
+        # The dtype the scale is rounded to while tuning (the export's, so the tuned
+        # rounding is that of the stored scale); None keeps float32.
+        self.scale_dtype = scale_dtype
         self.shape = tuple(weight.shape)
         self.dtype = weight.dtype
         self.bits, self.sym = spec.bits, spec.sym
@@ -80,6 +89,7 @@ class WeightTuner:
             self.min_scale,
             self.max_scale,
             self.value_range,
+            self.scale_dtype,
         )
         return self._unview(grouped)
 
@@ -92,6 +102,7 @@ class WeightTuner:
             self.offset,
             self.min_scale,
             self.max_scale,
+            self.scale_dtype,
         )
         return self._unview(grouped), codes
 

@@ -451,6 +451,7 @@ class AutoRound:
                 getattr(block.get_submodule(spec.module), spec.param),
                 spec,
                 self.enable_minmax_tuning,
+                self.scale_dtype,
             )
             for spec in specs
         }

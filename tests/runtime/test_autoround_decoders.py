@@ -20,6 +20,7 @@ pytest.importorskip("transformers")
 
 from hooklint.runtime import _autoround_capture
 from hooklint.runtime.autoround import AutoRound
+from hooklint.runtime.memory import live_tensor_bytes
 
 
 def _load(name):
@@ -42,15 +43,6 @@ def small(**overrides) -> AutoRound:
         "progress": False,
     }
     return AutoRound(**{**settings, **overrides})
-
-
-def live_tensor_bytes() -> int:
-    storages = {}
-    for obj in gc.get_objects():
-        if issubclass(type(obj), torch.Tensor):
-            storage = obj.untyped_storage()
-            storages[storage.data_ptr()] = storage.nbytes()
-    return sum(storages.values())
 
 
 class RecordingAutoRound(AutoRound):
