@@ -44,11 +44,16 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from hooklint.analysis.vocabulary import SETUP_WORDS, lifecycle_partners, lifecycle_teardowns
+from hooklint.analysis import vocabulary
+from hooklint.analysis.vocabulary import SETUP_WORDS
 from hooklint.lexical import Lexed, lex
 from hooklint.sparse import WORD, last_name, owner_calls
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+#: The vocabulary's lifecycle partners of a name, asked once per name (every method of
+#: every candidate file is asked about).
+lifecycle_partners = lru_cache(maxsize=4096)(vocabulary.lifecycle_partners)
+lifecycle_teardowns = lru_cache(maxsize=4096)(vocabulary.lifecycle_teardowns)
 _CALLABLE_OBJECT = frozenset({"__call__", "__init__"})
 #: A name not followed by a call's parenthesis: used as a value.
 _REFERENCE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
