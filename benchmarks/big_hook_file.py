@@ -2,7 +2,7 @@
 classes that register forward pre-/post-hook pairs whose state changes go through
 helper methods, module helpers and factory closures (the shapes HL001/HL005 follow).
 
-    python benchmarks/big_hook_file.py [--runs N] [--lines N] [--baseline TREE]
+    python benchmarks/big_hook_file.py [--runs N] [--lines N] [--baseline TREE] [--phases]
 
 The hooks are correct (releases clamped or guarded), so the file has no finding before
 or after a change to the analysis: the figure is the analysis cost, not the cost of
@@ -15,6 +15,9 @@ has them), e.g. an old commit's ``git archive``.  Each version runs in its own
 process (this one as installed, the other with ``TREE`` first on ``sys.path``), one
 lint at a time, alternately, so both see the same load; the report gives both medians
 and their ratio (goal, issue 12: this version <= 1.3x the baseline 243d3f7).
+``--phases`` also prints where this version's time goes: the median CPU time of each
+step of the lint, one at a time (CPython's parse, the nesting guard, the lexer, the
+screen, libcst's parse of the screened text, the facts and the rules).
 Not collected by pytest.
 """
 
@@ -121,6 +124,62 @@ def _linter(text: str):
     return lint
 
 
+def _phases(text: str, runs: int) -> None:
+    """The median CPU time of each step of linting ``text`` on the screen's path."""
+    import gc
+
+    from hooklint.analysis.collector import collect
+    from hooklint.engine.findings import _release
+    from hooklint.engine.nesting import check_nesting
+    from hooklint.engine.parse import parse_module, python_ast
+    from hooklint.engine.prefilter import SEED_TOKENS, prefilter_tokens, seed_regex
+    from hooklint.lexical import lex
+    from hooklint.rules import all_rules
+    from hooklint.rules.base import RuleContext
+    from hooklint.screen import screening_source
+
+    rules = [
+        r for r in all_rules() if r.default_on and not getattr(r, "preview", False) and r.code != "HL000"
+    ]
+    context = RuleContext()
+    seeds = seed_regex(prefilter_tokens(rules, context.registration_wrappers) + SEED_TOKENS)
+    tree = python_ast(text)
+    lexed = lex(text)
+    screened, _ = screening_source(text, tree, seeds, lexed)
+    module = parse_module(screened)
+
+    def facts_and_rules() -> None:
+        facts = collect(module, context.registration_wrappers, None)
+        for rule in rules:
+            list(rule().check(facts, context))
+        _release(facts)
+
+    steps = [
+        ("CPython parse", lambda: python_ast(text)),
+        ("nesting guard", lambda: check_nesting(tree, text)),
+        ("lexer", lambda: lex(text)),
+        ("screen", lambda: screening_source(text, tree, seeds, lexed)),
+        (f"libcst parse ({screened.count(chr(10))} lines)", lambda: parse_module(screened)),
+        ("facts", lambda: _release(collect(module, context.registration_wrappers, None))),
+        ("facts and rules", facts_and_rules),
+    ]
+    enabled = gc.isenabled()
+    gc.disable()  # as in a lint
+    try:
+        for name, step in steps:
+            step()
+            times = []
+            for _ in range(runs):
+                started = time.process_time()
+                step()
+                times.append(time.process_time() - started)
+                gc.collect()  # what the step left is not the next one's cost
+            print(f"  {name:<28} CPU median {statistics.median(times) * 1000:6.0f} ms")
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _worker(lines: int) -> None:
     """Lint on each line read from stdin; answer with one JSON line per lint."""
     lint = _linter(generate(lines))
@@ -168,6 +227,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--lines", type=int, default=5000)
     parser.add_argument("--baseline", metavar="TREE", help="another hooklint's source tree, to compare with")
+    parser.add_argument("--phases", action="store_true", help="also time each step of this version's lint")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -178,6 +238,8 @@ def main() -> None:
     if args.baseline is None:
         lint = _linter(text)
         print(_line("hooklint", [lint() for _ in range(args.runs)]))
+        if args.phases:
+            _phases(text, args.runs)
         return
     current, current_version = _start(args.lines, None)
     baseline, baseline_version = _start(args.lines, os.path.abspath(args.baseline))
@@ -196,6 +258,9 @@ def main() -> None:
     print(_line(f"baseline ({os.path.dirname(baseline_version)})", theirs))
     ratio = statistics.median(r[0] for r in mine) / statistics.median(r[0] for r in theirs)
     print(f"CPU median ratio this / baseline = {ratio:.2f}x (goal <= 1.3)")
+    if args.phases:
+        print("this version, step by step:")
+        _phases(text, args.runs)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@
 TREE defaults to the installed torch package's directory (found without importing
 torch).  Reports the median wall time of N runs of each, the ratios to ruff, and
 hooklint's peak memory (max RSS of the hooklint process and its workers, from
-``resource.getrusage(RUSAGE_CHILDREN)`` of a fresh child per measurement).
+``resource.getrusage(RUSAGE_CHILDREN)`` of a fresh child per measurement), and the
+median CPU time (user + system, workers included, from the same call: on a machine
+shared with other work, the steadier figure for comparing two versions).
 
 ``--baseline OLD_TREE`` also times another hooklint cold, in the same rounds:
 ``OLD_TREE`` holds its ``hooklint`` package (with ``fixes`` and ``runtime`` moved
@@ -43,8 +45,9 @@ def default_tree() -> Path:
 _ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def _timed(command: list[str], cwd: Path, env: dict | None = None) -> tuple[float, int, str]:
-    """Wall seconds, peak RSS in bytes (of the child and its children), stdout."""
+def _timed(command: list[str], cwd: Path, env: dict | None = None) -> tuple[float, int, str, float]:
+    """Wall seconds, peak RSS in bytes (of the child and its children), stdout, and CPU
+    seconds (user + system, of the child and its children)."""
     # A tiny wrapper process measures its own children, so peaks of earlier runs do
     # not leak into this one (RUSAGE_CHILDREN is a high-water mark per process).
     wrapper = (
@@ -52,8 +55,10 @@ def _timed(command: list[str], cwd: Path, env: dict | None = None) -> tuple[floa
         "start = time.perf_counter()\n"
         "p = subprocess.run(sys.argv[1:], capture_output=True)\n"
         "wall = time.perf_counter() - start\n"
-        "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024\n"
-        "print(json.dumps([wall, peak, p.returncode, len(p.stdout)]))\n"
+        "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "peak = usage.ru_maxrss * 1024\n"
+        "cpu = usage.ru_utime + usage.ru_stime\n"
+        "print(json.dumps([wall, peak, p.returncode, len(p.stdout), cpu]))\n"
     )
     out = subprocess.run(
         [sys.executable, "-I", "-c", wrapper, *command],
@@ -63,10 +68,10 @@ def _timed(command: list[str], cwd: Path, env: dict | None = None) -> tuple[floa
         check=True,
         env=env or _ENV,
     )
-    wall, peak, returncode, size = json.loads(out.stdout)
+    wall, peak, returncode, size, cpu = json.loads(out.stdout)
     if returncode not in (0, 1):
         raise SystemExit(f"{command[0]} failed with exit code {returncode}")
-    return wall, peak, f"exit {returncode}, {size} bytes of output"
+    return wall, peak, f"exit {returncode}, {size} bytes of output", cpu
 
 
 def main() -> None:
@@ -93,7 +98,7 @@ def main() -> None:
     files = sum(1 for _ in tree.rglob("*.py"))
     print(f"tree: {tree} ({files} .py files); {args.runs} runs each; cpus: {os.cpu_count()}")
 
-    results: dict[str, list[tuple[float, int]]] = {
+    results: dict[str, list[tuple[float, int, float]]] = {
         "hooklint cold": [],
         "hooklint warm": [],
         "ruff --select B": [],
@@ -112,29 +117,33 @@ def main() -> None:
     if old_env is not None:
         _timed(base + ["--no-cache"], tree, old_env)  # and the baseline's bytecode
     for _ in range(args.runs):
-        wall, peak, note = _timed(base + ["--no-cache"], tree)
-        results["hooklint cold"].append((wall, peak))
+        wall, peak, note, cpu = _timed(base + ["--no-cache"], tree)
+        results["hooklint cold"].append((wall, peak, cpu))
         notes["hooklint cold"] = note
-        wall, peak, note = _timed(base + ["--cache-dir", str(cache)], tree)
-        results["hooklint warm"].append((wall, peak))
+        wall, peak, note, cpu = _timed(base + ["--cache-dir", str(cache)], tree)
+        results["hooklint warm"].append((wall, peak, cpu))
         notes["hooklint warm"] = note
         if ruff:
-            wall, peak, note = _timed(
+            wall, peak, note, cpu = _timed(
                 [ruff, "check", "--select", "B", "--no-cache", "--exit-zero", "--quiet", "--isolated", "."],
                 tree,
             )
-            results["ruff --select B"].append((wall, peak))
+            results["ruff --select B"].append((wall, peak, cpu))
             notes["ruff --select B"] = note
         if old_env is not None:
-            wall, peak, note = _timed(base + ["--no-cache"], tree, old_env)
-            results["baseline cold"].append((wall, peak))
+            wall, peak, note, cpu = _timed(base + ["--no-cache"], tree, old_env)
+            results["baseline cold"].append((wall, peak, cpu))
             notes["baseline cold"] = note
     shutil.rmtree(cache, ignore_errors=True)
 
-    medians = {name: statistics.median(w for w, _ in runs) for name, runs in results.items() if runs}
-    peaks = {name: max(p for _, p in runs) for name, runs in results.items() if runs}
+    medians = {name: statistics.median(w for w, _, _ in runs) for name, runs in results.items() if runs}
+    cpus = {name: statistics.median(c for _, _, c in runs) for name, runs in results.items() if runs}
+    peaks = {name: max(p for _, p, _ in runs) for name, runs in results.items() if runs}
     for name, median in medians.items():
-        print(f"{name:<18} median {median:7.3f} s   peak RSS {peaks[name] / 2**20:7.1f} MB   ({notes[name]})")
+        print(
+            f"{name:<18} median {median:7.3f} s   CPU {cpus[name]:7.3f} s   "
+            f"peak RSS {peaks[name] / 2**20:7.1f} MB   ({notes[name]})"
+        )
     if "ruff --select B" in medians:
         ruff_time = medians["ruff --select B"]
         cold = medians["hooklint cold"] / ruff_time
@@ -149,7 +158,10 @@ def main() -> None:
     else:
         print("ruff not installed: no ratios")
     if "baseline cold" in medians:
-        print(f"cold / baseline cold = {medians['hooklint cold'] / medians['baseline cold']:.2f}x")
+        print(
+            f"cold / baseline cold = {medians['hooklint cold'] / medians['baseline cold']:.2f}x wall, "
+            f"{cpus['hooklint cold'] / cpus['baseline cold']:.2f}x CPU"
+        )
 
 
 if __name__ == "__main__":

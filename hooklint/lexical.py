@@ -27,6 +27,8 @@ from dataclasses import dataclass
 #: A line break, as the tokenizer reads one.
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+#: What ``str.splitlines`` breaks at and the tokenizer does not.
+_OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def split_lines(text: str, keepends: bool = False) -> list[str]:
@@ -34,6 +36,13 @@ def split_lines(text: str, keepends: bool = False) -> list[str]:
     (possibly empty) line after a final break is not a line; without, a text ending
     in a line break ends in an empty line (``"a\\n"`` -> ``["a", ""]``), so that line
     ``n`` is ``lines[n - 1]`` for every position in the text."""
+    if _OTHER_BREAKS.search(text) is None:  # str.splitlines breaks where the tokenizer does: faster
+        if keepends:
+            return text.splitlines(keepends=True)
+        lines = text.splitlines()
+        if not text or text[-1] in "\r\n":
+            lines.append("")
+        return lines
     if keepends:
         return _LINE.findall(text)
     return LINE_BREAK.split(text)

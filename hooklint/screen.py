@@ -42,12 +42,18 @@ import ast
 import bisect
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from hooklint.analysis.vocabulary import SETUP_WORDS, lifecycle_partners, lifecycle_teardowns
+from hooklint.analysis import vocabulary
+from hooklint.analysis.vocabulary import SETUP_WORDS
 from hooklint.lexical import Lexed, lex
 from hooklint.sparse import WORD, last_name, owner_calls
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+#: The vocabulary's lifecycle partners of a name, asked once per name (every method of
+#: every candidate file is asked about).
+lifecycle_partners = lru_cache(maxsize=4096)(vocabulary.lifecycle_partners)
+lifecycle_teardowns = lru_cache(maxsize=4096)(vocabulary.lifecycle_teardowns)
 _CALLABLE_OBJECT = frozenset({"__call__", "__init__"})
 #: A name not followed by a call's parenthesis: used as a value.
 _REFERENCE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
@@ -57,6 +63,7 @@ _SELF_CALLED = re.compile(r"\b(?:self|cls)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 #: A call of a method whose name says it installs hooks (``self.register_hooks(model)``):
 #: the handle model acquires, there, what the class removes elsewhere.
 _SETUP_CALL = r"\b(?:self|cls)\.\w*(?:" + "|".join(re.escape(w) for w in SETUP_WORDS) + r")\w*(?=\s*\()"
+_SETUP_CALL_AT = re.compile(_SETUP_CALL)
 #: ``name = value`` on one line (not ``==``).
 _ASSIGNMENT = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)([^\r\n]*)", re.MULTILINE)
 #: Module-level statements dropped unless they bind a name the kept code mentions
@@ -84,7 +91,18 @@ class NamePattern:
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self.regex = re.compile(pattern)
-        self.names = self  # the same names wherever they occur, not only where used
+        self._names: NamePattern | None = None
+
+    @property
+    def names(self) -> NamePattern:
+        """The same names wherever they occur, not only where used (itself unless set;
+        not stored as an attribute referring to itself, a cycle only the garbage
+        collector frees)."""
+        return self if self._names is None else self._names
+
+    @names.setter
+    def names(self, value: NamePattern) -> None:
+        self._names = None if value is self else value
 
     def finditer(self, text: str):
         for match in self.regex.finditer(text):
@@ -166,6 +184,7 @@ def screening_source(
     ``lexed`` is :func:`hooklint.lexical.lex` of ``text`` (computed when not given)."""
     lines = _Lines(lexed if lexed is not None else lex(text))
     tokens = _with_aliases(tree, tokens)
+    given = tokens
     setup_calls = NamePattern(tokens.pattern + "|" + _SETUP_CALL)
     setup_calls.names = tokens.names
     tokens = setup_calls
@@ -173,7 +192,7 @@ def screening_source(
     units = [u for t in top for u in t.walk()]
     module_level = [s for s in tree.body if not isinstance(s, (*_FUNCTIONS, ast.ClassDef))]
 
-    matched = {lines.number_at(m.start()) for m in tokens.finditer(lines.code_text)}
+    matched = _matched_lines(lines, given)
     seeds, seed_codes = [], []
     for unit in _innermost(units, matched):
         code = lines.code(unit.own_lines())
@@ -232,6 +251,56 @@ def screening_source(
     return lines.result()
 
 
+def _matched_lines(lines: _Lines, tokens: NamePattern) -> set[int]:
+    """The lines where ``tokens`` or a setup call (:data:`_SETUP_CALL`) match the code:
+    the lines of ``NamePattern(tokens.pattern + "|" + _SETUP_CALL)``'s matches, found
+    by two scans (every match is one of the two on its own line, none spans lines),
+    the second only where a setup word occurs (the combined regex, which has no
+    literal text to skip ahead to, is several times slower on a large file)."""
+    code = lines.code_text
+    found = {lines.number_at(m.start()) for m in tokens.finditer(code)}
+    for word in SETUP_WORDS:
+        position = code.find(word)
+        while position >= 0:
+            start = position  # back to the start of the name holding the word
+            while start > 0 and (code[start - 1].isalnum() or code[start - 1] == "_"):
+                start -= 1
+            for owner in ("self.", "cls."):
+                begin = start - len(owner)
+                if (
+                    code.startswith(owner, begin)
+                    and begin >= 0
+                    and (begin == 0 or not (code[begin - 1].isalnum() or code[begin - 1] == "_"))
+                    and _SETUP_CALL_AT.match(code, begin)
+                ):
+                    found.add(lines.number_at(begin))
+            position = code.find(word, position + 1)
+    return found
+
+
+def _lines_matching(lines: _Lines, patterns: list[str]) -> set[int]:
+    """The lines of the code where the regex ``"|".join(patterns)`` matches, found one
+    pattern at a time (each match is one pattern's on its own line; none of these
+    spans lines), a leading ``\\b`` before a name checked by hand: a regex that
+    starts with literal text skips ahead to it, one that starts with ``\\b`` tries
+    every position of the file."""
+    code = lines.code_text
+    found: set[int] = set()
+    for pattern in patterns:
+        if pattern.startswith(r"\b") and (pattern[2:3].isalnum() or pattern[2:3] == "_"):
+            regex = _compiled(pattern[2:])
+            for match in regex.finditer(code):
+                start = match.start()
+                if start == 0 or not (code[start - 1].isalnum() or code[start - 1] == "_"):
+                    found.add(lines.number_at(start))
+        else:
+            found.update(lines.number_at(m.start()) for m in _compiled(pattern).finditer(code))
+    return found
+
+
+_compiled = lru_cache(maxsize=512)(re.compile)
+
+
 def _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, words, hooks) -> list[_Unit]:
     """The units that own what the seeds register: callers of a registration wrapper,
     of a seed that returns or yields (its handles), or of a seed class's ``apply``; and,
@@ -257,11 +326,13 @@ def _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, 
         if not patterns or (callers and not fresh):
             break  # nothing to look for, or the same callers again
         calls = re.compile("|".join(patterns))
-        called = {lines.number_at(m.start()) for m in calls.finditer(lines.code_text)}
-        registrations = NamePattern(tokens.pattern + "|" + calls.pattern)
+        called = _lines_matching(lines, patterns)
+        registrations = None
         level = []
         for unit in _innermost(units, called):
             if unit not in seeds and unit not in callers:
+                if registrations is None:  # a long regex: compiled only when needed
+                    registrations = NamePattern(tokens.pattern + "|" + calls.pattern)
                 code = lines.code(unit.own_lines())
                 callers.append(unit)
                 level.append((unit, code, calls))
@@ -286,13 +357,22 @@ def _method_callers(seeds, callers, classes, lines: _Lines) -> list[_Unit]:
         fresh = []
         for owner in {id(classes[id(u)]): classes[id(u)] for u in level}.values():
             names = {u.name for u in level if classes[id(u)] is owner}
-            calls = re.compile(
-                r"\b(?:self|cls)\.(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\s*\("
-            )
+            called = r"(?:self|cls)\.(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")"
+            calls = re.compile(r"\b" + called + r"\s*\(")
+            # Only a member holding a line that names one can call one (the name does
+            # not span lines; the call's parenthesis may be on the next).
+            code = lines.code(range(owner.first, owner.last + 1))
+            start = lines.offsets[owner.first - 1]
+            naming = {
+                lines.number_at(start + m.start())
+                for m in _compiled(called).finditer(code)
+                if m.start() == 0 or not (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_")
+            }
             for member in owner.members:
                 if (
                     id(member) not in seen
                     and not member.is_class
+                    and any(member.first <= n <= member.last for n in naming)
                     and calls.search(lines.code(member.own_lines()))
                 ):
                     seen.add(id(member))
@@ -324,10 +404,12 @@ def _lifecycle_setups(units, seeds, classes, lines: _Lines) -> list[_Unit]:
     for _ in range(MAX_DEPTH):
         if not setups or not names:
             break
-        mentions = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
+        # The units whose own code mentions a name: those holding a line that does.
+        mentioned = _lines_matching(lines, [r"\b" + re.escape(n) + r"\b" for n in sorted(names)])
+        mentioning = {id(u) for u in _innermost(units, mentioned)}
         names = set()
         for unit in units:
-            if unit.is_class or id(unit) in seen or not mentions.search(lines.code(unit.own_lines())):
+            if unit.is_class or id(unit) in seen or id(unit) not in mentioning:
                 continue
             seen.add(id(unit))
             names.add(unit.name)

@@ -151,6 +151,8 @@ def test_no_other_line_splitter_in_the_linter():
         *root.glob("report/*.py"),
         *(root.parent / "fixes").glob("*.py"),
     ]:
+        if path.name == "lexical.py":
+            continue  # the splitter itself: str.splitlines only where it breaks as the tokenizer does
         text = path.read_text(encoding="utf-8")
         for number, line in enumerate(text.split("\n"), start=1):
             if (

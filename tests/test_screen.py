@@ -388,3 +388,86 @@ def test_fstrings_stay_code_and_other_strings_are_blanked():
     assert lexed.code([1]).rstrip() == 'getattr(m, f"register_{kind}_hook")(h)'
     assert lexed.code([2]).rstrip() == "x ="
     assert not lexed.droppable(0) and not lexed.droppable(1)
+
+
+# -- the scans' fast forms match what the one-regex forms match -------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = st.sampled_from(
+    [
+        "self.",
+        "cls.",
+        "myself.",
+        "x",
+        "_",
+        "é",
+        "2",
+        " ",
+        "\n",
+        "\r\n",
+        "(",
+        ")",
+        ".",
+        "register_hook",
+        "add_hook",
+        "attach_hook",
+        "install_hook",
+        "register_forward_hook",
+        "always_call",
+        "=",
+        "wrap",
+        "Wrap.apply",
+        "helper",
+        "def ",
+        "  ",
+    ]
+)
+_CODE = st.lists(_PIECES, max_size=40).map("".join)
+
+
+def _lines_of(code: str):
+    from hooklint.lexical import lex
+    from hooklint.screen import _Lines
+
+    return _Lines(lex(code))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_CODE)
+def test_matched_lines_are_the_lines_of_the_combined_regex(code):
+    from hooklint.screen import _SETUP_CALL, NamePattern, _matched_lines
+
+    lines = _lines_of(code)
+    combined = NamePattern(SEEDS.pattern + "|" + _SETUP_CALL)
+    expected = {lines.number_at(m.start()) for m in combined.finditer(lines.code_text)}
+    assert _matched_lines(lines, SEEDS) == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(_CODE)
+def test_lines_matching_patterns_are_the_lines_of_their_alternation(code):
+    import re
+
+    from hooklint.screen import _lines_matching
+
+    patterns = [r"\bwrap\b", r"\bhelper\b", r"Wrap\.apply\b", r"\bx_\b", r"\bself\b"]
+    lines = _lines_of(code)
+    regex = re.compile("|".join(patterns))
+    expected = {lines.number_at(m.start()) for m in regex.finditer(lines.code_text)}
+    assert _lines_matching(lines, patterns) == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["a", " ", "\n", "\r", "\r\n", "\x0c", "\x0b", "\x85", "\u2028", "\x1c"]), max_size=12
+    ).map("".join)
+)
+def test_split_lines_breaks_only_where_the_tokenizer_does(text):
+    import re
+
+    from hooklint.lexical import split_lines
+
+    assert split_lines(text) == re.split(r"\r\n|\r|\n", text)
+    assert split_lines(text, keepends=True) == re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z", text)
