@@ -25,8 +25,6 @@ Not collected by pytest (no ``test_`` prefix).
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -49,24 +47,9 @@ def _hooklint() -> str:
     return found
 
 
-_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-
 def _timed_cpu(command: list[str], cwd: Path) -> tuple[float, float]:
     """Wall seconds and CPU seconds (user + system) of ``command`` and its children."""
-    wrapper = (
-        "import resource, subprocess, sys, time, json\n"
-        "start = time.perf_counter()\n"
-        "p = subprocess.run(sys.argv[1:], capture_output=True)\n"
-        "wall = time.perf_counter() - start\n"
-        "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-        "print(json.dumps([wall, usage.ru_utime + usage.ru_stime, p.returncode]))\n"
-    )
-    out = subprocess.run([sys.executable, "-I", "-c", wrapper, *command], cwd=cwd, capture_output=True,
-                         text=True, check=True, env=_ENV)  # fmt: skip
-    wall, cpu, returncode = json.loads(out.stdout)
-    if returncode not in (0, 1):
-        raise SystemExit(f"{command[0]} failed with exit code {returncode}")
+    wall, _peak, _output, cpu = _timed(command, cwd)
     return wall, cpu
 
 
