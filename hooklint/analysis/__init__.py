@@ -5,7 +5,7 @@ Its modules, by topic::
 
     the pass and its result
         collector       the one pass over a module that builds its ModuleFacts
-        facts           ModuleFacts: registrations, call sites, hook bodies, frames
+        facts           ModuleFacts: registrations and their handles, calls, functions, hook bodies
         vocabulary      every API and method name the analysis matches, in one place
 
     the building blocks every query shares
