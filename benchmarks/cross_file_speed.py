@@ -149,7 +149,7 @@ def bench_one_file(hooklint: str, tree: Path, runs: int) -> None:
 def bench_memory(hooklint: str, tree: Path) -> None:
     base = [hooklint, "check", ".", "--format", "concise", "--quiet", "--exit-zero", "--no-cache"]
     for label, extra in (("alone", ["--no-cross-file"]), ("cross-file", [])):
-        wall, peak, _ = _timed(base + extra, tree)
+        wall, peak, _output, _cpu = _timed(base + extra, tree)
         print(f"devset {tree}: {label:10s} {wall:6.1f}s, peak {peak / 2**20:.0f} MB")
 
 
