@@ -26,17 +26,25 @@ def storage_bytes(tensors: Iterable[torch.Tensor]) -> int:
     Views of one storage (slices, ``view``, ``expand``, the same tensor
     twice) count once, with the whole storage's size, since that is what
     they keep alive.  Tensors without a storage of their own (sparse and
-    other layouts, some subclasses) and meta tensors (no memory) are left out.
+    other layouts, some subclasses), meta tensors and the FakeTensors of
+    ``torch.compile``'s tracing (no memory) are left out.
     """
+    # torch's own advice for code that reads data pointers: guard on FakeTensor (what
+    # torch.compile's tracing leaves in the process; asking its storage raises or warns).
+    from torch._subclasses.fake_tensor import FakeTensor
+
     storages: dict[tuple[str, int], int] = {}
     for tensor in tensors:
-        if tensor.device.type == "meta":
+        if isinstance(tensor, FakeTensor):
             continue
         try:
+            if tensor.device.type == "meta":
+                continue
             storage = tensor.untyped_storage()
+            key = (str(tensor.device), storage.data_ptr())
         except (NotImplementedError, RuntimeError):
-            continue
-        storages[(str(tensor.device), storage.data_ptr())] = storage.nbytes()
+            continue  # no storage of its own, or one without data
+        storages[key] = storage.nbytes()
     return sum(storages.values())
 
 
