@@ -3,8 +3,6 @@ rule's query over the facts."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from hooklint.engine.parse import parse_module
 from hooklint.rules.base import RuleContext
 
@@ -31,21 +29,5 @@ def _findings(code: str, rules, context: RuleContext):
             for finding in rule().check(facts, context):
                 findings.append((rule, finding))
     finally:
-        _release(facts)
+        facts.release()  # the findings hold nodes, never the facts
     return module, findings
-
-
-def _release(facts) -> None:
-    """Break the reference cycles the facts form once the rules are done with them:
-    the models cached on the facts refer back to them, and a nested def's
-    :class:`FunctionInfo` and its parent's refer to each other.  Each cycle holds
-    part of the tree (all of it, through ``facts.module``), which reference counting
-    then cannot free: the garbage collector would have to walk every node of it after
-    the lint (a tenth of a large file's lint time).  The findings hold nodes, never
-    the facts."""
-    for info in facts.functions:
-        info.parent = None
-        info.nested = {}
-    fields = {f.name for f in dataclasses.fields(facts)}
-    for name in [n for n in vars(facts) if n not in fields]:
-        del facts.__dict__[name]
