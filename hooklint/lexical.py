@@ -106,14 +106,20 @@ def scan(text: str) -> list[Span]:
         position = end
 
 
+def word_before(text: str, index: int) -> bool:
+    r"""Whether a word character (one ``\w`` matches) precedes ``index`` in ``text``:
+    a name found at ``index`` would then be the tail of a longer one."""
+    return index > 0 and (text[index - 1].isalnum() or text[index - 1] == "_")
+
+
 def _prefix_before(text: str, quote: int) -> str:
     """The string prefix right before the quote at ``quote``: the identifier that ends
     there, if it is a prefix (``if"x"`` has none: ``if`` is a keyword)."""
     start = quote
-    while start > 0 and quote - start < 3 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+    while quote - start < 3 and word_before(text, start):
         start -= 1
     word = text[start:quote]
-    if start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+    if word_before(text, start):
         return ""  # longer than any prefix
     return word if word.lower() in _PREFIXES else ""
 

@@ -46,7 +46,7 @@ from functools import lru_cache
 
 from hooklint.analysis import vocabulary
 from hooklint.analysis.vocabulary import SETUP_WORDS
-from hooklint.lexical import Lexed, lex
+from hooklint.lexical import Lexed, lex, word_before
 from hooklint.sparse import WORD, last_name, owner_calls
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -263,14 +263,14 @@ def _matched_lines(lines: _Lines, tokens: NamePattern) -> set[int]:
         position = code.find(word)
         while position >= 0:
             start = position  # back to the start of the name holding the word
-            while start > 0 and (code[start - 1].isalnum() or code[start - 1] == "_"):
+            while word_before(code, start):
                 start -= 1
             for owner in ("self.", "cls."):
                 begin = start - len(owner)
                 if (
                     code.startswith(owner, begin)
                     and begin >= 0
-                    and (begin == 0 or not (code[begin - 1].isalnum() or code[begin - 1] == "_"))
+                    and not word_before(code, begin)
                     and _SETUP_CALL_AT.match(code, begin)
                 ):
                     found.add(lines.number_at(begin))
@@ -291,7 +291,7 @@ def _lines_matching(lines: _Lines, patterns: list[str]) -> set[int]:
             regex = _compiled(pattern[2:])
             for match in regex.finditer(code):
                 start = match.start()
-                if start == 0 or not (code[start - 1].isalnum() or code[start - 1] == "_"):
+                if not word_before(code, start):
                     found.add(lines.number_at(start))
         else:
             found.update(lines.number_at(m.start()) for m in _compiled(pattern).finditer(code))
@@ -366,7 +366,7 @@ def _method_callers(seeds, callers, classes, lines: _Lines) -> list[_Unit]:
             naming = {
                 lines.number_at(start + m.start())
                 for m in _compiled(called).finditer(code)
-                if m.start() == 0 or not (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_")
+                if not word_before(code, m.start())
             }
             for member in owner.members:
                 if (

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from hooklint.lexical import word_before
 from hooklint.project import store
 
 #: How many modules an import or re-export chain, or a class hierarchy, is followed.
@@ -53,15 +54,6 @@ _WORD = re.compile(r"\w+")
 _DEF_NAME = re.compile(r"def[\s\\]+(\w+)")
 
 
-def _word_char(character: str) -> bool:
-    r"""Whether ``character`` is one ``\w`` matches."""
-    return character.isalnum() or character == "_"
-
-
-def _word_before(text: str, start: int) -> bool:
-    return start > 0 and _word_char(text[start - 1])
-
-
 def _at_word_start(pattern: re.Pattern, text: str):
     """The matches of ``pattern`` that no word character precedes: those of ``\b`` +
     ``pattern``, a match preceded by one retried a character later."""
@@ -70,7 +62,7 @@ def _at_word_start(pattern: re.Pattern, text: str):
         match = pattern.search(text, position)
         if match is None:
             return
-        if _word_before(text, match.start()):
+        if word_before(text, match.start()):
             position = match.start() + 1
         else:
             yield match
@@ -126,7 +118,7 @@ def _import_words(text: str) -> frozenset:
     start = text.find("import")
     while start >= 0:
         after = start + len("import")
-        if not _word_before(text, start) and not (after < len(text) and _word_char(text[after])):
+        if not word_before(text, start) and not (after < len(text) and word_before(text, after + 1)):
             position, depth = start, 0
             while position < len(text):
                 end = text.find("\n", position)
