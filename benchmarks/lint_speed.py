@@ -11,8 +11,11 @@ shared with other work, the steadier figure for comparing two versions).
 
 ``--baseline OLD_TREE`` also times another hooklint cold, in the same rounds:
 ``OLD_TREE`` holds its ``hooklint`` package (with ``fixes`` and ``runtime`` moved
-inside it), e.g. an old commit's ``git archive``; it runs with ``OLD_TREE`` first
-on ``PYTHONPATH``.
+inside it), e.g. an old commit's ``git archive``; it runs as ``python -m hooklint`` (without the
+working directory on ``sys.path``) with ``OLD_TREE`` first on ``PYTHONPATH`` (not through this environment's console
+script, whose entry point an old tree may not have), and the benchmark stops unless
+``hooklint`` imports from ``OLD_TREE`` there.  Every timed command must exit 0
+(all run with ``--exit-zero``): a command that fails is never timed as a result.
 
 Goals (issue 2): cold <= 4x ruff (aim 2x), warm <= 0.5x ruff, peak <= 300 MB.
 Not collected by pytest (no ``test_`` prefix).
@@ -69,9 +72,33 @@ def _timed(command: list[str], cwd: Path, env: dict | None = None) -> tuple[floa
         env=env or _ENV,
     )
     wall, peak, returncode, size, cpu = json.loads(out.stdout)
-    if returncode not in (0, 1):
-        raise SystemExit(f"{command[0]} failed with exit code {returncode}")
+    if returncode != 0:  # every command runs with --exit-zero: anything else is a failure
+        raise SystemExit(f"{' '.join(command[:3])} failed with exit code {returncode}")
     return wall, peak, f"exit {returncode}, {size} bytes of output", cpu
+
+
+#: ``python -m hooklint`` without the working directory on ``sys.path``: run from the
+#: tree, whose packages (torch's ``multiprocessing``) would shadow the standard library.
+_RUN_HOOKLINT = (
+    "import runpy, sys; sys.path.pop(0); runpy.run_module('hooklint', run_name='__main__', alter_sys=True)"
+)
+
+
+def _check_baseline(old_tree: Path, env: dict, cwd: Path) -> None:
+    """Stop unless ``hooklint`` imports from ``old_tree`` with ``env`` (else the
+    "baseline" would time this environment's hooklint)."""
+    found = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.path.pop(0); import hooklint; print(hooklint.__file__)"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    where = Path(found.stdout.strip()).resolve() if found.returncode == 0 else None
+    if where is None or old_tree not in where.parents:
+        sys.exit(
+            f"--baseline: hooklint does not import from {old_tree} (it imports {where or found.stderr.strip()})"
+        )
 
 
 def main() -> None:
@@ -106,16 +133,16 @@ def main() -> None:
     }
     old_env = None
     if args.baseline is not None:
+        old_tree = args.baseline.resolve()
         old_env = dict(
-            _ENV,
-            PYTHONPATH=os.pathsep.join(
-                [str(args.baseline.resolve()), *filter(None, [_ENV.get("PYTHONPATH")])]
-            ),
+            _ENV, PYTHONPATH=os.pathsep.join([str(old_tree), *filter(None, [_ENV.get("PYTHONPATH")])])
         )
+        _check_baseline(old_tree, old_env, tree)
+        old_base = [sys.executable, "-c", _RUN_HOOKLINT, *base[1:]]
     notes = {}
     _timed(base + ["--cache-dir", str(cache)], tree)  # warm the OS page cache and our cache
     if old_env is not None:
-        _timed(base + ["--no-cache"], tree, old_env)  # and the baseline's bytecode
+        _timed(old_base + ["--no-cache"], tree, old_env)  # and the baseline's bytecode
     for _ in range(args.runs):
         wall, peak, note, cpu = _timed(base + ["--no-cache"], tree)
         results["hooklint cold"].append((wall, peak, cpu))
@@ -131,7 +158,7 @@ def main() -> None:
             results["ruff --select B"].append((wall, peak, cpu))
             notes["ruff --select B"] = note
         if old_env is not None:
-            wall, peak, note, cpu = _timed(base + ["--no-cache"], tree, old_env)
+            wall, peak, note, cpu = _timed(old_base + ["--no-cache"], tree, old_env)
             results["baseline cold"].append((wall, peak, cpu))
             notes["baseline cold"] = note
     shutil.rmtree(cache, ignore_errors=True)
