@@ -217,6 +217,35 @@ def test_a_module_outside_the_project_root_is_never_read(tmp_path):
     assert view.dependencies() == {}
 
 
+def test_a_link_inside_the_root_to_a_module_outside_it_is_never_read(tmp_path):
+    from hooklint.project.resolve import FileView
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "lib.py").write_text("def attach(m, fn):\n    return m.register_forward_hook(fn)\n")
+    root = tmp_path / "inner"
+    _tree(root, {
+        "pkg/__init__.py": "",
+        "app/use.py": "from pkg.ext import attach\nfrom vendor.lib import attach as again\n\n"
+        "def go(m, f):\n    attach(m, f)\n    again(m, f)\n",
+    })  # fmt: skip
+    try:
+        (root / "pkg" / "ext.py").symlink_to(outside / "lib.py")  # a file link
+        (root / "vendor").symlink_to(outside, target_is_directory=True)  # a directory link
+    except OSError:
+        pytest.skip("this file system has no symbolic links")
+    use = root / "app" / "use.py"
+    view = FileView(str(use), use.read_text(encoding="utf-8"))
+    assert view.helper_names() == ()
+    assert view.function("attach") is None and view.function("again") is None
+    assert view.dependencies() == {}
+    # the same module, inside the root, is read
+    (root / "pkg" / "ext.py").unlink()
+    (root / "pkg" / "ext.py").write_text((outside / "lib.py").read_text())
+    view = FileView(str(use), use.read_text(encoding="utf-8"))
+    assert view.helper_names() == ("attach",)
+
+
 def test_only_other_files_wrappers_and_removal_helpers_the_file_calls_widen_the_fast_path(tmp_path):
     from hooklint.project import store
     from hooklint.project.resolve import FileView
