@@ -217,6 +217,35 @@ def test_a_module_outside_the_project_root_is_never_read(tmp_path):
     assert view.dependencies() == {}
 
 
+def test_a_link_inside_the_root_to_a_module_outside_it_is_never_read(tmp_path):
+    from hooklint.project.resolve import FileView
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "lib.py").write_text("def attach(m, fn):\n    return m.register_forward_hook(fn)\n")
+    root = tmp_path / "inner"
+    _tree(root, {
+        "pkg/__init__.py": "",
+        "app/use.py": "from pkg.ext import attach\nfrom vendor.lib import attach as again\n\n"
+        "def go(m, f):\n    attach(m, f)\n    again(m, f)\n",
+    })  # fmt: skip
+    try:
+        (root / "pkg" / "ext.py").symlink_to(outside / "lib.py")  # a file link
+        (root / "vendor").symlink_to(outside, target_is_directory=True)  # a directory link
+    except OSError:
+        pytest.skip("this file system has no symbolic links")
+    use = root / "app" / "use.py"
+    view = FileView(str(use), use.read_text(encoding="utf-8"))
+    assert view.helper_names() == ()
+    assert view.function("attach") is None and view.function("again") is None
+    assert view.dependencies() == {}
+    # the same module, inside the root, is read
+    (root / "pkg" / "ext.py").unlink()
+    (root / "pkg" / "ext.py").write_text((outside / "lib.py").read_text())
+    view = FileView(str(use), use.read_text(encoding="utf-8"))
+    assert view.helper_names() == ("attach",)
+
+
 def test_only_other_files_wrappers_and_removal_helpers_the_file_calls_widen_the_fast_path(tmp_path):
     from hooklint.project import store
     from hooklint.project.resolve import FileView
@@ -280,6 +309,33 @@ def test_a_module_with_hook_code_is_parsed_only_for_a_name_it_may_define_with_so
     assert (str(tmp_path / "lib" / "__init__.py"), False) not in store._memory
 
 
+#: Re-exports two modules deep: to a wrapper (through plain ``__init__`` and a plain
+#: module that only re-export it), and to plain functions (a module without hook text).
+_CHAIN = {
+    "lib/__init__.py": "from .again import attach, scale\n",
+    "lib/again.py": "from lib.hooks import attach\nfrom .maths import scale\n",
+    "lib/hooks.py": "def attach(m, fn):\n    return m.register_forward_hook(fn)\n",
+    "lib/maths.py": "def scale(x):\n    return 2 * x\n",
+    "app/use.py": "from lib import attach, scale\n\ndef go(m, f):\n    scale(1)\n    attach(m, f)\n",
+}
+
+
+def test_every_module_of_an_import_chain_is_parsed_only_if_its_text_may_bind_hook_code(tmp_path):
+    from hooklint.project import store
+    from hooklint.project.resolve import FileView
+
+    _tree(tmp_path, _CHAIN)
+    store._memory.clear()
+    use = tmp_path / "app" / "use.py"
+    view = FileView(str(use), use.read_text(encoding="utf-8"))
+    assert view.helper_names() == ("attach",)  # the wrapper, two re-exports away
+    outlined = {Path(p).relative_to(tmp_path).as_posix() for p, full in store._memory if not full}
+    # ``scale`` is re-exported by both modules on the way, but where it is defined
+    # there is no hook text: that module is never parsed, and the result rests on it.
+    assert outlined == {"app/use.py", "lib/__init__.py", "lib/again.py", "lib/hooks.py"}
+    assert str(tmp_path / "lib" / "maths.py") in view.dependencies()
+
+
 def _every_file_view(root: Path):
     from hooklint.project.resolve import FileView
 
@@ -287,7 +343,7 @@ def _every_file_view(root: Path):
         yield FileView(str(path), path.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("case", [*sorted(EXPECTED), "mixed"])
+@pytest.mark.parametrize("case", [*sorted(EXPECTED), "mixed", "chain"])
 def test_the_text_pre_scan_gives_the_helpers_that_resolution_gives(case, tmp_path, monkeypatch):
     """The fast path that decides from a module's text that an imported name cannot
     reach hook code (never parsing that module) gives the same helper names, for
@@ -295,22 +351,22 @@ def test_the_text_pre_scan_gives_the_helpers_that_resolution_gives(case, tmp_pat
     from hooklint.project import store
     from hooklint.project.resolve import FileView
 
-    if case == "mixed":
-        _tree(tmp_path, _MIXED)
+    if case in ("mixed", "chain"):
+        _tree(tmp_path, _MIXED if case == "mixed" else _CHAIN)
         root = tmp_path
     else:
         root = _project(tmp_path, case)
     store._memory.clear()
     fast = [view.helper_names() for view in _every_file_view(root)]
     with monkeypatch.context() as patched:
-        patched.setattr(FileView, "_may_reach_hook_code", lambda self, imported: True)
+        patched.setattr(FileView, "_may_define_hook_code", lambda self, path, name: True)
         store._memory.clear()
         full = [view.helper_names() for view in _every_file_view(root)]
     assert fast == full
     # (the cases whose evidence is a wrapper or a removal helper: not an imported hook
     # body, a base's state change, a base that only forgets its handles)
     assert any(fast) == (
-        case in ("mixed", "mixin_wrapper/invalid", "mixin_wrapper/valid", "base_removal/valid")
+        case in ("mixed", "chain", "mixin_wrapper/invalid", "mixin_wrapper/valid", "base_removal/valid")
     )
 
 

@@ -219,3 +219,25 @@ def test_text_scans_on_words_that_end_in_the_keywords():
     assert _star_import("reimport *\nfrom x import (*")
     # from the keyword on, over the parenthesised list; the comment left out
     assert _import_words("reimported = 1\nfrom a import (b,  # see (c)\n    d)\n") == {"import", "b", "d"}
+
+
+_OLD_CALLED_WORD = re.compile(r"\b(\w+)[\s\\]*\(")
+_OLD_CALLED_ATTRIBUTE = re.compile(r"\.[\s\\]*(\w+)[\s\\]*\(")
+_CALL_PIECES = st.sampled_from(["x", "_", "é", "1", " ", "\n", "\\\n", "\\", "(", ")", ".", "ab", "\t", "#"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_CALL_PIECES, max_size=30).map("".join))
+def test_the_reversed_text_scan_finds_the_called_words_the_forward_regexes_find(text):
+    from hooklint.project.resolve import _words_called_in
+
+    assert _words_called_in(text) == set(_OLD_CALLED_WORD.findall(text))
+    assert _words_called_in(text, attributes=True) == set(_OLD_CALLED_ATTRIBUTE.findall(text))
+
+
+def test_called_words_on_calls_split_over_lines():
+    from hooklint.project.resolve import _words_called_in
+
+    text = "x = self . watch \\\n (m)\nfoo.bar(1)(2)\nwrap  (f)\n.5(3)\n"
+    assert _words_called_in(text) == {"watch", "bar", "wrap", "5"}
+    assert _words_called_in(text, attributes=True) == {"watch", "bar", "5"}
