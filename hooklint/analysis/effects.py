@@ -28,7 +28,7 @@ not followed (cross-file evidence is left out rather than guessed).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -487,6 +487,20 @@ class _Ctx:
     statement: cst.CSTNode | None = None
 
 
+_SAME: object = object()
+
+
+def _with(ctx: _Ctx, *, conditional=_SAME, guards=_SAME, handled=_SAME, statement=_SAME) -> _Ctx:
+    """``dataclasses.replace`` of a context, built directly (the walk makes one per
+    statement, and ``replace`` scans the fields each time)."""
+    return _Ctx(
+        ctx.conditional if conditional is _SAME else conditional,  # type: ignore[arg-type]
+        ctx.guards if guards is _SAME else guards,  # type: ignore[arg-type]
+        ctx.handled if handled is _SAME else handled,  # type: ignore[arg-type]
+        ctx.statement if statement is _SAME else statement,  # type: ignore[arg-type]
+    )
+
+
 def _effect(key: str, op: str, node: cst.CSTNode, ctx: _Ctx, pair: str | None) -> StateEffect:
     """An effect met directly (no helper chain) at ``node``, in the context ``ctx``."""
     return StateEffect(
@@ -518,19 +532,19 @@ class _Walker:
     def block(self, statements, ctx: _Ctx) -> None:
         guards = ctx.guards
         for statement in statements:
-            here = replace(ctx, guards=guards) if guards is not ctx.guards else ctx
+            here = _with(ctx, guards=guards) if guards is not ctx.guards else ctx
             self.statement(statement, here)
             if exits_early(statement):
                 guards = guards + (statement.test,)
 
     def statement(self, node: cst.CSTNode, ctx: _Ctx) -> None:
         if isinstance(node, cst.SimpleStatementLine) or isinstance(node, cst.SimpleStatementSuite):
-            line = replace(ctx, statement=node if isinstance(node, cst.SimpleStatementLine) else None)
+            line = _with(ctx, statement=node if isinstance(node, cst.SimpleStatementLine) else None)
             for small in node.body:
                 self.small(small, line)
         elif isinstance(node, cst.If):
             self.expression(node.test, ctx)
-            inner = replace(ctx, conditional=True, guards=ctx.guards + (node.test,))
+            inner = _with(ctx, conditional=True, guards=ctx.guards + (node.test,))
             self.block(_statements(node.body), inner)
             if node.orelse is not None:
                 orelse = node.orelse
@@ -545,31 +559,31 @@ class _Walker:
                 if base is not None:
                     self.scope.aliases[node.target.value] = base + "[]"
                     self.scope.locals.discard(node.target.value)
-            inner = replace(ctx, conditional=True)
+            inner = _with(ctx, conditional=True)
             self.block(_statements(node.body), inner)
             if node.orelse is not None:
                 self.block(_statements(node.orelse.body), inner)
         elif isinstance(node, cst.While):
             self.expression(node.test, ctx)
-            inner = replace(ctx, conditional=True, guards=ctx.guards + (node.test,))
+            inner = _with(ctx, conditional=True, guards=ctx.guards + (node.test,))
             self.block(_statements(node.body), inner)
         elif isinstance(node, (cst.Try, cst.TryStar)):
-            self.block(_statements(node.body), replace(ctx, handled=ctx.handled or bool(node.handlers)))
+            self.block(_statements(node.body), _with(ctx, handled=ctx.handled or bool(node.handlers)))
             for handler in node.handlers:
-                self.block(_statements(handler.body), replace(ctx, conditional=True))
+                self.block(_statements(handler.body), _with(ctx, conditional=True))
             if node.orelse is not None:
-                self.block(_statements(node.orelse.body), replace(ctx, conditional=True))
+                self.block(_statements(node.orelse.body), _with(ctx, conditional=True))
             if node.finalbody is not None:
                 self.block(_statements(node.finalbody.body), ctx)
         elif isinstance(node, cst.With):
             for item in node.items:
                 self.expression(item.item, ctx)
             suppressed = any(_is_suppress(item.item) for item in node.items)
-            self.block(_statements(node.body), replace(ctx, handled=ctx.handled or suppressed))
+            self.block(_statements(node.body), _with(ctx, handled=ctx.handled or suppressed))
         elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             return
         else:  # match, and anything newer: walked as conditional code
-            inner = replace(ctx, conditional=True)
+            inner = _with(ctx, conditional=True)
             for child in child_nodes(node):
                 if isinstance(child, cst.BaseStatement):
                     self.statement(child, inner)
@@ -626,17 +640,17 @@ class _Walker:
             return
         if kind is cst.IfExp:
             self.expression(node.test, ctx)
-            inner = replace(ctx, conditional=True, guards=ctx.guards + (node.test,))
+            inner = _with(ctx, conditional=True, guards=ctx.guards + (node.test,))
             self.expression(node.body, inner)
             self.expression(node.orelse, inner)
             return
         if kind is cst.BooleanOperation:
             self.expression(node.left, ctx)
-            inner = replace(ctx, conditional=True, guards=ctx.guards + (node.left,))
+            inner = _with(ctx, conditional=True, guards=ctx.guards + (node.left,))
             self.expression(node.right, inner)
             return
         if kind in _COMPREHENSIONS:
-            ctx = replace(ctx, conditional=True)
+            ctx = _with(ctx, conditional=True)
         for child in child_nodes(node):
             self.expression(child, ctx)
         if kind is cst.Call:
@@ -700,13 +714,17 @@ class _Walker:
                 continue
             for effect in self.model.callee_effects(info, aliases, extra, self.depth + 1, self.path):
                 self.effects.append(
-                    replace(
-                        effect,
-                        via=(node,) + effect.via,
-                        hook_statement=ctx.statement,
-                        conditional=effect.conditional or ctx.conditional,
-                        guards=ctx.guards + effect.guards,
-                        handled=effect.handled or ctx.handled,
+                    StateEffect(  # the callee's effect, seen through this call
+                        effect.key,
+                        effect.op,
+                        effect.node,
+                        effect.pair,
+                        (node,) + effect.via,
+                        effect.statement,
+                        ctx.statement,
+                        effect.conditional or ctx.conditional,
+                        ctx.guards + effect.guards,
+                        effect.handled or ctx.handled,
                     )
                 )
         return True

@@ -233,6 +233,32 @@ def same_hooked_object(pre: Registration, post: Registration) -> bool:
     return pre_class is not None and pre_class is post_class
 
 
+class HookedObjects:
+    """Registrations (each with what goes along: ``(registration, x)`` pairs) indexed by
+    what they hook.  :meth:`same_object` gives those :func:`same_hooked_object` pairs
+    with a registration, in their order, asking only the ones with its receiver code
+    and the process-wide ones (two hooks on one object have the same receiver code
+    unless one is process-wide), not every one for every registration."""
+
+    _PROCESS_WIDE = ("process-wide",)  # never a receiver's code
+
+    def __init__(self, items: list) -> None:
+        self.items = items
+        self._by_receiver: dict = {}
+        for index, (registration, _) in enumerate(items):
+            key = self._PROCESS_WIDE if registration.api.is_global else registration.receiver_code
+            self._by_receiver.setdefault(key, []).append(index)
+
+    def same_object(self, other: Registration) -> list:
+        if other.api.is_global:
+            indexes = range(len(self.items))
+        else:
+            indexes = sorted(
+                self._by_receiver.get(other.receiver_code, []) + self._by_receiver.get(self._PROCESS_WIDE, [])
+            )
+        return [self.items[i] for i in indexes if same_hooked_object(self.items[i][0], other)]
+
+
 def effects_of(facts: ModuleFacts, hook: HookCallable):
     """The state effects of what a registration runs, helpers included (cached per module)."""
     from hooklint.analysis.effects import hook_effects
