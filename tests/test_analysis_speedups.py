@@ -176,3 +176,102 @@ def test_varying_names_follow_every_binding_form():
 @pytest.mark.parametrize("classes", [_BINDING, _TAINTING], ids=["binding", "tainting"])
 def test_the_exact_types_dispatched_on_have_no_subclasses(classes):
     assert all(not c.__subclasses__() for c in classes)
+
+
+def _body_names_as_before(node):
+    """The formulation effects._body_names replaced: its own pruned walk of the body."""
+    from hooklint.analysis.effects import _LEAF_TYPES
+    from hooklint.analysis.scopes import target_names
+    from hooklint.analysis.walk import child_nodes
+
+    declared, counts, values = set(), {}, {}
+    stack = list(child_nodes(node.body))
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind is cst.Assign:
+            for target in current.targets:
+                for name in target_names(target.target):
+                    counts[name] = counts.get(name, 0) + 1
+                if len(current.targets) == 1 and type(target.target) is cst.Name:
+                    values[target.target.value] = current.value
+        elif kind is cst.Global or kind is cst.Nonlocal:
+            declared.update(n.name.value for n in current.names)
+        elif kind is cst.AugAssign or kind is cst.AnnAssign:
+            if type(current.target) is cst.Name:
+                counts[current.target.value] = counts.get(current.target.value, 0) + 2
+        elif kind is cst.For or kind is cst.CompFor:
+            for name in target_names(current.target):
+                counts[name] = counts.get(name, 0) + 2
+        elif kind is cst.AsName:
+            for name in target_names(current.name):
+                counts[name] = counts.get(name, 0) + 2
+        elif kind is cst.FunctionDef or kind is cst.Lambda or kind is cst.ClassDef:
+            continue
+        elif kind in _LEAF_TYPES:
+            continue
+        stack.extend(child_nodes(current))
+    assigned = set(counts) - declared
+    single = {name: value for name, value in values.items() if counts.get(name) == 1 and name in assigned}
+    return assigned, declared, single
+
+
+SCOPED = (
+    BINDINGS
+    + """
+def g(x):
+    global total
+    total = x
+    a = b = x
+    (c := 1)
+    y = [z for z in x if (w := z)]
+    def nested():
+        nonlocal y
+        q = 1
+    lam = lambda r: (s := r)
+    class K:
+        t = 1
+    try:
+        pass
+    except ValueError as err:
+        pass
+    import os as o
+    return a
+"""
+)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_body_names_are_as_before(path):
+    for text in (path.read_text(encoding="utf-8"), SCOPED):
+        facts = collect(parse_module(text))
+        for info in facts.functions:
+            expected = _body_names_as_before(info.node)
+            assert effects._body_names(info.node) == expected
+            assert effects._body_names(info.node, facts.body_nodes(info.node)) == expected
+
+
+def test_body_nodes_are_walked_once_per_def_and_released():
+    from hooklint.analysis.walk import descendants
+
+    facts = collect(parse_module(SCOPED))
+    function = facts.functions[0].node
+    nodes = facts.body_nodes(function)
+    assert nodes == list(descendants(function.body, into_functions=False))
+    assert facts.body_nodes(function) is nodes
+    facts.release()
+    assert "_body_nodes" not in vars(facts)
+
+
+def test_memo_builds_once_and_release_drops_it():
+    facts = collect(parse_module(SCOPED))
+    built = []
+
+    def build(given):
+        built.append(given)
+        return {"model": len(built)}
+
+    first = facts.memo("_test_model", build)
+    assert facts.memo("_test_model", build) is first and built == [facts]
+    facts.release()
+    assert facts.memo("_test_model", build) == {"model": 2}

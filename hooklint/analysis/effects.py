@@ -45,7 +45,7 @@ from hooklint.analysis.vocabulary import (
     METHOD_PAIRS,
     RELEASING_VERBS,
 )
-from hooklint.analysis.walk import child_nodes
+from hooklint.analysis.walk import child_nodes, descendants
 
 if TYPE_CHECKING:
     from hooklint.analysis.facts import FunctionInfo, HookBody, ModuleFacts
@@ -249,7 +249,7 @@ class _Model:
     def names(self, node: cst.FunctionDef):
         found = self.body_names.get(id(node))
         if found is None:
-            found = self.body_names[id(node)] = _body_names(node)
+            found = self.body_names[id(node)] = _body_names(node, self.facts.body_nodes(node))
         return found
 
     def hook(self, hook: HookBody, receiver: str | None, context) -> list[StateEffect]:
@@ -280,11 +280,7 @@ def function_info(facts: ModuleFacts, node: cst.FunctionDef) -> FunctionInfo | N
 
 
 def _model(facts: ModuleFacts) -> _Model:
-    model = facts.__dict__.get("_effects_model")
-    if model is None:
-        model = _Model(facts)
-        facts.__dict__["_effects_model"] = model
-    return model
+    return facts.memo("_effects_model", _Model)
 
 
 def _hook_scope(model, hook: HookBody, receiver: str | None, function) -> _StateKeys:
@@ -421,17 +417,18 @@ def _simple_code(node: cst.BaseExpression) -> str:
     return dotted_name(node) or ""
 
 
-def _body_names(node: cst.FunctionDef):
-    """``(locals, declared, single)`` in one walk: the names the body binds (not
+def _body_names(node: cst.FunctionDef, nodes=None):
+    """``(locals, declared, single)`` in one pass: the names the body binds (not
     declared ``global``/``nonlocal``), those declared, and the locals bound exactly
-    once by a plain ``name = value`` (with that value)."""
+    once by a plain ``name = value`` (with that value).  ``nodes``: the body's nodes
+    (:meth:`ModuleFacts.body_nodes`) when the caller has them."""
     declared: set[str] = set()
     counts: dict[str, int] = {}
     values: dict[str, cst.BaseExpression] = {}
+    if nodes is None:
+        nodes = descendants(node.body, into_functions=False)
     # ``type(x) is`` rather than ``isinstance``: libcst's classes check through ABCMeta.
-    stack = list(child_nodes(node.body))
-    while stack:
-        current = stack.pop()
+    for current in nodes:
         kind = type(current)
         if kind is cst.Assign:
             for target in current.targets:
@@ -450,11 +447,6 @@ def _body_names(node: cst.FunctionDef):
         elif kind is cst.AsName:
             for name in target_names(current.name):
                 counts[name] = counts.get(name, 0) + 2
-        elif kind is cst.FunctionDef or kind is cst.Lambda or kind is cst.ClassDef:
-            continue
-        elif kind in _LEAF_TYPES:
-            continue
-        stack.extend(child_nodes(current))
     assigned = set(counts) - declared
     single = {name: value for name, value in values.items() if counts.get(name) == 1 and name in assigned}
     return assigned, declared, single
