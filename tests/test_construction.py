@@ -137,3 +137,16 @@ def test_parses_in_threads_build_the_same_trees():
         thread.join()
     for tree in results:
         _same(expected, tree)
+
+
+def test_it_starts_once_the_process_has_parsed_enough_lines(monkeypatch):
+    import hooklint.engine.construction as construction
+
+    monkeypatch.setattr(construction, "_parsed", [0])
+    swapped = [cls for cls, _, _ in _swaps()]
+    originals = [cls.__init__ for cls in swapped]
+    with direct_construction(construction.WORTH_IT - 10):  # a small file: libcst's own
+        assert [cls.__init__ for cls in swapped] == originals
+    with direct_construction(10):  # the lines parsed so far now repay the build
+        assert all(cls.__init__ is not init for cls, init in zip(swapped, originals))
+    assert [cls.__init__ for cls in swapped] == originals

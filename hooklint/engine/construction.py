@@ -8,7 +8,9 @@ through its own descriptor, without the validation call.  The tree is the same,
 node for node (``tests/test_construction.py`` compares them field by field).
 
 Like the validation switch, it applies to every node built while it runs, in any
-thread; outside it libcst's classes are as they were.
+thread; outside it libcst's classes are as they were.  Building the ``__init__`` functions
+costs a process about as much as it saves on 2,500 parsed lines, so it starts once
+the process has parsed that many (a lint of one small file never pays for it).
 """
 
 from __future__ import annotations
@@ -18,10 +20,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 
+#: Lines parsed in this process, and how many before the direct ``__init__`` functions pay.
+_parsed = [0]
+WORTH_IT = 2500
+
 
 @contextmanager
-def direct_construction() -> Iterator[None]:
-    """Nodes built inside are built by :func:`_direct_init`'s ``__init__``."""
+def direct_construction(lines: int | None = None) -> Iterator[None]:
+    """Nodes built inside are built by :func:`_direct_init`'s ``__init__``; ``lines``:
+    the size of what is parsed inside, counted towards :data:`WORTH_IT` (None: always)."""
+    if lines is not None:
+        _parsed[0] += lines
+        if _parsed[0] < WORTH_IT:
+            yield
+            return
     swaps = _swaps()
     for cls, fast, _ in swaps:
         cls.__init__ = fast

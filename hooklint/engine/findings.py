@@ -16,7 +16,7 @@ def _findings(code: str, rules, context: RuleContext):
     from hooklint.engine.construction import direct_construction
 
     try:
-        with direct_construction():
+        with direct_construction(code.count("\n")):
             module = parse_module(code)
     except libcst.ParserSyntaxError as exc:
         return exc
