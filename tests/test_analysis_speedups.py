@@ -275,3 +275,24 @@ def test_memo_builds_once_and_release_drops_it():
     assert facts.memo("_test_model", build) is first and built == [facts]
     facts.release()
     assert facts.memo("_test_model", build) == {"model": 2}
+
+
+@pytest.mark.parametrize(
+    ("code", "name"),
+    [
+        ("self.h is None", "self.h"),
+        ("x.self.h and self.h", "self.h"),
+        ("self.hh", "self.h"),
+        ("h or h2 or (h)", "h"),
+        ("handles", "h"),
+        ("", "h"),
+        ("a.b", ""),
+        ("self.h.remove()", "self.h.remove"),
+    ],
+)
+def test_word_count_is_the_plain_regex_count(code, name):
+    import re
+
+    from hooklint.analysis.lifetime import word_count
+
+    assert word_count(code, name) == len(re.findall(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", code))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import libcst as cst
 
@@ -293,7 +294,14 @@ def removals_of(facts: ModuleFacts, target: str) -> list[CallSite]:
 
 def word_count(code: str, name: str) -> int:
     """Occurrences of a name (``h``, ``self.h``) as a whole word, not as ``x.h``."""
-    return len(re.findall(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", code))
+    if name and name not in code:
+        return 0  # (the rules ask this of every guard and name: most hold none)
+    return len(_whole_word(name).findall(code))
+
+
+@lru_cache(maxsize=4096)
+def _whole_word(name: str) -> re.Pattern:
+    return re.compile(r"(?<![\w.])" + re.escape(name) + r"(?!\w)")
 
 
 def enclosing_ifs(site: Site) -> list[cst.If]:
