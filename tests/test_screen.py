@@ -493,3 +493,24 @@ def test_use_ends_of_a_setup_call_and_a_registration():
 
     text = "self.register_hooks(m)\nm.register_forward_hook(f)\nself.installer (x)\n"
     assert sorted(_use_ends(text, SEEDS)) == [len("self.register_hooks"), text.index("(f)")]
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["a", " ", "\n", "\r", "\r\n", "\x0c", "\x0b", "\x85", "\u2028", "\x1c"]), max_size=14
+    ).map("".join)
+)
+def test_line_starts_are_just_past_each_line_break(text):
+    from hooklint.lexical import LINE_BREAK, line_starts
+
+    assert line_starts(text) == [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+
+
+def test_line_starts_of_a_few_texts():
+    from hooklint.lexical import line_starts
+
+    assert line_starts("") == [0]
+    assert line_starts("a") == [0]
+    assert line_starts("a\n") == [0, 2]
+    assert line_starts("a\r\nb\rc\u2028d") == [0, 3, 5]
