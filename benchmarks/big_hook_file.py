@@ -129,7 +129,6 @@ def _phases(text: str, runs: int) -> None:
     import gc
 
     from hooklint.analysis.collector import collect
-    from hooklint.engine.findings import _release
     from hooklint.engine.nesting import check_nesting
     from hooklint.engine.parse import parse_module, python_ast
     from hooklint.engine.prefilter import SEED_TOKENS, prefilter_tokens, seed_regex
@@ -152,7 +151,7 @@ def _phases(text: str, runs: int) -> None:
         facts = collect(module, context.registration_wrappers, None)
         for rule in rules:
             list(rule().check(facts, context))
-        _release(facts)
+        facts.release()
 
     steps = [
         ("CPython parse", lambda: python_ast(text)),
@@ -160,7 +159,7 @@ def _phases(text: str, runs: int) -> None:
         ("lexer", lambda: lex(text)),
         ("screen", lambda: screening_source(text, tree, seeds, lexed)),
         (f"libcst parse ({screened.count(chr(10))} lines)", lambda: parse_module(screened)),
-        ("facts", lambda: _release(collect(module, context.registration_wrappers, None))),
+        ("facts", lambda: collect(module, context.registration_wrappers, None).release()),
         ("facts and rules", facts_and_rules),
     ]
     enabled = gc.isenabled()

@@ -211,13 +211,14 @@ def screening_source(
 
     words: set[str] = set()  # every name a seed mentions
     hooks: set[str] = set()  # the names that may be a hook, or build one
-    for code in seed_codes + module_seeds:
+    ends = [_use_ends(code, given) for code in seed_codes + module_seeds]
+    for code, found in zip(seed_codes + module_seeds, ends):
         words.update(WORD.findall(code))
-        hooks.update(_hook_names(code, tokens))
+        hooks.update(_hook_names(code, found))
     wrappers = {
         u.name
-        for u, code in zip(seeds, seed_codes)
-        if _registers_a_parameter(u, _registration_arguments(code, tokens), lines.text, tokens)
+        for u, code, found in zip(seeds, seed_codes, ends)
+        if _registers_a_parameter(u, _registration_arguments(code, found), lines.text, tokens)
     }
     classes = {id(m): u for u in units if u.is_class for m in u.members}
     callers = _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, words, hooks)
@@ -252,13 +253,20 @@ def screening_source(
 
 
 def _matched_lines(lines: _Lines, tokens: NamePattern) -> set[int]:
-    """The lines where ``tokens`` or a setup call (:data:`_SETUP_CALL`) match the code:
-    the lines of ``NamePattern(tokens.pattern + "|" + _SETUP_CALL)``'s matches, found
-    by two scans (every match is one of the two on its own line, none spans lines),
-    the second only where a setup word occurs (the combined regex, which has no
-    literal text to skip ahead to, is several times slower on a large file)."""
-    code = lines.code_text
-    found = {lines.number_at(m.start()) for m in tokens.finditer(code)}
+    """The lines where ``tokens`` or a setup call (:data:`_SETUP_CALL`) match the code
+    (:func:`_use_spans`)."""
+    return {lines.number_at(start) for start, _ in _use_spans(lines.code_text, tokens)}
+
+
+def _use_spans(code: str, tokens: NamePattern):
+    """``(start, end)`` of the matches of ``NamePattern(tokens.pattern + "|" +
+    _SETUP_CALL)`` in ``code`` (a match may come twice), found by two scans: every
+    match is one of the two, on its own line, and where both match they end at the
+    same place, the end of the name before its call's ``(``; the second scan looks
+    only where a setup word occurs (the combined regex, which has no literal text to
+    skip ahead to, is several times slower on a large file)."""
+    for match in tokens.finditer(code):
+        yield match.start(), match.end()
     for word in SETUP_WORDS:
         position = code.find(word)
         while position >= 0:
@@ -267,15 +275,11 @@ def _matched_lines(lines: _Lines, tokens: NamePattern) -> set[int]:
                 start -= 1
             for owner in ("self.", "cls."):
                 begin = start - len(owner)
-                if (
-                    code.startswith(owner, begin)
-                    and begin >= 0
-                    and not word_before(code, begin)
-                    and _SETUP_CALL_AT.match(code, begin)
-                ):
-                    found.add(lines.number_at(begin))
+                if code.startswith(owner, begin) and begin >= 0 and not word_before(code, begin):
+                    match = _SETUP_CALL_AT.match(code, begin)
+                    if match is not None:
+                        yield begin, match.end()
             position = code.find(word, position + 1)
-    return found
 
 
 def _lines_matching(lines: _Lines, patterns: list[str]) -> set[int]:
@@ -524,15 +528,16 @@ def _keeps_a_statement(unit: _Unit, kept: set[int]) -> bool:
     return any(id(m) in kept or (m.is_class and _keeps_a_statement(m, kept)) for m in unit.members)
 
 
-def _hook_names(code: str, registrations: NamePattern) -> set[str]:
+def _hook_names(code: str, registrations: NamePattern | set[int]) -> set[str]:
     """Names in ``code`` that may be a hook or build one: every name used as a value
     (``self._capture``, ``partial(record, ...)``), what is called inside a
     registration call (``register_forward_hook(make_hook(name))``), and what is used
-    to build a name passed there (``hook = make_hook(name)``)."""
+    to build a name passed there (``hook = make_hook(name)``).  ``registrations``:
+    the pattern of the registration calls, or where their names end in ``code``."""
     names = set(_REFERENCE.findall(code))
     passed: set[str] = set()
-    for match in registrations.finditer(code):
-        arguments = _call_arguments(code, match.end())
+    for end in _ends(code, registrations):
+        arguments = _call_arguments(code, end)
         passed.update(WORD.findall(arguments))
     names |= passed
     for target, value in _ASSIGNMENT.findall(code):
@@ -541,8 +546,20 @@ def _hook_names(code: str, registrations: NamePattern) -> set[str]:
     return names
 
 
-def _registration_arguments(code: str, registrations: NamePattern) -> str:
-    return "".join(_call_arguments(code, m.end()) for m in registrations.finditer(code))
+def _registration_arguments(code: str, registrations: NamePattern | set[int]) -> str:
+    return "".join(_call_arguments(code, end) for end in _ends(code, registrations))
+
+
+def _ends(code: str, registrations: NamePattern | set[int]):
+    if isinstance(registrations, NamePattern):
+        return [m.end() for m in registrations.finditer(code)]
+    return sorted(registrations)
+
+
+def _use_ends(code: str, tokens: NamePattern) -> set[int]:
+    """Where the names of token uses and setup calls end in ``code`` (the ends of
+    ``NamePattern(tokens.pattern + "|" + _SETUP_CALL)``'s matches: :func:`_use_spans`)."""
+    return {end for _, end in _use_spans(code, tokens)}
 
 
 def _call_arguments(code: str, start: int) -> str:

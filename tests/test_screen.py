@@ -471,3 +471,46 @@ def test_split_lines_breaks_only_where_the_tokenizer_does(text):
 
     assert split_lines(text) == re.split(r"\r\n|\r|\n", text)
     assert split_lines(text, keepends=True) == re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z", text)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_CODE)
+def test_use_ends_are_the_ends_of_the_combined_regex(code):
+    # where the seeds' registrations end: the arguments their hooks are read from
+    from hooklint.screen import _SETUP_CALL, NamePattern, _hook_names, _registration_arguments, _use_ends
+
+    lines = _lines_of(code)
+    text = lines.code_text
+    combined = NamePattern(SEEDS.pattern + "|" + _SETUP_CALL)
+    assert _use_ends(text, SEEDS) == {m.end() for m in combined.finditer(text)}
+    ends = _use_ends(text, SEEDS)
+    assert _hook_names(text, ends) == _hook_names(text, combined)
+    assert set(_registration_arguments(text, ends)) == set(_registration_arguments(text, combined))
+
+
+def test_use_ends_of_a_setup_call_and_a_registration():
+    from hooklint.screen import _use_ends
+
+    text = "self.register_hooks(m)\nm.register_forward_hook(f)\nself.installer (x)\n"
+    assert sorted(_use_ends(text, SEEDS)) == [len("self.register_hooks"), text.index("(f)")]
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["a", " ", "\n", "\r", "\r\n", "\x0c", "\x0b", "\x85", "\u2028", "\x1c"]), max_size=14
+    ).map("".join)
+)
+def test_line_starts_are_just_past_each_line_break(text):
+    from hooklint.lexical import LINE_BREAK, line_starts
+
+    assert line_starts(text) == [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+
+
+def test_line_starts_of_a_few_texts():
+    from hooklint.lexical import line_starts
+
+    assert line_starts("") == [0]
+    assert line_starts("a") == [0]
+    assert line_starts("a\n") == [0, 2]
+    assert line_starts("a\r\nb\rc\u2028d") == [0, 3, 5]

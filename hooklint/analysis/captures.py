@@ -112,6 +112,9 @@ def _code(node: cst.CSTNode) -> str:
     return _EMPTY.code_for_node(node)
 
 
+_TAINTING = frozenset({cst.Assign, cst.For, cst.CompFor, cst.AugAssign})
+
+
 class _HookTaint:
     """What a hook body received (its tensor parameters and what is computed from
     them), and the stores it puts those values into."""
@@ -129,10 +132,13 @@ class _HookTaint:
 
     def taint(self, body: cst.CSTNode, seeds: set[str]) -> None:
         self.tainted = set(seeds)
-        nodes = [body, *descendants(body, into_functions=False)]
+        # The nodes it reads, by exact type (no subclasses; ``isinstance`` on libcst's
+        # classes goes through ABCMeta when it fails).
+        nodes = [n for n in (body, *descendants(body, into_functions=False)) if type(n) in _TAINTING]
         for _ in range(2):
             for current in nodes:
-                if isinstance(current, cst.Assign):
+                kind = type(current)
+                if kind is cst.Assign:
                     names = set(_names_in(current.value))
                     targets = set()
                     for t in current.targets:
@@ -144,12 +150,10 @@ class _HookTaint:
                             current.value, cst.Call
                         ):
                             self.aliases.add(current.targets[0].target.value)
-                elif (
-                    isinstance(current, (cst.For, cst.CompFor))
-                    and set(_names_in(current.iter)) & self.tainted
-                ):
-                    self.tainted |= target_names(current.target)
-                elif isinstance(current, cst.AugAssign):
+                elif kind is cst.For or kind is cst.CompFor:
+                    if set(_names_in(current.iter)) & self.tainted:
+                        self.tainted |= target_names(current.target)
+                elif kind is cst.AugAssign:
                     self.incremented.add(_code(current.target))
 
     def is_tainted(self, node: cst.CSTNode) -> bool:

@@ -28,7 +28,7 @@ not followed (cross-file evidence is left out rather than guessed).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -45,7 +45,7 @@ from hooklint.analysis.vocabulary import (
     METHOD_PAIRS,
     RELEASING_VERBS,
 )
-from hooklint.analysis.walk import child_nodes
+from hooklint.analysis.walk import child_nodes, descendants
 
 if TYPE_CHECKING:
     from hooklint.analysis.facts import FunctionInfo, HookBody, ModuleFacts
@@ -249,7 +249,7 @@ class _Model:
     def names(self, node: cst.FunctionDef):
         found = self.body_names.get(id(node))
         if found is None:
-            found = self.body_names[id(node)] = _body_names(node)
+            found = self.body_names[id(node)] = _body_names(node, self.facts.body_nodes(node))
         return found
 
     def hook(self, hook: HookBody, receiver: str | None, context) -> list[StateEffect]:
@@ -280,11 +280,7 @@ def function_info(facts: ModuleFacts, node: cst.FunctionDef) -> FunctionInfo | N
 
 
 def _model(facts: ModuleFacts) -> _Model:
-    model = facts.__dict__.get("_effects_model")
-    if model is None:
-        model = _Model(facts)
-        facts.__dict__["_effects_model"] = model
-    return model
+    return facts.memo("_effects_model", _Model)
 
 
 def _hook_scope(model, hook: HookBody, receiver: str | None, function) -> _StateKeys:
@@ -421,17 +417,18 @@ def _simple_code(node: cst.BaseExpression) -> str:
     return dotted_name(node) or ""
 
 
-def _body_names(node: cst.FunctionDef):
-    """``(locals, declared, single)`` in one walk: the names the body binds (not
+def _body_names(node: cst.FunctionDef, nodes=None):
+    """``(locals, declared, single)`` in one pass: the names the body binds (not
     declared ``global``/``nonlocal``), those declared, and the locals bound exactly
-    once by a plain ``name = value`` (with that value)."""
+    once by a plain ``name = value`` (with that value).  ``nodes``: the body's nodes
+    (:meth:`ModuleFacts.body_nodes`) when the caller has them."""
     declared: set[str] = set()
     counts: dict[str, int] = {}
     values: dict[str, cst.BaseExpression] = {}
+    if nodes is None:
+        nodes = descendants(node.body, into_functions=False)
     # ``type(x) is`` rather than ``isinstance``: libcst's classes check through ABCMeta.
-    stack = list(child_nodes(node.body))
-    while stack:
-        current = stack.pop()
+    for current in nodes:
         kind = type(current)
         if kind is cst.Assign:
             for target in current.targets:
@@ -450,11 +447,6 @@ def _body_names(node: cst.FunctionDef):
         elif kind is cst.AsName:
             for name in target_names(current.name):
                 counts[name] = counts.get(name, 0) + 2
-        elif kind is cst.FunctionDef or kind is cst.Lambda or kind is cst.ClassDef:
-            continue
-        elif kind in _LEAF_TYPES:
-            continue
-        stack.extend(child_nodes(current))
     assigned = set(counts) - declared
     single = {name: value for name, value in values.items() if counts.get(name) == 1 and name in assigned}
     return assigned, declared, single
@@ -485,6 +477,20 @@ class _Ctx:
     guards: tuple[cst.BaseExpression, ...] = ()
     handled: bool = False
     statement: cst.CSTNode | None = None
+
+
+_SAME: object = object()
+
+
+def _with(ctx: _Ctx, *, conditional=_SAME, guards=_SAME, handled=_SAME, statement=_SAME) -> _Ctx:
+    """``dataclasses.replace`` of a context, built directly (the walk makes one per
+    statement, and ``replace`` scans the fields each time)."""
+    return _Ctx(
+        ctx.conditional if conditional is _SAME else conditional,  # type: ignore[arg-type]
+        ctx.guards if guards is _SAME else guards,  # type: ignore[arg-type]
+        ctx.handled if handled is _SAME else handled,  # type: ignore[arg-type]
+        ctx.statement if statement is _SAME else statement,  # type: ignore[arg-type]
+    )
 
 
 def _effect(key: str, op: str, node: cst.CSTNode, ctx: _Ctx, pair: str | None) -> StateEffect:
@@ -518,19 +524,19 @@ class _Walker:
     def block(self, statements, ctx: _Ctx) -> None:
         guards = ctx.guards
         for statement in statements:
-            here = replace(ctx, guards=guards) if guards is not ctx.guards else ctx
+            here = _with(ctx, guards=guards) if guards is not ctx.guards else ctx
             self.statement(statement, here)
             if exits_early(statement):
                 guards = guards + (statement.test,)
 
     def statement(self, node: cst.CSTNode, ctx: _Ctx) -> None:
         if isinstance(node, cst.SimpleStatementLine) or isinstance(node, cst.SimpleStatementSuite):
-            line = replace(ctx, statement=node if isinstance(node, cst.SimpleStatementLine) else None)
+            line = _with(ctx, statement=node if isinstance(node, cst.SimpleStatementLine) else None)
             for small in node.body:
                 self.small(small, line)
         elif isinstance(node, cst.If):
             self.expression(node.test, ctx)
-            inner = replace(ctx, conditional=True, guards=ctx.guards + (node.test,))
+            inner = _with(ctx, conditional=True, guards=ctx.guards + (node.test,))
             self.block(_statements(node.body), inner)
             if node.orelse is not None:
                 orelse = node.orelse
@@ -545,31 +551,31 @@ class _Walker:
                 if base is not None:
                     self.scope.aliases[node.target.value] = base + "[]"
                     self.scope.locals.discard(node.target.value)
-            inner = replace(ctx, conditional=True)
+            inner = _with(ctx, conditional=True)
             self.block(_statements(node.body), inner)
             if node.orelse is not None:
                 self.block(_statements(node.orelse.body), inner)
         elif isinstance(node, cst.While):
             self.expression(node.test, ctx)
-            inner = replace(ctx, conditional=True, guards=ctx.guards + (node.test,))
+            inner = _with(ctx, conditional=True, guards=ctx.guards + (node.test,))
             self.block(_statements(node.body), inner)
         elif isinstance(node, (cst.Try, cst.TryStar)):
-            self.block(_statements(node.body), replace(ctx, handled=ctx.handled or bool(node.handlers)))
+            self.block(_statements(node.body), _with(ctx, handled=ctx.handled or bool(node.handlers)))
             for handler in node.handlers:
-                self.block(_statements(handler.body), replace(ctx, conditional=True))
+                self.block(_statements(handler.body), _with(ctx, conditional=True))
             if node.orelse is not None:
-                self.block(_statements(node.orelse.body), replace(ctx, conditional=True))
+                self.block(_statements(node.orelse.body), _with(ctx, conditional=True))
             if node.finalbody is not None:
                 self.block(_statements(node.finalbody.body), ctx)
         elif isinstance(node, cst.With):
             for item in node.items:
                 self.expression(item.item, ctx)
             suppressed = any(_is_suppress(item.item) for item in node.items)
-            self.block(_statements(node.body), replace(ctx, handled=ctx.handled or suppressed))
+            self.block(_statements(node.body), _with(ctx, handled=ctx.handled or suppressed))
         elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             return
         else:  # match, and anything newer: walked as conditional code
-            inner = replace(ctx, conditional=True)
+            inner = _with(ctx, conditional=True)
             for child in child_nodes(node):
                 if isinstance(child, cst.BaseStatement):
                     self.statement(child, inner)
@@ -626,17 +632,17 @@ class _Walker:
             return
         if kind is cst.IfExp:
             self.expression(node.test, ctx)
-            inner = replace(ctx, conditional=True, guards=ctx.guards + (node.test,))
+            inner = _with(ctx, conditional=True, guards=ctx.guards + (node.test,))
             self.expression(node.body, inner)
             self.expression(node.orelse, inner)
             return
         if kind is cst.BooleanOperation:
             self.expression(node.left, ctx)
-            inner = replace(ctx, conditional=True, guards=ctx.guards + (node.left,))
+            inner = _with(ctx, conditional=True, guards=ctx.guards + (node.left,))
             self.expression(node.right, inner)
             return
         if kind in _COMPREHENSIONS:
-            ctx = replace(ctx, conditional=True)
+            ctx = _with(ctx, conditional=True)
         for child in child_nodes(node):
             self.expression(child, ctx)
         if kind is cst.Call:
@@ -700,13 +706,17 @@ class _Walker:
                 continue
             for effect in self.model.callee_effects(info, aliases, extra, self.depth + 1, self.path):
                 self.effects.append(
-                    replace(
-                        effect,
-                        via=(node,) + effect.via,
-                        hook_statement=ctx.statement,
-                        conditional=effect.conditional or ctx.conditional,
-                        guards=ctx.guards + effect.guards,
-                        handled=effect.handled or ctx.handled,
+                    StateEffect(  # the callee's effect, seen through this call
+                        effect.key,
+                        effect.op,
+                        effect.node,
+                        effect.pair,
+                        (node,) + effect.via,
+                        effect.statement,
+                        ctx.statement,
+                        effect.conditional or ctx.conditional,
+                        ctx.guards + effect.guards,
+                        effect.handled or ctx.handled,
                     )
                 )
         return True

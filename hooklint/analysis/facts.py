@@ -10,16 +10,18 @@ and cache the answer on the :class:`HookBody`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     import libcst as cst
 
     from hooklint.analysis.effects import StateEffect
     from hooklint.analysis.vocabulary import HookApi
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -293,6 +295,26 @@ class ModuleFacts:
         fields = {f.name for f in dataclasses.fields(self)}
         for name in [n for n in vars(self) if n not in fields]:
             del self.__dict__[name]
+
+    def memo(self, name: str, build: Callable[[ModuleFacts], T]) -> T:
+        """A result computed once per module (a model, an index): ``build(self)`` on
+        first use, kept beside the fields under ``name`` until :meth:`release`."""
+        found = self.__dict__.get(name)
+        if found is None:
+            found = self.__dict__[name] = build(self)
+        return found
+
+    def body_nodes(self, function: cst.FunctionDef) -> list[cst.CSTNode]:
+        """Every code-bearing node of a def's body, nested defs, lambdas and classes
+        not entered (``descendants(function.body, into_functions=False)``), walked once
+        per def for every analysis that reads them (the handle model, the effects' locals)."""
+        known = self.__dict__.setdefault("_body_nodes", {})
+        found = known.get(id(function))
+        if found is None:
+            from hooklint.analysis.walk import descendants
+
+            found = known[id(function)] = list(descendants(function.body, into_functions=False))
+        return found
 
     def code(self, node: cst.CSTNode) -> str:
         """The source of ``node``: a plain dotted name (``self._hooks``) is joined from

@@ -165,9 +165,10 @@ def is_forward_replacement(facts: ModuleFacts, info: FunctionInfo) -> bool:
 def _forward_assignments(facts: ModuleFacts) -> set[str]:
     """Names in the values assigned to ``x.forward`` (and the functions that built
     them: ``f = make(...)``, ``m.forward = partial(f, m)``), once per module."""
-    cached = facts.__dict__.get("_forward_assignments")
-    if cached is not None:
-        return cached
+    return facts.memo("_forward_assignments", _find_forward_assignments)
+
+
+def _find_forward_assignments(facts: ModuleFacts) -> set[str]:
     built: dict[str, set[str]] = {}
     names: set[str] = set()
     for node in descendants(facts.module):
@@ -183,7 +184,6 @@ def _forward_assignments(facts: ModuleFacts) -> set[str]:
                     built.setdefault(target.target.value, set()).add(callee.rsplit(".", 1)[-1])
     for name in list(names):
         names |= built.get(name, set())
-    facts.__dict__["_forward_assignments"] = names
     return names
 
 

@@ -287,7 +287,7 @@ class HandleModel:
         )
         self._summaries[scope_id] = scope
         if info is not None:
-            nodes = list(descendants(info.node.body, into_functions=False))
+            nodes = self.facts.body_nodes(info.node)
             self._bound(info, nodes)  # its locals, from the same walk
         else:
             nodes = [
@@ -868,11 +868,7 @@ class HandleModel:
 
 def handle_model(facts: ModuleFacts) -> HandleModel:
     """The module's handle model, built on first use."""
-    model = facts.__dict__.get("_handle_model")
-    if model is None:
-        model = HandleModel(facts)
-        facts.__dict__["_handle_model"] = model
-    return model
+    return facts.memo("_handle_model", HandleModel)
 
 
 # -- what identifies a hook -----------------------------------------------------------------------

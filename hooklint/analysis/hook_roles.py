@@ -233,6 +233,39 @@ def same_hooked_object(pre: Registration, post: Registration) -> bool:
     return pre_class is not None and pre_class is post_class
 
 
+class HookedObjects:
+    """Registrations (each with what goes along: ``(registration, x)`` pairs) indexed by
+    what they hook.  :meth:`same_object` gives those :func:`same_hooked_object` pairs
+    with a registration, in their order, asking only the ones that can be on its
+    object, not every one for every registration: the process-wide ones, and those
+    with its receiver code, in its function (``self.*`` codes: in any method)."""
+
+    _PROCESS_WIDE = ("process-wide",)  # never a receiver's key
+
+    def __init__(self, items: list) -> None:
+        self.items = items
+        self._by_key: dict = {}
+        for index, (registration, _) in enumerate(items):
+            self._by_key.setdefault(self._key(registration), []).append(index)
+
+    @classmethod
+    def _key(cls, registration: Registration):
+        if registration.api.is_global:
+            return cls._PROCESS_WIDE
+        code = registration.receiver_code
+        if code is not None and (code == "self" or code.startswith("self.")):
+            return (code,)  # one object in every method of the class
+        return (code, id(registration.site.function))  # the same code in the same function
+
+    def same_object(self, other: Registration) -> list:
+        if other.api.is_global:
+            indexes: list[int] | range = range(len(self.items))
+        else:
+            found = self._by_key.get(self._key(other), [])
+            indexes = sorted(found + self._by_key.get(self._PROCESS_WIDE, []))
+        return [self.items[i] for i in indexes if same_hooked_object(self.items[i][0], other)]
+
+
 def effects_of(facts: ModuleFacts, hook: HookCallable):
     """The state effects of what a registration runs, helpers included (cached per module)."""
     from hooklint.analysis.effects import hook_effects

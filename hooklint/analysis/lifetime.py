@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import libcst as cst
 
@@ -228,26 +229,32 @@ def varying_names(facts: ModuleFacts, scope: cst.CSTNode, seed: set[str]) -> set
     function body): ``seed`` (the loop target, the function's argument names) and the
     names bound inside from them, or from a ``torch.*`` factory call."""
     varying = set(seed)
-    nodes = list(descendants(scope, into_functions=False))
+    # Only the binding nodes matter, and ``type(n) is`` rather than ``isinstance``:
+    # these classes have no subclasses, and libcst's go through ABCMeta when it fails.
+    nodes = [n for n in descendants(scope, into_functions=False) if type(n) in _BINDING]
     for _ in range(2):
         for node in nodes:
-            if isinstance(node, cst.Assign):
+            kind = type(node)
+            if kind is cst.Assign:
                 if _fresh_value(node.value, varying, facts.imports):
                     for target in node.targets:
                         varying |= target_names(target.target)
-            elif isinstance(node, cst.AnnAssign) and node.value is not None:
-                if _fresh_value(node.value, varying, facts.imports):
+            elif kind is cst.AnnAssign:
+                if node.value is not None and _fresh_value(node.value, varying, facts.imports):
                     varying |= target_names(node.target)
-            elif isinstance(node, cst.For) and node is not scope or isinstance(node, cst.CompFor):
+            elif kind is cst.For and node is not scope or kind is cst.CompFor:
                 if names_in(node.iter) & varying:
                     varying |= target_names(node.target)
-            elif isinstance(node, cst.WithItem) and node.asname is not None:
-                if _fresh_value(node.item, varying, facts.imports):
+            elif kind is cst.WithItem:
+                if node.asname is not None and _fresh_value(node.item, varying, facts.imports):
                     varying |= target_names(node.asname.name)
-            elif isinstance(node, cst.NamedExpr):
+            elif kind is cst.NamedExpr:
                 if _fresh_value(node.value, varying, facts.imports):
                     varying |= target_names(node.target)
     return varying
+
+
+_BINDING = frozenset({cst.Assign, cst.AnnAssign, cst.For, cst.CompFor, cst.WithItem, cst.NamedExpr})
 
 
 # -- handles and removals --------------------------------------------------------------------
@@ -287,7 +294,14 @@ def removals_of(facts: ModuleFacts, target: str) -> list[CallSite]:
 
 def word_count(code: str, name: str) -> int:
     """Occurrences of a name (``h``, ``self.h``) as a whole word, not as ``x.h``."""
-    return len(re.findall(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", code))
+    if name and name not in code:
+        return 0  # (the rules ask this of every guard and name: most hold none)
+    return len(_whole_word(name).findall(code))
+
+
+@lru_cache(maxsize=4096)
+def _whole_word(name: str) -> re.Pattern:
+    return re.compile(r"(?<![\w.])" + re.escape(name) + r"(?!\w)")
 
 
 def enclosing_ifs(site: Site) -> list[cst.If]:

@@ -7,6 +7,7 @@ The engine's modules, in the order a file goes through them::
     prefilter     a file without any selected rule's token is never parsed
     lint          the three parse paths: the screen, the sparse text, the whole file
     parse         CPython's parse first, then libcst's (without per-node validation)
+    construction  libcst's nodes built through their slots while a lint's parse runs
     nesting       code nested deeper than libcst's parser can take is refused
     syntax        a file that does not parse: HL000
     findings      parse → one facts pass → each rule's query

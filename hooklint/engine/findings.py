@@ -13,9 +13,11 @@ def _findings(code: str, rules, context: RuleContext):
     import libcst
 
     from hooklint.analysis.collector import collect
+    from hooklint.engine.construction import direct_construction
 
     try:
-        module = parse_module(code)
+        with direct_construction(code.count("\n")):
+            module = parse_module(code)
     except libcst.ParserSyntaxError as exc:
         return exc
     except (RecursionError, ValueError) as exc:  # deeply nested or unparseable input

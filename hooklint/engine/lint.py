@@ -20,7 +20,7 @@ from hooklint.engine.parse import _cpython_parse
 from hooklint.engine.prefilter import (
     SEED_TOKENS,
     _prefilter_regex,
-    is_candidate,
+    needs_whole_module,
     prefilter_tokens,
     seed_regex,
 )
@@ -48,7 +48,7 @@ def lint_text(
 
 
 def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevant: bool) -> list[Violation]:
-    whole = not skip_irrelevant or any(r.whole_module and is_candidate(text, r.prefilter) for r in rules)
+    whole = not skip_irrelevant or needs_whole_module(text, rules)
     screening = not whole and all(r.screenable for r in rules)
     wrappers = context.registration_wrappers
     cpython = None

@@ -96,6 +96,20 @@ def is_candidate(text: str, tokens: tuple[str, ...]) -> bool:
     )
 
 
+def needs_whole_module(text: str, rules) -> bool:
+    """Whether a selected rule that reasons about every use of a name
+    (``Rule.whole_module``) may fire in ``text``: its prefilter matches and so does
+    its ``whole_module_tokens`` when it has them (``from torch.nn.utils.parametrize
+    import is_parametrized`` names no stale global: HL013 cannot fire, and the file
+    is screened like any other)."""
+    return any(
+        r.whole_module
+        and is_candidate(text, r.prefilter)
+        and (not r.whole_module_tokens or is_candidate(text, r.whole_module_tokens))
+        for r in rules
+    )
+
+
 def may_concern_a_rule(text: str, settings: Settings) -> bool:
     """Whether ``text`` holds a token of any rule or configured wrapper: the check
     that runs first, before the rules (and libcst) are imported; a file that fails it

@@ -128,6 +128,10 @@ class Rule:
     #: The rule reasons about every use of a name in the module, so no definition may
     #: be skipped (see :mod:`hooklint.sparse`).
     whole_module: ClassVar[bool] = False
+    #: Text without which a ``whole_module`` rule cannot fire (literal, ``*`` as in
+    #: ``prefilter``): a file holding none of it takes the fast path like any other.
+    #: Empty: the prefilter's tokens alone decide.
+    whole_module_tokens: ClassVar[tuple[str, ...]] = ()
     #: The evidence for a finding sits in the definitions that use a token, the hooks
     #: they name and the in-file wrappers' callers, so a file may be screened on that
     #: alone first (see :mod:`hooklint.screen`).  False for a rule whose evidence may

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from hooklint.analysis.effects import undone
 from hooklint.analysis.facts import ModuleFacts, Registration
-from hooklint.analysis.hook_roles import HookCallable, effects_of, hook_callable, same_hooked_object
+from hooklint.analysis.hook_roles import HookCallable, HookedObjects, effects_of, hook_callable
 from hooklint.fixes.always_call import add_always_call, clamp_decrement
 from hooklint.fixes.release_guard import acquired_flag_guard
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, format_version, with_places
@@ -110,15 +110,14 @@ class PostHookWithoutAlwaysCall(Rule):
         pre_hooks = [(r, c) for r, c in pre_hooks if c is not None]
         if not pre_hooks:
             return
+        pre_hooks_on = HookedObjects(pre_hooks)
         for post in facts.registrations:
             if not _needs_always_call(post):
                 continue
             post_hook = hook_callable(facts, post)
             if post_hook is None:
                 continue
-            for pre, pre_hook in pre_hooks:
-                if not same_hooked_object(pre, post):
-                    continue
+            for _, pre_hook in pre_hooks_on.same_object(post):
                 pairs = undone(effects_of(facts, pre_hook), effects_of(facts, post_hook))
                 if pairs:
                     finding = self._finding(facts, context, pre_hook, post, post_hook, pairs)

@@ -9,10 +9,10 @@ from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.guards import mentions
 from hooklint.analysis.hook_roles import (
     HookCallable,
+    HookedObjects,
     effects_of,
     hook_callable,
     parameter_roles,
-    same_hooked_object,
 )
 from hooklint.analysis.releases import (
     alone_in_statement,
@@ -108,6 +108,7 @@ class UnclampedAlwaysCallRelease(Rule):
         pre_hooks = [(r, c) for r, c in pre_hooks if c is not None]
         if not pre_hooks:
             return
+        pre_hooks_on = HookedObjects(pre_hooks)
         for post in facts.registrations:
             if post.api.kind != "forward" or not post.keyword_is_true("always_call"):
                 continue
@@ -115,9 +116,8 @@ class UnclampedAlwaysCallRelease(Rule):
             if post_hook is None:
                 continue
             acquires: list[tuple[StateEffect, HookCallable]] = []
-            for pre, pre_hook in pre_hooks:
-                if same_hooked_object(pre, post):
-                    acquires += [(a, pre_hook) for a in acquired(effects_of(facts, pre_hook))]
+            for _, pre_hook in pre_hooks_on.same_object(post):
+                acquires += [(a, pre_hook) for a in acquired(effects_of(facts, pre_hook))]
             if not acquires:
                 continue
             flags = {_checked_name(a.key) for a, _ in acquires}

@@ -69,6 +69,7 @@ class StaleParametrizeImport(Rule):
     fix_applicability = "safe"
     prefilter = ("parametrize import",)
     whole_module = True  # the fix rewrites every use of the imported names
+    whole_module_tokens = tuple(sorted(STALE_NAMES))  # only an import of one can be stale
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
         for node, site in facts.import_statements:
