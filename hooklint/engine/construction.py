@@ -47,7 +47,7 @@ def direct_construction(lines: int | None = None) -> Iterator[None]:
 @cache
 def _swaps() -> tuple:
     """``(class, direct __init__, its own __init__)`` for each node class with one."""
-    from libcst._nodes.base import CSTNode
+    from libcst import CSTNode
 
     found = []
     seen = set()
