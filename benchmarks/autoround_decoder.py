@@ -182,6 +182,7 @@ def run_hooklint(model, calibration, args, use_cache: bool, iters=None, blocks=N
         row["calibration_store_bytes_block0"] = min(store_bytes[0])
         row["block_seconds"] = [round(s.seconds, 2) for s in stats]
         row["block_best_over_initial_loss"] = [round(s.best_loss / s.initial_loss, 3) for s in stats]
+        row["block_best_iteration"] = [s.best_iteration for s in stats]
         if live:
             row["live_bytes_growth_per_iteration_block0"] = (
                 (live[-1] - live[1]) / (len(live) - 2) if len(live) > 2 else 0

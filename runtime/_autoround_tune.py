@@ -12,6 +12,7 @@ never replaced, wrapped or hooked.
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -144,7 +145,8 @@ class TuneSettings:
     minmax_lr: float
     batch_size: int
     gradient_accumulate_steps: int
-    seed: int
+    rng: random.Random
+    """The sample-order stream, shared by all blocks of one quantize call."""
 
 
 @dataclass(frozen=True)
@@ -170,8 +172,8 @@ def tune_block(
     (``inputs.loss_mask``) are left out of the mean.
 
     Each iteration runs ``gradient_accumulate_steps`` batches of ``batch_size``
-    samples, drawn without replacement within an epoch as the reference's
-    ``IndexSampler`` does; SignSGD with learning rates decayed linearly to 0,
+    samples, drawn without replacement within an epoch by :class:`_EpochSampler`
+    (the reference's sample order); SignSGD with learning rates decayed linearly to 0,
     one decay step per iteration.  The loss of each iteration is measured
     before its update; the parameters of the best iteration are loaded into
     the tuners on return.
@@ -182,7 +184,7 @@ def tune_block(
     groups.append(([p for t in tuners.values() for p in t.scale_parameters()], settings.minmax_lr))
     count, steps = len(inputs), settings.gradient_accumulate_steps
     per_step = min(settings.batch_size, count)
-    sampler = _EpochSampler(count, min(per_step * steps, count), settings.seed)
+    sampler = _EpochSampler(count, min(per_step * steps, count), settings.rng)
     best_loss, best_iteration, initial_loss = math.inf, 0, math.nan
     best_state = {name: tuner.snapshot() for name, tuner in tuners.items()}
 
@@ -232,27 +234,37 @@ def tune_block(
 
 
 class _EpochSampler:
-    """Shuffled batches without replacement, as the reference's ``IndexSampler``.
+    """Shuffled batches without replacement, in the reference's order.
 
-    Each call returns the next ``size`` indices of a random permutation; when
-    fewer than ``size`` remain, the permutation is redrawn and the remainder
-    dropped.  Every sample is thus used once per epoch, instead of each batch
-    being an independent draw.
+    The indices ``0 .. count-1`` are shuffled once; each call returns the
+    next ``size`` of them; when fewer than ``size`` remain, the same list is
+    shuffled again in place and the remainder dropped.  Every sample is thus
+    used once per epoch, instead of each batch being an independent draw.
+
+    The shuffles draw from ``rng``, a :class:`random.Random` that
+    :meth:`AutoRound.quantize` seeds once with ``seed`` and passes on from
+    block to block: the reference's ``IndexSampler`` does the same with the
+    ``random`` module's state, which it seeds once, so for equal
+    ``seed``, ``nsamples``, ``batch_size`` and ``gradient_accumulate_steps`` both
+    tune every block on the same batches in the same order (and a
+    comparison at one seed compares the implementations, not two orders).
     """
 
-    def __init__(self, count: int, size: int, seed: int):
-        self.count, self.size = count, size
-        self.generator = torch.Generator().manual_seed(seed)
-        self.order = torch.randperm(count, generator=self.generator)
+    def __init__(self, count: int, size: int, rng: random.Random):
+        if not 0 < size <= count:
+            raise ValueError(f"batch size must be in 1..{count}, got {size}")
+        self.count, self.size, self.rng = count, size, rng
+        self.order = list(range(count))
+        rng.shuffle(self.order)
         self.position = 0
 
     def next_batch(self) -> torch.Tensor:
         if self.position + self.size > self.count:
-            self.order = torch.randperm(self.count, generator=self.generator)
+            self.rng.shuffle(self.order)
             self.position = 0
         batch = self.order[self.position : self.position + self.size]
         self.position += self.size
-        return batch
+        return torch.tensor(batch, dtype=torch.long)
 
 
 def _forward_with(block: nn.Module, weights: dict[str, torch.Tensor]):

@@ -27,6 +27,7 @@ Example::
 
 from __future__ import annotations
 
+import random
 import sys
 import time
 import warnings
@@ -265,10 +266,12 @@ class AutoRound:
             if calibration is None:
                 raise ValueError("AutoRound needs calibration data (or use AutoRound.rtn())")
             replay = _Replay(calibration)
+            # one sample-order stream for the whole run, as the reference's (see _EpochSampler)
+            rng = random.Random(self.seed)
             stats: list[BlockStats] = []
             for stack in named:
                 stats.extend(
-                    self._tune_stack(model, stack, plans, replay, progress, len(stats), total_blocks)
+                    self._tune_stack(model, stack, plans, replay, progress, len(stats), total_blocks, rng)
                 )
             return stats
         finally:
@@ -353,7 +356,7 @@ class AutoRound:
         )
 
     def _tune_stack(
-        self, model, stack, plans, replay, progress, first_index, total_blocks
+        self, model, stack, plans, replay, progress, first_index, total_blocks, rng
     ) -> list[BlockStats]:
         """Tune one block stack.
 
@@ -411,7 +414,7 @@ class AutoRound:
                     self.minmax_lr,
                     self.batch_size,
                     self.gradient_accumulate_steps,
-                    self.seed + index,
+                    rng,
                 )
                 result = tune_block(block, tuners, q_inputs, targets, settings, report)
                 self._fold(name, block, tuners)

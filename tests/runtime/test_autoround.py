@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import gc
 import io
+import random
 import weakref
 
 import pytest
@@ -255,12 +256,46 @@ def test_tuner_clamps_stored_scales_so_a_scale_past_one_keeps_its_gradient():
 
 
 def test_batches_cover_every_sample_once_per_epoch():
-    sampler = _EpochSampler(count=20, size=8, seed=3)
+    sampler = _EpochSampler(count=20, size=8, rng=random.Random(3))
     first = [sampler.next_batch() for _ in range(2)]
     seen = torch.cat(first)
     assert len(set(seen.tolist())) == 16  # no repeats within an epoch
     third = sampler.next_batch()  # 4 left < 8: a new permutation starts
     assert third.numel() == 8 and len(set(third.tolist())) == 8
+
+
+def test_blocks_share_one_sample_order_stream():
+    """A later block continues the stream (its order is not the first block's again),
+    and the same seed gives the same batches."""
+
+    def orders(seed):
+        rng = random.Random(seed)
+        return [_EpochSampler(16, 4, rng).next_batch().tolist() for _block in range(3)]
+
+    assert orders(5) == orders(5)
+    first, second, third = orders(5)
+    assert first != second and second != third
+
+
+def test_sample_order_is_the_auto_round_packages():
+    """The package's IndexSampler, under ``random.seed(seed)`` once, gives the same batches
+    block after block (the remainder of an epoch dropped, the list reshuffled in place)."""
+    utils = pytest.importorskip("auto_round.compressors.utils")
+    state = random.getstate()
+    try:
+        random.seed(11)
+        theirs = []
+        for _block in range(3):
+            sampler = utils.IndexSampler(20, 8)
+            theirs.append([list(sampler.next_batch()) for _ in range(7)])
+    finally:
+        random.setstate(state)
+    rng = random.Random(11)
+    ours = []
+    for _block in range(3):
+        sampler = _EpochSampler(20, 8, rng)
+        ours.append([sampler.next_batch().tolist() for _ in range(7)])
+    assert ours == theirs
 
 
 @pytest.mark.parametrize("bits,columns", [(4, 24), (2, 33), (3, 20), (8, 7)])
