@@ -109,19 +109,27 @@ find_config = find_pyproject
 
 class ConfigResolver:
     """Each path's settings: those of its closest configuration file (each file is
-    read once; ``adjust`` applies the command line's overrides to each)."""
+    read once; ``adjust`` applies the command line's overrides to each).  One run's:
+    each path's answer is kept (a run asks it of every file twice: to discover the
+    files and to group them by settings)."""
 
     def __init__(self, adjust=None) -> None:
         self._adjust = adjust
+        self._by_path: dict[str, Config] = {}
         self._by_directory: dict[str, tuple[Path | None, Path | None]] = {}
         self._by_file: dict[Path | None, Config] = {}
 
     def __call__(self, path: Path) -> Config:
         """The settings for ``path`` (a file or a directory)."""
-        directory = Path(os.path.abspath(path))
-        if not _exists(directory, Path.is_dir):
-            directory = directory.parent
-        return self.load(self._find(directory))
+        key = os.fspath(path)
+        config = self._by_path.get(key)
+        if config is None:
+            directory = os.path.abspath(key)
+            if not os.path.isdir(directory):  # False where it cannot be read, as _exists
+                directory = os.path.dirname(directory)
+            found, nearest = self._walk(directory)
+            config = self._by_path[key] = self.load(found or nearest)
+        return config
 
     def load(self, source: Path | None) -> Config:
         config = self._by_file.get(source)
@@ -132,25 +140,22 @@ class ConfigResolver:
             self._by_file[source] = config
         return config
 
-    def _find(self, directory: Path) -> Path | None:
-        """As :func:`find_pyproject`, remembering each directory's answer."""
-        found, nearest = self._walk(directory)
-        return found or nearest
-
-    def _walk(self, directory: Path) -> tuple[Path | None, Path | None]:
-        """(the closest configuration file, the nearest ``pyproject.toml``) at or above ``directory``."""
-        key = str(directory)
-        if key not in self._by_directory:
-            own = directory / "pyproject.toml"
+    def _walk(self, directory: str) -> tuple[Path | None, Path | None]:
+        """(the closest configuration file, the nearest ``pyproject.toml``) at or above
+        ``directory`` (absolute), as :func:`find_pyproject` looks, each directory's
+        answer remembered."""
+        if directory not in self._by_directory:
+            own = Path(directory, "pyproject.toml")
             own = own if _exists(own, Path.is_file) else None
-            found = config_in(directory)
+            found = config_in(Path(directory))
             if found is not None:
                 answer = (found, own)
             else:
-                above = self._walk(directory.parent) if directory.parent != directory else (None, None)
+                parent = os.path.dirname(directory)
+                above = self._walk(parent) if parent != directory else (None, None)
                 answer = (above[0], own or above[1])
-            self._by_directory[key] = answer
-        return self._by_directory[key]
+            self._by_directory[directory] = answer
+        return self._by_directory[directory]
 
 
 def _exists(path: Path, test) -> bool:
