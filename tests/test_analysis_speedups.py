@@ -178,42 +178,27 @@ def test_the_exact_types_dispatched_on_have_no_subclasses(classes):
     assert all(not c.__subclasses__() for c in classes)
 
 
-def _body_names_as_before(node):
-    """The formulation effects._body_names replaced: its own pruned walk of the body."""
+def _body_nodes_as_before(node):
+    """The walk effects._body_names replaced, its own pruned walk of the body (nested
+    functions, lambdas and classes, and leaves, not entered): the counting over those
+    nodes is the function's own, so the two differ only in what they visit."""
     from hooklint.analysis.effects import _LEAF_TYPES
-    from hooklint.analysis.scopes import target_names
     from hooklint.analysis.walk import child_nodes
 
-    declared, counts, values = set(), {}, {}
     stack = list(child_nodes(node.body))
     while stack:
         current = stack.pop()
+        yield current
         kind = type(current)
-        if kind is cst.Assign:
-            for target in current.targets:
-                for name in target_names(target.target):
-                    counts[name] = counts.get(name, 0) + 1
-                if len(current.targets) == 1 and type(target.target) is cst.Name:
-                    values[target.target.value] = current.value
-        elif kind is cst.Global or kind is cst.Nonlocal:
-            declared.update(n.name.value for n in current.names)
-        elif kind is cst.AugAssign or kind is cst.AnnAssign:
-            if type(current.target) is cst.Name:
-                counts[current.target.value] = counts.get(current.target.value, 0) + 2
-        elif kind is cst.For or kind is cst.CompFor:
-            for name in target_names(current.target):
-                counts[name] = counts.get(name, 0) + 2
-        elif kind is cst.AsName:
-            for name in target_names(current.name):
-                counts[name] = counts.get(name, 0) + 2
-        elif kind is cst.FunctionDef or kind is cst.Lambda or kind is cst.ClassDef:
-            continue
-        elif kind in _LEAF_TYPES:
+        if kind is cst.FunctionDef or kind is cst.Lambda or kind is cst.ClassDef or kind in _LEAF_TYPES:
             continue
         stack.extend(child_nodes(current))
-    assigned = set(counts) - declared
-    single = {name: value for name, value in values.items() if counts.get(name) == 1 and name in assigned}
-    return assigned, declared, single
+
+
+def _body_names_as_before(node):
+    from hooklint.analysis.effects import _body_names
+
+    return _body_names(node, nodes=list(_body_nodes_as_before(node)))
 
 
 SCOPED = (
