@@ -308,7 +308,7 @@ class ModuleFacts:
         """Every code-bearing node of a def's body, nested defs, lambdas and classes
         not entered (``descendants(function.body, into_functions=False)``), walked once
         per def for every analysis that reads them (the handle model, the effects' locals)."""
-        known = self.__dict__.setdefault("_body_nodes", {})
+        known: dict[int, list[cst.CSTNode]] = self.memo("_body_nodes", lambda _: {})
         found = known.get(id(function))
         if found is None:
             from hooklint.analysis.walk import descendants
