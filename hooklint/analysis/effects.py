@@ -707,16 +707,16 @@ class _Walker:
             for effect in self.model.callee_effects(info, aliases, extra, self.depth + 1, self.path):
                 self.effects.append(
                     StateEffect(  # the callee's effect, seen through this call
-                        effect.key,
-                        effect.op,
-                        effect.node,
-                        effect.pair,
-                        (node,) + effect.via,
-                        effect.statement,
-                        ctx.statement,
-                        effect.conditional or ctx.conditional,
-                        ctx.guards + effect.guards,
-                        effect.handled or ctx.handled,
+                        key=effect.key,
+                        op=effect.op,
+                        node=effect.node,
+                        pair=effect.pair,
+                        via=(node,) + effect.via,
+                        statement=effect.statement,
+                        hook_statement=ctx.statement,
+                        conditional=effect.conditional or ctx.conditional,
+                        guards=ctx.guards + effect.guards,
+                        handled=effect.handled or ctx.handled,
                     )
                 )
         return True
