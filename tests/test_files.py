@@ -68,10 +68,27 @@ def test_explicit_file_is_always_checked(tree):
 
 
 def test_pyi_files_are_checked_and_other_suffixes_are_not(tree):
+    broken = BUGGY + "def f(:\n"  # a hook token: the walk checks it
+    write(tree, "a.pyi", broken)
+    write(tree, "b.txt", broken)
+    write(tree, "c.pyc", broken)
+    result = check(".", "--no-cache", "--format", "json")
+    assert _reported(result) == ["a.pyi"]
+    assert [v["code"] for v in json.loads(result.stdout)] == ["HL000"]
+    for _ in range(2):  # the stub's result is cached like a module's, and read back the same
+        again = check(".", "--cache-dir", str(tree / "cache"), "--format", "json")
+        assert json.loads(again.stdout) == json.loads(result.stdout)
+    assert list((tree / "cache").rglob("*.json"))
+
+
+def test_a_stub_is_only_compiled(tree):
+    # A .pyi declares and never runs: the hook code in it registers nothing.
     write(tree, "a.pyi", BUGGY)
-    write(tree, "b.txt", BUGGY)
-    write(tree, "c.pyc", BUGGY)
-    assert _reported(check(".", "--no-cache", "--format", "json")) == ["a.pyi"]
+    write(tree, "a.py", BUGGY)
+    assert _reported(check(".", "--no-cache", "--format", "json")) == ["a.py"]
+    assert _reported(check("a.pyi", "--no-cache", "--format", "json")) == []
+    assert _reported(check("-", "--stdin-filename", "a.pyi", "--format", "json", input=BUGGY)) == []
+    assert _reported(check("-", "--stdin-filename", "a.py", "--format", "json", input=BUGGY)) == ["a.py"]
 
 
 def test_order_is_deterministic_path_line_column(tree):

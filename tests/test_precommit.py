@@ -79,7 +79,7 @@ def test_hook_entries_run_as_written(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write(tmp_path, "pyproject.toml", '[tool.hooklint]\nextend-exclude = ["vendored"]\n')
     write(tmp_path, "model.py", BUGGY)
-    write(tmp_path, "stub.pyi", BUGGY)
+    write(tmp_path, "stub.pyi", "def f(:\n")  # a stub is compiled (HL000), not linted
     write(tmp_path, "vendored/copy.py", BUGGY)
     hooks = {h["id"]: h for h in yaml.safe_load((PROJECT_ROOT / ".pre-commit-hooks.yaml").read_text())}
     args = shlex.split(hooks["hooklint"]["entry"])[1:]

@@ -88,6 +88,8 @@ def _check_candidate(source: SourceFile, shown: str, settings: Settings) -> File
     tokens = prefilter_tokens(rules, settings.context.registration_wrappers)
     if not is_candidate(source.text, tokens) and not _noqa_candidate(source.text, settings):
         return result
+    if is_stub(source):
+        return _check_stub(source, shown, settings, rules)
     context = settings.context
     if context.cross_file:
         from hooklint.project.resolve import FileView
@@ -122,6 +124,28 @@ def _check_candidate(source: SourceFile, shown: str, settings: Settings) -> File
             result.dependencies = context.project.dependencies()
         if key:
             cache.store(settings.cache_dir, key, result.violations, result.dependencies)
+    return result
+
+
+def is_stub(source: SourceFile) -> bool:
+    """A type stub (``.pyi``) declares; it never runs: no hook is registered, called
+    or removed by one, so of the rules only HL000 applies (CPython compiles it)."""
+    return source.notebook is None and source.path.suffix == ".pyi"
+
+
+def _check_stub(source: SourceFile, shown: str, settings: Settings, rules) -> FileResult:
+    """A stub's result: HL000 or nothing, cached as a module's result is."""
+    from hooklint import cache
+
+    result = FileResult(shown)
+    key = cache.key(source.raw, settings.fingerprint(rules) + "\0stub") if settings.cache_dir else None
+    cached = cache.load(settings.cache_dir, key) if key else None
+    if cached is not None:
+        result.violations = [replace(v, path=shown) for v in cached]
+        return result
+    result.violations = syntax_check(source.text, shown, rules)
+    if key:
+        cache.store(settings.cache_dir, key, result.violations)
     return result
 
 
