@@ -3,8 +3,9 @@
 libcst's ``PositionProvider`` generates the module's code once and records a range
 for each of its (hundreds of thousands of) nodes; for a large file that costs more
 than parsing it.  A finding needs the positions of a handful of nodes, so this runs
-the same code generation with a state that records only those: the same ranges
-(``tests/test_engine.py`` compares them with the provider's), a fraction of the time.
+the same code generation with a state that records only those, and stops after the
+last of them: the same ranges (``tests/test_engine.py`` compares them with the
+provider's), a fraction of the time.
 
 It subclasses libcst's own position-recording state, so it follows libcst's rules for
 what a node's range is (syntactic start and end, decorators and hoisted children).
@@ -34,7 +35,7 @@ class _SelectiveState(PositionProvidingCodegenState):
     ask for a part of the node it holds), and for the children a wanted range is
     hoisted from."""
 
-    __slots__ = ("wanted", "depth", "recording")
+    __slots__ = ("wanted", "left", "depth", "recording")
 
     def add_indent_tokens(self) -> None:
         for token in self.indent_tokens:
@@ -62,6 +63,9 @@ class _SelectiveState(PositionProvidingCodegenState):
             start = self._stack.pop()
             if node not in self.provider._computed:
                 self.provider._computed[node] = CodeRange(start, CodePosition(self.line, self.column))
+            self.left.discard(node)
+            if not self.left and self.depth == 0:
+                raise _AllRecorded  # the rest of the module holds none of them
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):
         if self.depth == 0:
@@ -91,7 +95,16 @@ def positions_of(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.C
         provider=recorder,  # type: ignore[arg-type]
     )
     state.wanted = set(nodes)
+    state.left = set(state.wanted)  # not recorded yet
     state.depth = 0
     state.recording = []
-    module._codegen(state)
+    if state.left:
+        try:
+            module._codegen(state)
+        except _AllRecorded:
+            pass
     return recorder._computed
+
+
+class _AllRecorded(Exception):
+    """Every wanted node's range is recorded: the code generation stops there."""

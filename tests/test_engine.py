@@ -382,6 +382,10 @@ def test_selective_positions_equal_libcsts_position_provider():
         nodes = [module, *descendants(module)]
         some = nodes[::7]
         assert positions_of(module, some).items() <= dict(everything).items(), path
+        for first in (nodes[1:4], nodes[len(nodes) // 2 : len(nodes) // 2 + 3]):
+            # the code generation stops after the last wanted node: each still gets its range
+            found = positions_of(module, first)
+            assert all(found[n] == everything[n] for n in first), path
         mine = positions_of(module, nodes)
         assert all(mine[n] == everything[n] for n in nodes), path
 
