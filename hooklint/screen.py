@@ -81,8 +81,9 @@ _DROPPABLE = (
 
 
 class NamePattern:
-    """A regex whose matches must not continue a name on the left: ``register_hook``
-    in ``x.register_hook(`` or ``_register_hook``, not in ``preregister_hook``.
+    """A regex whose matches must start a name, after its leading underscores if any:
+    ``register_hook`` in ``x.register_hook(`` or ``_register_hook``, not in
+    ``preregister_hook`` or ``maybe_register_hook`` (another function's name).
 
     A leading look-behind in the regex itself would do the same, but it stops the
     regex engine from skipping ahead to the characters a match can start with, which
@@ -107,7 +108,13 @@ class NamePattern:
     def finditer(self, text: str):
         for match in self.regex.finditer(text):
             start = match.start()
-            if start == 0 or not (text[start - 1].isalnum() and text[start].isalnum()):
+            if start == 0 or not text[start].isalnum():
+                yield match
+                continue
+            before = start - 1
+            while before >= 0 and text[before] == "_":  # a name's leading underscores
+                before -= 1
+            if before < 0 or not (text[before].isalnum() or text[before] == "_"):
                 yield match
 
     def search(self, text: str):

@@ -254,6 +254,28 @@ def test_a_token_inside_a_longer_name_does_not_seed():
     assert "def names" not in screened and "def state" in screened
 
 
+def test_a_token_that_ends_another_functions_name_does_not_seed():
+    # `inline_saved_tensors_hooks(` is its own function, not torch's context manager;
+    # a name's leading underscores still belong to the token (`__register_hook(`).
+    screened = screen(
+        """
+        def inline(graph):
+            return inline_saved_tensors_hooks(graph)
+
+        def maybe(m, h):
+            return maybe_register_hook(m, h)
+
+        def private(m, h):
+            return m.__register_hook(h)
+
+        def forbid(m):
+            disable_saved_tensors_hooks("no saving here").__enter__()
+        """
+    )
+    assert "def inline" not in screened and "def maybe" not in screened
+    assert "def private" in screened and "def forbid" in screened
+
+
 def test_only_a_use_of_a_token_seeds_not_a_mention():
     """A registration is a call (or ``always_call=``, or an f-string name); a table
     that mentions ``Tensor.register_hook`` registers nothing."""

@@ -79,7 +79,7 @@ class SavedTensorsHooksNotExited(Rule):
     code = "HL011"
     name = "saved-tensors-hooks-not-exited"
     fix_applicability = "safe"
-    prefilter = ("saved_tensors_hooks", "save_on_cpu")
+    prefilter = ("saved_tensors_hooks", "disable_saved_tensors_hooks", "save_on_cpu")
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
         creations = [c for c in facts.calls if c.callee in SAVED_TENSORS_HOOKS]
