@@ -17,7 +17,7 @@ from hooklint.analysis.lifetime import (
     statement_path,
     word_count,
 )
-from hooklint.analysis.statements import is_bare_yield, is_loop, is_simple_line, only_removes
+from hooklint.analysis.statements import is_bare_yield, is_loop, is_simple_line, leaves_before, only_removes
 from hooklint.fixes.lifetime import try_finally, with_replacing
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
@@ -36,7 +36,10 @@ class HookRemovalNotExceptionSafe(Rule):
     the caller's `with` raises.
     It fires only when a removal exists (a hook never removed is HL002's or HL009's
     business) and something other than plain assignments sits between the
-    registration and the removal. A call of a helper of another file whose name says
+    registration and the removal, and only when the registration's pass reaches the
+    removal: not when a block around the registration ends in `return`, or in
+    `continue`/`break` of a loop around both (the handles are removed by a later
+    pass or call). A call of a helper of another file whose name says
     it removes (`remove_hooks(handles)`) is trusted to remove.
 
     Handles are followed the way code keeps them (see
@@ -195,6 +198,8 @@ class HookRemovalNotExceptionSafe(Rule):
             and any(is_loop(level.statement) for level in [at_r, *below])
         ):
             return None
+        if leaves_before(path_r[depth:]):
+            return None  # this pass never reaches the removal: a later pass or call removes them
         between = at_r.block[at_r.index + 1 : at_m.index]
         # Inside the removal's own blocks, what runs first (``if hs: run(); remove(hs)``).
         inner = [s for level in path_m[path_m.index(at_m) + 1 :] for s in level.block[: level.index]]
@@ -368,6 +373,32 @@ def calibrate(layer, batches, observer):
         handle.remove()
         raise
     handle.remove()
+"""
+        ),
+        # Handles kept on a long-lived object, added in a pass that ends in `continue`:
+        # this pass never reaches the removal; a later pass (or call) removes them.
+        Valid(
+            """
+def attach_sync(modules, sync):
+    return [m.register_forward_pre_hook(sync) for m in modules]
+
+
+class Trainer:
+    def train_batch(self, batch, sync):
+        while True:
+            try:
+                loss = self.step(batch)
+            except MemoryError:
+                self.shrink_batch()
+                if not self.state.sync_handles:
+                    self.state.sync_handles = attach_sync(self.state.modules, sync)
+                continue
+            self.clean_steps += 1
+            if self.state.sync_handles and self.clean_steps >= 3:
+                for handle in self.state.sync_handles:
+                    handle.remove()
+                self.state.sync_handles.clear()
+            return loss
 """
         ),
     ]
@@ -658,6 +689,37 @@ def collect_grads(model, loss_fn, batch):
     return grads
 """,
             line=9,
+        ),
+        # A `continue` of a loop on the way down falls through to the removal after it.
+        Invalid(
+            """
+def trace(model, layers, x, show, note):
+    handles = []
+    for layer in layers:
+        if layer.training:
+            handles.append(layer.register_forward_hook(show))
+            continue
+        handles.append(layer.register_forward_pre_hook(note))
+    model(x)
+    for h in handles:
+        h.remove()
+""",
+            expected="""
+def trace(model, layers, x, show, note):
+    handles = []
+    try:
+        for layer in layers:
+            if layer.training:
+                handles.append(layer.register_forward_hook(show))
+                continue
+            handles.append(layer.register_forward_pre_hook(note))
+        model(x)
+    finally:
+        for h in handles:
+            h.remove()
+""",
+            line=5,
+            message="`handles` is removed outside `finally`/`with`",
         ),
     ]
 
