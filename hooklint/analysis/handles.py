@@ -845,6 +845,32 @@ class HandleModel:
                     flow.escapes = kind
         return flow
 
+    def nested_fill_site(self, acquisition: Acquisition) -> Site | None:
+        """Where the function around a nested def runs it, when the def puts its hooks
+        only into stores of that function (``hooks.append(reg(...))`` in ``def
+        attach(m)``): the first call of the def there, or of a call handed the def
+        (``model.apply(attach)``, ``map(attach, ms)``); None otherwise."""
+        flow = acquisition.flow
+        if not flow.stores or flow.escapes is not None or flow.scoped:
+            return None
+        info = self._infos.get(self.scope_id(acquisition.site))
+        parent = info.parent if info is not None else None
+        if parent is None:
+            return None
+        owners = {self.find(s).partition("|")[0] for s in flow.stores}
+        if f"def:{id(parent.node)}" not in owners or not owners <= {
+            f"def:{id(parent.node)}",
+            f"def:{id(info.node)}",  # ``h = reg(...)`` then ``hooks.append(h)``
+        }:
+            return None
+        for call in self._summary(id(parent.node)).calls:
+            node = call.node
+            if (isinstance(node.func, cst.Name) and node.func.value == info.name) or any(
+                isinstance(a.value, cst.Name) and a.value.value == info.name for a in node.args
+            ):
+                return call.site
+        return None
+
     def removed_through_parameter(self, stores: set[str]) -> bool:
         """Every store is an attribute of a parameter of the function that fills it
         (``tree.handles``: the caller's object), and another function of the file

@@ -46,7 +46,9 @@ class HookRemovalNotExceptionSafe(Rule):
     `hooklint.analysis.handles`): bound and then appended, extended or added; built
     by comprehensions and `set(...)`/`list(...)` of a generator; dict values and
     tuples inside them; aliases; returned by a helper of the same file (three calls
-    deep). Removals are `.remove()` on the handle or an element (`d.pop(k).remove()`,
+    deep); put by a nested def into a list of the function around it, which calls
+    the def or hands it out (`model.apply(attach)`): the span then starts at that
+    call. Removals are `.remove()` on the handle or an element (`d.pop(k).remove()`,
     `_, h = d.pop(k)`), loops, `while hs: hs.pop().remove()`, comprehensions and `map`
     over the store, and same-file helpers that remove a parameter or an attribute.
     Bindings are per scope: a `handle` of another function is another handle.
@@ -164,6 +166,13 @@ class HookRemovalNotExceptionSafe(Rule):
         target, single = flow.target, flow.single
         site = acquisition.site
         later = model.removals_of(flow.stores, model.scope_id(site), flow.window)
+        if not later and not single:
+            # A nested def fills a list of the function around it, which calls (or hands
+            # out: ``model.apply(attach)``) the def and removes the list: the span runs there.
+            site = model.nested_fill_site(acquisition)
+            if site is None:
+                return None
+            later = model.removals_of(flow.stores, model.scope_id(site))
         if not later:
             return None
         if any(r.site.in_finally or r.site.in_except for r in later):
@@ -399,6 +408,25 @@ class Trainer:
                     handle.remove()
                 self.state.sync_handles.clear()
             return loss
+"""
+        ),
+        # A nested def fills the list `model.apply` hands it; `finally` removes the list.
+        Valid(
+            """
+def layer_table(model, x):
+    rows = []
+    hooks = []
+
+    def attach(module):
+        hooks.append(module.register_forward_hook(lambda m, i, o: rows.append(o.shape)))
+
+    try:
+        model.apply(attach)
+        model(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    return rows
 """
         ),
     ]
@@ -720,6 +748,42 @@ def trace(model, layers, x, show, note):
 """,
             line=5,
             message="`handles` is removed outside `finally`/`with`",
+        ),
+        # The same summary tool, removing after the forward: a forward that raises
+        # leaves every hook the nested def put into the list.
+        Invalid(
+            """
+def layer_table(model, x):
+    rows = []
+    hooks = []
+
+    def attach(module):
+        hooks.append(module.register_forward_hook(lambda m, i, o: rows.append(o.shape)))
+
+    model.apply(attach)
+    model(x)
+    for h in hooks:
+        h.remove()
+    return rows
+""",
+            expected="""
+def layer_table(model, x):
+    rows = []
+    hooks = []
+
+    def attach(module):
+        hooks.append(module.register_forward_hook(lambda m, i, o: rows.append(o.shape)))
+
+    try:
+        model.apply(attach)
+        model(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    return rows
+""",
+            line=6,
+            message="`hooks` is removed outside `finally`/`with`",
         ),
     ]
 
