@@ -24,6 +24,7 @@ Its modules, by topic::
         passes          the repeated runs of a loop body or a function (HL003)
         captures        capture hooks and the lifetime of their handles (HL002)
         effects         state a hook changes, followed into the helpers it calls (HL001, HL005)
+        call_local      hook state that lives for one call that also removes the hooks (HL001)
         releases        what a release assumes about its acquire (HL005)
 
     what a hook receives, returns and stores

@@ -305,7 +305,7 @@ def handle_fate(facts: ModuleFacts, registration: Registration) -> HandleFate:
         return HandleFate("discarded")
     if flow.escapes is not None or not flow.stores:
         return HandleFate("escapes")
-    if model.removals_of(flow.stores, window=flow.window):
+    if model.removals_of(flow.stores, window=flow.window) or model.removed_through_parameter(flow.stores):
         return HandleFate("removed")
     return HandleFate("kept", tuple(sorted(model.store_codes(flow.stores))))
 

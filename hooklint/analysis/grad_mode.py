@@ -8,7 +8,9 @@ hooks runs under ``torch.no_grad()`` / ``torch.inference_mode()`` /
 ``with`` around the registration, in the registering function after the
 registration (the forward that fires the hook), in a call to a calibration runner
 there, or because every same-file caller of the registering function is itself
-without grad (a few calls deep).
+without grad (a few calls deep).  A hook that is itself decorated with a no-grad
+context computes graph-free tensors (:func:`computed_in_no_grad_hook`), though what
+it receives still carries the forward's graph.
 """
 
 from __future__ import annotations
@@ -16,7 +18,12 @@ from __future__ import annotations
 import libcst as cst
 
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Registration
-from hooklint.analysis.vocabulary import NO_GRAD_CONTEXTS, NO_GRAD_RUNNERS, SET_GRAD_ENABLED
+from hooklint.analysis.vocabulary import (
+    FRESH_RESULT_METHODS,
+    NO_GRAD_CONTEXTS,
+    NO_GRAD_RUNNERS,
+    SET_GRAD_ENABLED,
+)
 
 _DEPTH = 3
 
@@ -111,3 +118,24 @@ def hooks_fire_without_grad(facts: ModuleFacts, registration: Registration) -> b
                 if call.site.statement is frame.node:
                     return True
     return False
+
+
+def computed_in_no_grad_hook(facts: ModuleFacts, registration: Registration, value: cst.BaseExpression) -> bool:
+    """The hook is a def decorated with ``torch.no_grad()`` / ``inference_mode()``, and
+    ``value`` is computed in it as a new tensor (arithmetic, or a method that never
+    returns its receiver or a view: :data:`FRESH_RESULT_METHODS`): it holds no graph.
+    The tensors the hook receives (``output``, ``output[0]``, ``output.view(...)``)
+    still do."""
+    hook = registration.hook
+    if hook is None or not isinstance(hook.node, cst.FunctionDef):
+        return False
+    info = facts.function_for(hook.node)
+    if info is None or not decorated_without_grad(info):
+        return False
+    if isinstance(value, cst.BinaryOperation):
+        return True
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in FRESH_RESULT_METHODS
+    )

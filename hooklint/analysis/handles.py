@@ -409,6 +409,9 @@ class HandleModel:
                 for name in _element_names(arg.value):
                     self._event(scope, name, "scoped", None)
             return
+        if _getattr_remove(node) is not None:  # ``remove = getattr(h, "remove", None)``, then called
+            self._removal(scope, call, _getattr_remove(node))
+            return
         if (
             call.attr == REMOVE_METHOD
             or _builtin(node) in _READING_CALLS
@@ -441,10 +444,12 @@ class HandleModel:
         inside = [f.node for f in site.frames if f.kind not in ("def", "class", "lambda", "comp")]
         return any(id(node) in dead for node in (*inside, site.statement))
 
-    def _removal(self, scope: _HandleSummary, call: CallSite) -> None:
+    def _removal(self, scope: _HandleSummary, call: CallSite, receiver: cst.BaseExpression | None = None) -> None:
+        """``receiver.remove()``; ``receiver`` defaults to what the call's method is called on."""
         if self.unreachable(call.site):
             return  # a removal that never runs removes nothing
-        receiver = call.node.func.value  # type: ignore[attr-defined]
+        if receiver is None:
+            receiver = call.node.func.value  # type: ignore[attr-defined]
         raw = self.raw_key(receiver, scope.id)
         if raw is None:
             return
@@ -840,6 +845,57 @@ class HandleModel:
                     flow.escapes = kind
         return flow
 
+    def nested_fill_site(self, acquisition: Acquisition) -> Site | None:
+        """Where the function around a nested def runs it, when the def puts its hooks
+        only into stores of that function (``hooks.append(reg(...))`` in ``def
+        attach(m)``): the first call of the def there, or of a call handed the def
+        (``model.apply(attach)``, ``map(attach, ms)``); None otherwise."""
+        flow = acquisition.flow
+        if not flow.stores or flow.escapes is not None or flow.scoped:
+            return None
+        info = self._infos.get(self.scope_id(acquisition.site))
+        parent = info.parent if info is not None else None
+        if parent is None:
+            return None
+        owners = {self.find(s).partition("|")[0] for s in flow.stores}
+        if f"def:{id(parent.node)}" not in owners or not owners <= {
+            f"def:{id(parent.node)}",
+            f"def:{id(info.node)}",  # ``h = reg(...)`` then ``hooks.append(h)``
+        }:
+            return None
+        for call in self._summary(id(parent.node)).calls:
+            node = call.node
+            if (isinstance(node.func, cst.Name) and node.func.value == info.name) or any(
+                isinstance(a.value, cst.Name) and a.value.value == info.name for a in node.args
+            ):
+                return call.site
+        return None
+
+    def removed_through_parameter(self, stores: set[str]) -> bool:
+        """Every store is an attribute of a parameter of the function that fills it
+        (``tree.handles``: the caller's object), and another function of the file
+        removes that attribute of a parameter of the same name (``def close(tree):
+        for h in tree.handles: h.remove()``): a setup/teardown pair over the object
+        the caller passes to both."""
+        if not stores:
+            return False
+        wanted: set[str] = set()
+        for store in stores:
+            owner, _, code = store.partition("|")
+            root, dot, _rest = code.partition(".")
+            info = self._infos.get(int(owner[4:])) if owner.startswith("def:") else None
+            if not dot or info is None or root not in info.params or root in ("self", "cls"):
+                return False
+            wanted.add(code)
+        for scope_id, info in self._infos.items():
+            if info is None:
+                continue
+            for removal in self.removals_in(scope_id):
+                owner, _, code = self.find(removal.store).partition("|")
+                if code in wanted and owner == f"def:{scope_id}" and code.partition(".")[0] in info.params:
+                    wanted.discard(code)
+        return not wanted
+
     def removals_of(
         self, stores: set[str], scope_id: int | None = None, window: tuple[str, int, int, int] | None = None
     ) -> list[Removal]:
@@ -893,6 +949,17 @@ def _is_chain(node: cst.CSTNode | None) -> bool:
     while isinstance(node, cst.Attribute):
         node = node.value
     return isinstance(node, cst.Name)
+
+
+def _getattr_remove(call: cst.Call) -> cst.BaseExpression | None:
+    """``X`` of ``getattr(X, "remove")`` / ``getattr(X, "remove", None)``: the bound
+    ``remove`` of ``X``, looked up to be called."""
+    if _builtin(call) != "getattr" or len(call.args) not in (2, 3):
+        return None
+    name = call.args[1].value
+    if isinstance(name, cst.SimpleString) and name.value[1:-1] == REMOVE_METHOD and name.value[0] in "'\"":
+        return call.args[0].value
+    return None
 
 
 def _builtin(call: cst.Call) -> str | None:

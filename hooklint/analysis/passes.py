@@ -61,8 +61,41 @@ def argument_names(registration: Registration) -> set[str]:
 
 
 def varying_in_loop(facts: ModuleFacts, frame: Frame) -> set[str]:
-    """Names new on each pass of a loop: its targets and what is bound from them."""
-    return varying_names(facts, frame.node, loop_targets(frame))
+    """Names new on each pass of a loop: its targets, the items a ``while`` loop takes
+    out of a work list (:func:`drained_items`), and what is bound from them."""
+    return varying_names(facts, frame.node, loop_targets(frame) | drained_items(frame))
+
+
+#: Calls that take an item out of a container (``queue.pop()``, ``heapq.heappop(heap)``).
+_TAKE_METHODS = frozenset({"pop", "popleft", "popitem", "get_nowait"})
+_TAKE_FUNCTIONS = frozenset({"heappop", "next"})
+
+
+def drained_items(frame: Frame) -> set[str]:
+    """Names a ``while`` loop binds, at the top of its body, from an item it takes out
+    of a container (``node = queue.pop()``, ``_, item = heapq.heappop(heap)``): a work
+    list drained one item per pass, so each pass holds another item (a graph walk)."""
+    node = frame.node
+    if not isinstance(node, cst.While) or not isinstance(node.body, cst.IndentedBlock):
+        return set()
+    names: set[str] = set()
+    for statement in node.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and _takes_item(small.value):
+                for target in small.targets:
+                    names |= target_names(target.target)
+    return names
+
+
+def _takes_item(value: cst.BaseExpression) -> bool:
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value in _TAKE_METHODS or func.attr.value in _TAKE_FUNCTIONS
+    return isinstance(func, cst.Name) and func.value in _TAKE_FUNCTIONS
 
 
 def varying_in_call(facts: ModuleFacts, function: cst.FunctionDef, seed: set[str]) -> set[str]:

@@ -63,3 +63,22 @@ def assigns_alone(statement: cst.CSTNode, value: cst.CSTNode) -> bool:
         and isinstance(statement.body[0], cst.Assign)
         and statement.body[0].value is value
     )
+
+
+def leaves_before(path) -> bool:
+    """``path`` (:class:`hooklint.analysis.lifetime.Level`s, from the block shared with
+    a later statement down to a statement's own block): after the statement, control
+    always leaves before reaching the later statement in this pass: some block on
+    the way ends, after it, in ``return``, or in ``continue``/``break`` of a loop
+    around the shared block (not of a loop on the way down, which falls through)."""
+    for depth, level in enumerate(path[1:], start=1):
+        inner_loop = any(is_loop(outer.statement) for outer in path[:depth])
+        for statement in level.block[level.index + 1 :]:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.Return):
+                    return True
+                if isinstance(small, (cst.Continue, cst.Break)) and not inner_loop:
+                    return True
+    return False

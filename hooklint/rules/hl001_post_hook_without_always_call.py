@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from hooklint.analysis.call_local import state_dies_with_call
 from hooklint.analysis.effects import undone
 from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.hook_roles import HookCallable, HookedObjects, effects_of, hook_callable
@@ -37,7 +38,11 @@ class PostHookWithoutAlwaysCall(Rule):
     keys are different state (`state["a"]` vs `state["b"]`). A plain assignment
     (`self.start = now()`) is not a take: it overwrites what the previous call left,
     and so is any state the pre-hook resets unconditionally before changing it.
-    Helpers defined in other files are not followed.
+    Helpers defined in other files are not followed. State that lives for one call
+    of a function that also removes the hooks in `finally` (or scopes them with
+    `with`) is not flagged: a local `stack = []` of that function, or of a same-file
+    helper's caller that passes its local in and removes the handles the helper
+    returns (`hooklint.analysis.call_local`); the stale state dies with the call.
 
     ## Why is this bad?
     PyTorch skips plain forward hooks when `forward` raises. Then the pre-hook's
@@ -117,8 +122,10 @@ class PostHookWithoutAlwaysCall(Rule):
             post_hook = hook_callable(facts, post)
             if post_hook is None:
                 continue
-            for _, pre_hook in pre_hooks_on.same_object(post):
+            for pre, pre_hook in pre_hooks_on.same_object(post):
                 pairs = undone(effects_of(facts, pre_hook), effects_of(facts, post_hook))
+                if pairs and state_dies_with_call(facts, [pre, post], [a.key for a, _ in pairs]):
+                    continue  # the stale state dies with the call that removes the hooks
                 if pairs:
                     finding = self._finding(facts, context, pre_hook, post, post_hook, pairs)
                     yield with_places(
@@ -273,6 +280,61 @@ from .regions import open_region, close_region
 def attach(model):
     model.register_forward_pre_hook(lambda m, a: open_region(m))
     model.register_forward_hook(lambda m, a, o: close_region(m))
+"""
+        ),
+        # The stack is a local of one call, which removes the hooks in `finally`: when
+        # forward raises, the stale entries die with the call (a nested helper registers).
+        Valid(
+            """
+def layer_paths(model, x):
+    handles = []
+    path = []
+
+    def attach(module, name):
+        def enter(m, args):
+            path.append(name)
+
+        def leave(m, args, output):
+            path.pop()
+
+        handles.append(module.register_forward_pre_hook(enter))
+        handles.append(module.register_forward_hook(leave))
+
+    try:
+        for name, module in model.named_children():
+            attach(module, name)
+        return model(x)
+    finally:
+        for h in handles:
+            h.remove()
+"""
+        ),
+        # A helper counts into the caller's local and hands the handles back; every
+        # caller removes them in `finally`.
+        Valid(
+            """
+def _count_depth(model, level):
+    handles = []
+    for module in model.modules():
+        def down(m, args):
+            level[0] += 1
+
+        def up(m, args, output):
+            level[0] -= 1
+
+        handles.append(module.register_forward_pre_hook(down))
+        handles.append(module.register_forward_hook(up))
+    return handles
+
+def deepest(model, x):
+    level = [0]
+    handles = []
+    try:
+        handles = _count_depth(model, level)
+        return model(x)
+    finally:
+        for h in handles:
+            h.remove()
 """
         ),
     ]
@@ -661,6 +723,89 @@ def watch(model, names):
 """,
             line=11,
             message="`names`",
+        ),
+        # The same local stack, but the hooks are removed after forward, outside
+        # `finally`: a forward that raises leaves them registered with a stale stack.
+        Invalid(
+            """
+def layer_paths(model, x):
+    handles = []
+    path = []
+
+    def attach(module, name):
+        def enter(m, args):
+            path.append(name)
+
+        def leave(m, args, output):
+            path.pop()
+
+        handles.append(module.register_forward_pre_hook(enter))
+        handles.append(module.register_forward_hook(leave))
+
+    for name, module in model.named_children():
+        attach(module, name)
+    out = model(x)
+    for h in handles:
+        h.remove()
+    return out
+""",
+            expected="""
+def layer_paths(model, x):
+    handles = []
+    path = []
+
+    def attach(module, name):
+        def enter(m, args):
+            path.append(name)
+
+        def leave(m, args, output):
+            path.pop()
+
+        handles.append(module.register_forward_pre_hook(enter))
+        handles.append(module.register_forward_hook(leave, always_call=True))
+
+    for name, module in model.named_children():
+        attach(module, name)
+    out = model(x)
+    for h in handles:
+        h.remove()
+    return out
+""",
+            line=13,
+            message="undoes `path`",
+        ),
+        # A local name for state that outlives the call (`self.depth`) is not call-local.
+        Invalid(
+            """
+class Tracer:
+    def run(self, model, x):
+        depth = self.depth
+        handles = []
+        for module in model.children():
+            handles.append(module.register_forward_pre_hook(lambda m, a: depth.append(m)))
+            handles.append(module.register_forward_hook(lambda m, a, o: depth.pop()))
+        try:
+            return model(x)
+        finally:
+            for h in handles:
+                h.remove()
+""",
+            expected="""
+class Tracer:
+    def run(self, model, x):
+        depth = self.depth
+        handles = []
+        for module in model.children():
+            handles.append(module.register_forward_pre_hook(lambda m, a: depth.append(m)))
+            handles.append(module.register_forward_hook(lambda m, a, o: depth.pop(), always_call=True))
+        try:
+            return model(x)
+        finally:
+            for h in handles:
+                h.remove()
+""",
+            line=7,
+            message="undoes `depth`",
         ),
     ]
 

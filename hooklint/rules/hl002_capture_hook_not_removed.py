@@ -42,7 +42,10 @@ class CaptureHookNotRemoved(Rule):
     registration when the handle is discarded (the registration is an expression
     statement) or is kept but never removed anywhere in the file (`.remove()`,
     `with`, an `ExitStack`, a helper whose name says it removes, `h.remove` handed to
-    `atexit`/`weakref.finalize`).
+    `atexit`/`weakref.finalize`, `getattr(h, "remove")` called). Handles kept on an
+    attribute of a parameter (`session.handles`: the caller's object) count as
+    removed when another function of the file removes that attribute of its own
+    parameter of the same name (a setup/teardown pair the caller runs on one object).
 
     Registrations are every `register_*hook` of `nn.Module`, `Tensor` and optimizers,
     the global `register_module_*` functions, `getattr(m, f"register_{kind}_hook")`,
@@ -390,6 +393,25 @@ def attach_probe(module, store):
     return module.register_forward_hook(lambda m, i, o: store.append(o.detach()))
 """
         ),
+        # Handles kept on the caller's object; a teardown function of this file removes
+        # that attribute of its parameter of the same name (through `getattr`, too).
+        Valid(
+            """
+def install(session, modules, log):
+    for module in modules:
+        def note(m, args, output):
+            log.append(output.shape)
+
+        session.handles.append(module.register_forward_hook(note))
+
+def uninstall(session):
+    for handle in session.handles:
+        remove = getattr(handle, "remove", None)
+        if remove is not None:
+            remove()
+    session.handles.clear()
+"""
+        ),
     ]
     INVALID = [
         # Bindings are per scope: the `handle.remove()` of another function is another handle.
@@ -568,6 +590,20 @@ register_module_forward_hook(_grab)
 """,
             line=10,
             message="concatenates onto `ALL_OUTPUTS`",
+        ),
+        # The teardown removes another attribute: these handles stay.
+        Invalid(
+            """
+def install(session, modules, log):
+    for module in modules:
+        session.probes.append(module.register_forward_hook(lambda m, i, o: log.append(o)))
+
+def uninstall(session):
+    for handle in session.handles:
+        handle.remove()
+""",
+            line=3,
+            message="its handle (`session.probes`) is never removed",
         ),
     ]
 

@@ -48,7 +48,8 @@ class HookRegisteredPerCall(Rule):
     are lost.
 
     A registration on something new on every pass is fine: the loop variable of
-    `for module in model.modules()`, a function argument of `forward`, a tensor
+    `for module in model.modules()`, the item a `while` loop takes off its work list
+    (`node = queue.pop()`: a graph walk), a function argument of `forward`, a tensor
     created in the call (an activation), since the hook dies with it. So is an
     install-once registration (guarded by a flag or an attribute that is tested
     first), and handles kept in a list that is removed in the same function.
@@ -357,6 +358,24 @@ def install(model):
     return model.register_forward_hook(_attach_grad_hook)
 """
         ),
+        # A graph walk: each pass of the `while` takes another node off the work list
+        # and hooks it once; the handles go back to the caller.
+        Valid(
+            """
+def hook_autograd_graph(output, on_grad):
+    handles = []
+    seen = set()
+    pending = [output.grad_fn]
+    while pending:
+        node = pending.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        handles.append(node.register_hook(on_grad))
+        pending.extend(parent for parent, _ in node.next_functions)
+    return handles
+"""
+        ),
     ]
     INVALID = [
         # Gradient clipping hooks re-registered every step: gradients scaled k times.
@@ -444,6 +463,25 @@ class Probe:
             expected=None,
             line=4,
             message="all but the last",
+        ),
+        # Each pass of the `while` takes a new batch, but hooks the same parameter.
+        Invalid(
+            """
+def train(model, batches, loss_fn):
+    while batches:
+        batch = batches.pop()
+        model.weight.register_hook(lambda g: g.clamp(-1, 1))
+        loss_fn(model(batch)).backward()
+""",
+            expected="""
+def train(model, batches, loss_fn):
+    while batches:
+        batch = batches.pop()
+        with model.weight.register_hook(lambda g: g.clamp(-1, 1)):
+            loss_fn(model(batch)).backward()
+""",
+            line=4,
+            message="on every iteration of this loop",
         ),
     ]
 

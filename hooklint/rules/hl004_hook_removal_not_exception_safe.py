@@ -17,7 +17,7 @@ from hooklint.analysis.lifetime import (
     statement_path,
     word_count,
 )
-from hooklint.analysis.statements import is_bare_yield, is_loop, is_simple_line, only_removes
+from hooklint.analysis.statements import is_bare_yield, is_loop, is_simple_line, leaves_before, only_removes
 from hooklint.fixes.lifetime import try_finally, with_replacing
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
@@ -36,14 +36,19 @@ class HookRemovalNotExceptionSafe(Rule):
     the caller's `with` raises.
     It fires only when a removal exists (a hook never removed is HL002's or HL009's
     business) and something other than plain assignments sits between the
-    registration and the removal. A call of a helper of another file whose name says
+    registration and the removal, and only when the registration's pass reaches the
+    removal: not when a block around the registration ends in `return`, or in
+    `continue`/`break` of a loop around both (the handles are removed by a later
+    pass or call). A call of a helper of another file whose name says
     it removes (`remove_hooks(handles)`) is trusted to remove.
 
     Handles are followed the way code keeps them (see
     `hooklint.analysis.handles`): bound and then appended, extended or added; built
     by comprehensions and `set(...)`/`list(...)` of a generator; dict values and
     tuples inside them; aliases; returned by a helper of the same file (three calls
-    deep). Removals are `.remove()` on the handle or an element (`d.pop(k).remove()`,
+    deep); put by a nested def into a list of the function around it, which calls
+    the def or hands it out (`model.apply(attach)`): the span then starts at that
+    call. Removals are `.remove()` on the handle or an element (`d.pop(k).remove()`,
     `_, h = d.pop(k)`), loops, `while hs: hs.pop().remove()`, comprehensions and `map`
     over the store, and same-file helpers that remove a parameter or an attribute.
     Bindings are per scope: a `handle` of another function is another handle.
@@ -161,6 +166,13 @@ class HookRemovalNotExceptionSafe(Rule):
         target, single = flow.target, flow.single
         site = acquisition.site
         later = model.removals_of(flow.stores, model.scope_id(site), flow.window)
+        if not later and not single:
+            # A nested def fills a list of the function around it, which calls (or hands
+            # out: ``model.apply(attach)``) the def and removes the list: the span runs there.
+            site = model.nested_fill_site(acquisition)
+            if site is None:
+                return None
+            later = model.removals_of(flow.stores, model.scope_id(site))
         if not later:
             return None
         if any(r.site.in_finally or r.site.in_except for r in later):
@@ -195,6 +207,8 @@ class HookRemovalNotExceptionSafe(Rule):
             and any(is_loop(level.statement) for level in [at_r, *below])
         ):
             return None
+        if leaves_before(path_r[depth:]):
+            return None  # this pass never reaches the removal: a later pass or call removes them
         between = at_r.block[at_r.index + 1 : at_m.index]
         # Inside the removal's own blocks, what runs first (``if hs: run(); remove(hs)``).
         inner = [s for level in path_m[path_m.index(at_m) + 1 :] for s in level.block[: level.index]]
@@ -368,6 +382,51 @@ def calibrate(layer, batches, observer):
         handle.remove()
         raise
     handle.remove()
+"""
+        ),
+        # Handles kept on a long-lived object, added in a pass that ends in `continue`:
+        # this pass never reaches the removal; a later pass (or call) removes them.
+        Valid(
+            """
+def attach_sync(modules, sync):
+    return [m.register_forward_pre_hook(sync) for m in modules]
+
+
+class Trainer:
+    def train_batch(self, batch, sync):
+        while True:
+            try:
+                loss = self.step(batch)
+            except MemoryError:
+                self.shrink_batch()
+                if not self.state.sync_handles:
+                    self.state.sync_handles = attach_sync(self.state.modules, sync)
+                continue
+            self.clean_steps += 1
+            if self.state.sync_handles and self.clean_steps >= 3:
+                for handle in self.state.sync_handles:
+                    handle.remove()
+                self.state.sync_handles.clear()
+            return loss
+"""
+        ),
+        # A nested def fills the list `model.apply` hands it; `finally` removes the list.
+        Valid(
+            """
+def layer_table(model, x):
+    rows = []
+    hooks = []
+
+    def attach(module):
+        hooks.append(module.register_forward_hook(lambda m, i, o: rows.append(o.shape)))
+
+    try:
+        model.apply(attach)
+        model(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    return rows
 """
         ),
     ]
@@ -658,6 +717,73 @@ def collect_grads(model, loss_fn, batch):
     return grads
 """,
             line=9,
+        ),
+        # A `continue` of a loop on the way down falls through to the removal after it.
+        Invalid(
+            """
+def trace(model, layers, x, show, note):
+    handles = []
+    for layer in layers:
+        if layer.training:
+            handles.append(layer.register_forward_hook(show))
+            continue
+        handles.append(layer.register_forward_pre_hook(note))
+    model(x)
+    for h in handles:
+        h.remove()
+""",
+            expected="""
+def trace(model, layers, x, show, note):
+    handles = []
+    try:
+        for layer in layers:
+            if layer.training:
+                handles.append(layer.register_forward_hook(show))
+                continue
+            handles.append(layer.register_forward_pre_hook(note))
+        model(x)
+    finally:
+        for h in handles:
+            h.remove()
+""",
+            line=5,
+            message="`handles` is removed outside `finally`/`with`",
+        ),
+        # The same summary tool, removing after the forward: a forward that raises
+        # leaves every hook the nested def put into the list.
+        Invalid(
+            """
+def layer_table(model, x):
+    rows = []
+    hooks = []
+
+    def attach(module):
+        hooks.append(module.register_forward_hook(lambda m, i, o: rows.append(o.shape)))
+
+    model.apply(attach)
+    model(x)
+    for h in hooks:
+        h.remove()
+    return rows
+""",
+            expected="""
+def layer_table(model, x):
+    rows = []
+    hooks = []
+
+    def attach(module):
+        hooks.append(module.register_forward_hook(lambda m, i, o: rows.append(o.shape)))
+
+    try:
+        model.apply(attach)
+        model(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    return rows
+""",
+            line=6,
+            message="`hooks` is removed outside `finally`/`with`",
         ),
     ]
 

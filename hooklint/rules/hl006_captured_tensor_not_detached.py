@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hooklint.analysis.facts import ModuleFacts
-from hooklint.analysis.grad_mode import hooks_fire_without_grad
+from hooklint.analysis.grad_mode import computed_in_no_grad_hook, hooks_fire_without_grad
 from hooklint.analysis.store_uses import dies_with_call, graph_needed
 from hooklint.analysis.tensor_stores import tensor_stores
 from hooklint.fixes.detach import add_detach
@@ -46,6 +46,8 @@ class CapturedTensorNotDetached(Rule):
       function runs the model after registering inside one (also
       `set_grad_enabled(False)` and calibration contexts such as
       `calibration_forward_context` / `run_calibration`);
+    - tensors a hook decorated with `torch.no_grad()` computes anew (a reduction,
+      arithmetic); what it received, and views of it, still count;
     - stores that die with the call: a local (or `nonlocal`) of the registering
       function, which removes the hook before it returns;
     - code that needs the graph: the registering function differentiates the stored
@@ -122,6 +124,8 @@ class CapturedTensorNotDetached(Rule):
                     continue
                 seen.add(id(store.node))
                 if dies_with_call(facts, registration, store) or graph_needed(facts, registration, store):
+                    continue
+                if computed_in_no_grad_hook(facts, registration, store.value):
                     continue
                 stored = facts.code(store.value)
                 yield Finding(
@@ -335,6 +339,21 @@ class ActivationPenalty:
         return self.total().detach().item()
 """
         ),
+        # The hook itself runs under `torch.no_grad()`: a reduction it computes holds no graph.
+        Valid(
+            """
+import torch
+
+
+class ChannelScorer:
+    def attach(self, model):
+        @torch.no_grad()
+        def score(module, inputs, output):
+            module.channel_score = inputs[0].abs().mean((0, 2, 3))
+
+        self.handles = [m.register_forward_hook(score) for m in model.modules()]
+"""
+        ),
     ]
     INVALID = [
         # The classic closure over a dict of activations.
@@ -464,5 +483,34 @@ def train_with_probe(model, batch, probe):
     loss.backward()
 """,
             line=6,
+        ),
+        # Under the same decorator, a view of the received input still holds its graph.
+        Invalid(
+            """
+import torch
+
+
+class InputKeeper:
+    def attach(self, model):
+        @torch.no_grad()
+        def keep(module, inputs, output):
+            module.last_input = inputs[0].view(inputs[0].shape[0], -1)
+
+        self.handles = [m.register_forward_hook(keep) for m in model.modules()]
+""",
+            expected="""
+import torch
+
+
+class InputKeeper:
+    def attach(self, model):
+        @torch.no_grad()
+        def keep(module, inputs, output):
+            module.last_input = inputs[0].view(inputs[0].shape[0], -1).detach()
+
+        self.handles = [m.register_forward_hook(keep) for m in model.modules()]
+""",
+            line=8,
+            message="stores `inputs[0].view(",
         ),
     ]

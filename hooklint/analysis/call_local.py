@@ -1,0 +1,192 @@
+"""Hook state that lives for one call of a function which also removes the hooks.
+
+A pre-/post-hook pair whose shared state is a local of one function (``stack = []``,
+``depth = [0]``), registered there (or by a helper it calls), whose handles that
+function removes in ``finally`` (or scopes with ``with``), leaves nothing behind: when
+``forward`` raises, the stale state dies with the call, and so do the hooks.  The
+state may reach the hooks two ways:
+
+* a free name of the hooks that the registering function, or a function around it,
+  binds (``def measure(): stack = []; def attach(m): ... stack.append(...)``);
+* a parameter of a same-file helper that registers the pair and returns the handles,
+  when every call of that helper in the file passes a local of its caller
+  (``handles = track(model, depth)`` in a ``try`` whose ``finally`` removes them).
+
+The local must not leave the function (returned, yielded, or stored on an
+attribute): then the stale state would outlive the call.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from hooklint.analysis.facts import FunctionInfo, ModuleFacts, Registration
+from hooklint.analysis.handles import HandleModel, handle_model
+from hooklint.analysis.scopes import local_names
+from hooklint.analysis.walk import descendants
+
+_DISPLAYS = (
+    cst.List,
+    cst.Dict,
+    cst.Set,
+    cst.Tuple,
+    cst.ListComp,
+    cst.DictComp,
+    cst.SetComp,
+    cst.Integer,
+    cst.Float,
+    cst.SimpleString,
+)
+#: Builtin and ``collections`` containers: a call of one makes a new object.
+_CONSTRUCTORS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDict", "Counter", "deque"})
+_ROOT = re.compile(r"([A-Za-z_]\w*)(\[.*)?$")
+
+
+def state_dies_with_call(facts: ModuleFacts, registrations: list[Registration], keys: list[str]) -> bool:
+    """Every state key is a local of one function call that removes every one of
+    ``registrations``' handles in ``finally`` or ``with`` (see the module docstring)."""
+    roots = set()
+    for key in keys:
+        match = _ROOT.match(key)
+        if match is None or match.group(1) in ("self", "cls"):
+            return False
+        roots.add(match.group(1))
+    model = handle_model(facts)
+    return all(_dies_with_call(facts, model, r, root) for r in registrations for root in roots)
+
+
+def _dies_with_call(facts: ModuleFacts, model: HandleModel, registration: Registration, root: str) -> bool:
+    function = registration.site.function
+    info = facts.function_for(function) if function is not None else None
+    current = info
+    while current is not None:
+        assigned, declared = local_names(current.node)
+        if root in declared:
+            return False
+        if root in assigned and root not in current.params:
+            return (
+                _fresh(current, root)
+                and _removed_by(model, registration, current)
+                and not _escapes(current, root)
+            )
+        if root in current.params:
+            if current is not info:
+                return False
+            return _helper_of_callers_local(facts, model, info, root)
+        current = current.parent
+    return False
+
+
+def _removed_by(model: HandleModel, registration: Registration, owner: FunctionInfo) -> bool:
+    """The registration's handles are scoped by ``with`` or removed in a ``finally``
+    of ``owner``."""
+    flow = model.acquisition_of(registration).flow
+    if flow.scoped:
+        return True
+    if not flow.stores or flow.escapes is not None:
+        return False
+    return any(r.site.in_finally for r in model.removals_of(flow.stores, id(owner.node)))
+
+
+def _helper_of_callers_local(facts: ModuleFacts, model: HandleModel, helper: FunctionInfo, param: str) -> bool:
+    """``helper`` hands its handles back, and every same-file call of it passes a local
+    of the caller for ``param`` and removes what it gets in ``finally``."""
+    if helper.parent is not None or helper.class_name is not None:
+        return False
+    if not model.returns_handles(helper):
+        return False
+    index = helper.params.index(param)
+    calls = [c for c in facts.calls if c.callee == helper.name and c.attr is None]
+    if not calls:
+        return False
+    for call in calls:
+        value = _argument(call.node, index, param)
+        caller_node = call.site.function
+        caller = facts.function_for(caller_node) if caller_node is not None else None
+        if not isinstance(value, cst.Name) or caller is None:
+            return False
+        assigned, _ = local_names(caller.node)
+        if (
+            value.value not in assigned
+            or value.value in caller.params
+            or not _fresh(caller, value.value)
+            or _escapes(caller, value.value)
+        ):
+            return False
+        acquisition = next(
+            (a for a in model.acquisitions(id(caller.node)) if a.node is call.node and a.helper is helper), None
+        )
+        if acquisition is None:
+            return False
+        flow = acquisition.flow
+        if not flow.scoped and not any(
+            r.site.in_finally for r in model.removals_of(flow.stores, id(caller.node))
+        ):
+            return False
+    return True
+
+
+def _argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | None:
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    if any(a.star for a in call.args):
+        return None
+    return positional[index].value if index < len(positional) else None
+
+
+def _fresh(info: FunctionInfo, name: str) -> bool:
+    """Every plain assignment of ``name`` in the function makes a new object (a literal,
+    a display or comprehension, or a builtin container call), not another name for
+    shared state (``stack = self.stack``)."""
+    values = []
+    for node in descendants(info.node.body, into_functions=False):
+        if isinstance(node, cst.Assign) and any(
+            isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets
+        ):
+            values.append(node.value)
+        elif isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name) and node.target.value == name:
+            if node.value is None:
+                continue
+            values.append(node.value)
+        elif isinstance(node, (cst.For, cst.CompFor, cst.AsName, cst.NamedExpr)) and name in _bound_by(node):
+            return False
+    return bool(values) and all(_new_object(v) for v in values)
+
+
+def _bound_by(node: cst.CSTNode) -> set[str]:
+    target = node.name if isinstance(node, cst.AsName) else node.target
+    return {n.value for n in _names(target) if isinstance(n, cst.Name)}
+
+
+def _new_object(value: cst.BaseExpression) -> bool:
+    if isinstance(value, _DISPLAYS):
+        return True
+    if isinstance(value, cst.Call):
+        func = value.func
+        code = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+        return code in _CONSTRUCTORS
+    return False
+
+
+def _escapes(info: FunctionInfo, name: str) -> bool:
+    """``name`` is returned, yielded, or stored on an attribute or subscript."""
+    for node in descendants(info.node.body, into_functions=False):
+        value = None
+        if isinstance(node, (cst.Return, cst.Yield)):
+            value = node.value
+        elif isinstance(node, cst.Assign) and any(
+            isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in node.targets
+        ):
+            value = node.value
+        if value is not None and any(isinstance(n, cst.Name) and n.value == name for n in _names(value)):
+            return True
+    return False
+
+
+def _names(node: cst.CSTNode):
+    yield node
+    yield from descendants(node)
