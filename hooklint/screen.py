@@ -355,7 +355,8 @@ def _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, 
 
 
 def _method_callers(seeds, callers, classes, lines: _Lines) -> list[_Unit]:
-    """The methods that call a registering method of their class (``self._install(``),
+    """The methods that call a registering method of their class (``self._install(``,
+    ``net.apply(self._install)``),
     and their callers in turn, to :data:`hooklint.analysis.effects.MAX_DEPTH` levels: a
     caller of a setup method (``self.register_hooks(model)``) acquires what the class
     removes elsewhere (:mod:`hooklint.analysis.handles`)."""
@@ -369,7 +370,8 @@ def _method_callers(seeds, callers, classes, lines: _Lines) -> list[_Unit]:
         for owner in {id(classes[id(u)]): classes[id(u)] for u in level}.values():
             names = {u.name for u in level if classes[id(u)] is owner}
             called = r"(?:self|cls)\.(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")"
-            calls = re.compile(r"\b" + called + r"\s*\(")
+            # ``self._install(`` and ``net.apply(self._install)`` (run on every submodule)
+            calls = re.compile(r"\b" + called + r"\s*\(|\.apply\(\s*" + called + r"\s*\)")
             # Only a member holding a line that names one can call one (the name does
             # not span lines; the call's parenthesis may be on the next).
             code = lines.code(range(owner.first, owner.last + 1))

@@ -444,7 +444,9 @@ class HandleModel:
         inside = [f.node for f in site.frames if f.kind not in ("def", "class", "lambda", "comp")]
         return any(id(node) in dead for node in (*inside, site.statement))
 
-    def _removal(self, scope: _HandleSummary, call: CallSite, receiver: cst.BaseExpression | None = None) -> None:
+    def _removal(
+        self, scope: _HandleSummary, call: CallSite, receiver: cst.BaseExpression | None = None
+    ) -> None:
         """``receiver.remove()``; ``receiver`` defaults to what the call's method is called on."""
         if self.unreachable(call.site):
             return  # a removal that never runs removes nothing
@@ -660,10 +662,10 @@ class HandleModel:
         for call in scope.calls:
             if id(call.node) in registered:
                 continue
-            helper = self.callee(call)
+            helper = self.callee(call) or self._applied_method(call, scope)
             if helper is None or helper.node is (scope.info.node if scope.info else None):
                 continue
-            if self._is_setup_call(call, helper, scope):
+            if self._is_setup_call(call, helper, scope, depth):
                 stores = self.class_removed(helper.class_name)  # type: ignore[arg-type]
                 if stores:
                     flow = Flow(stores=stores, target=f"{self.facts.code(call.node.func)}()")
@@ -754,18 +756,57 @@ class HandleModel:
                 return False
         return bool(applies)
 
-    def _is_setup_call(self, call: CallSite, helper: FunctionInfo, scope: _HandleSummary) -> bool:
-        """``self.register_hooks(model)``: a method of this class whose name says it
-        installs hooks (its body may be a subclass's), that hands nothing back."""
-        name = helper.name.lower()
-        return (
+    def _is_setup_call(
+        self, call: CallSite, helper: FunctionInfo, scope: _HandleSummary, depth: int = 0
+    ) -> bool:
+        """``self.register_hooks(model)``, ``self._attach(m)``, ``net.apply(self._attach)``:
+        from a method, a call of a method of this class that hands nothing back, and
+        whose name says it installs hooks (its body may be a subclass's) or whose body
+        puts the handles it registers into ``self.*`` stores."""
+        if not (
             helper.class_name is not None
             and isinstance(call.node.func, cst.Attribute)
-            and any(word in name for word in SETUP_WORDS)
             and call.use.role == "discarded"
             and scope.info is not None
             and scope.info.class_name is not None
-        )
+        ):
+            return False
+        name = helper.name.lower()
+        return any(word in name for word in SETUP_WORDS) or self._fills_own_stores(helper, depth)
+
+    def _fills_own_stores(self, method: FunctionInfo, depth: int) -> bool:
+        """The method registers hooks and keeps every handle in a store of its instance
+        (``self.handles.append(m.register_forward_hook(...))``)."""
+        if depth >= HELPER_DEPTH or method.class_name is None:
+            return False
+        root = f"class:{self._root_class(method.class_name)}|"
+        found = False
+        for acquisition in self.acquisitions(id(method.node), depth + 1):
+            if acquisition.registration is None:
+                continue
+            flow = acquisition.flow
+            stores = {self.find(s) for s in flow.stores}
+            if not stores or flow.escapes is not None or not all(s.startswith(root) for s in stores):
+                return False
+            found = True
+        return found
+
+    def _applied_method(self, call: CallSite, scope: _HandleSummary) -> FunctionInfo | None:
+        """``net.apply(self._attach)``: the method of this class that ``Module.apply``
+        runs on every submodule."""
+        func = call.node.func
+        args = call.node.args
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "apply" and len(args) == 1):
+            return None
+        value = args[0].value
+        if args[0].keyword is not None or args[0].star or not isinstance(value, cst.Attribute):
+            return None
+        if not (isinstance(value.value, cst.Name) and value.value.value == "self"):
+            return None
+        method = scope.info
+        while method is not None and method.class_name is None:
+            method = method.parent
+        return self.facts.method(method.class_name, value.attr.value) if method is not None else None  # type: ignore[arg-type]
 
     def class_removed(self, class_name: str) -> set[str]:
         """The ``self.*`` stores that some method of a class (or its same-file bases)

@@ -53,7 +53,9 @@ class HookRemovalNotExceptionSafe(Rule):
     over the store, and same-file helpers that remove a parameter or an attribute.
     Bindings are per scope: a `handle` of another function is another handle.
     `self.register_hooks(...)` followed by a same-class removal method
-    (`self.cleanup()`) is a setup/teardown pair, and a class whose `__enter__` keeps
+    (`self.cleanup()`) is a setup/teardown pair, as is a call of a same-class method
+    whose body keeps every handle it registers on `self`, whatever its name, called
+    directly or run on every submodule (`self.net.apply(self._attach)`); a class whose `__enter__` keeps
     handles on `self` that `__exit__` does not remove is flagged too. One bug is one
     finding: the same hook into the same store, removed by one statement, is reported
     at its first registration, and the message counts the others.
@@ -263,6 +265,35 @@ class HookRemovalNotExceptionSafe(Rule):
         return try_finally(facts, body, [removal_statement]), "Remove the hooks in `finally`"
 
     VALID = [
+        # A method that keeps its handles on the instance, run on every submodule by
+        # `Module.apply`; the caller removes them in `finally`.
+        Valid(
+            """
+class LayerShapes:
+    def __init__(self, net):
+        self.net = net
+        self.handles = []
+        self.shapes = []
+
+    def _attach(self, module):
+        self.handles.append(module.register_forward_hook(self._note))
+
+    def _note(self, module, args, output):
+        self.shapes.append(tuple(output.shape))
+
+    def _detach(self):
+        while self.handles:
+            self.handles.pop().remove()
+
+    def measure(self, batch):
+        try:
+            self.net.apply(self._attach)
+            self.net(batch)
+        finally:
+            self._detach()
+        return self.shapes
+"""
+        ),
         # `__exit__` removes what `__enter__` kept, through a helper method.
         Valid(
             """
@@ -784,6 +815,63 @@ def layer_table(model, x):
 """,
             line=6,
             message="`hooks` is removed outside `finally`/`with`",
+        ),
+        # The method version: whatever the installer is called, what it does counts (its
+        # body keeps the handles on the instance); a forward that raises skips the
+        # removal helper and leaves every hook `apply` installed.
+        Invalid(
+            """
+class LayerTimes:
+    def __init__(self, net):
+        self.net = net
+        self.handles = []
+        self.seen = []
+
+    def _attach(self, module):
+        self.handles.append(module.register_forward_hook(self._note))
+
+    def _note(self, module, args, output):
+        self.seen.append(type(module).__name__)
+
+    def _detach_all(self):
+        for h in self.handles:
+            h.remove()
+        self.handles.clear()
+
+    def measure(self, batch):
+        self.net.apply(self._attach)
+        self.net(batch)
+        self._detach_all()
+        return self.seen
+""",
+            expected="""
+class LayerTimes:
+    def __init__(self, net):
+        self.net = net
+        self.handles = []
+        self.seen = []
+
+    def _attach(self, module):
+        self.handles.append(module.register_forward_hook(self._note))
+
+    def _note(self, module, args, output):
+        self.seen.append(type(module).__name__)
+
+    def _detach_all(self):
+        for h in self.handles:
+            h.remove()
+        self.handles.clear()
+
+    def measure(self, batch):
+        try:
+            self.net.apply(self._attach)
+            self.net(batch)
+        finally:
+            self._detach_all()
+        return self.seen
+""",
+            line=19,
+            message="`self.handles` is removed outside `finally`/`with`",
         ),
     ]
 
