@@ -57,6 +57,9 @@ TRICKY = [
     # redefinitions keep the first position and the last value
     "def f(a): pass\nclass f: pass\ndef g(): pass\ndef f(b, c): pass\nimport f\n",
     "\n\n\n# only comments\n\n",
+    # a lambda's parameters are not the function's
+    "def f(a=lambda x, y: x, b=2, *, c=lambda: (1, 2), d=lambda q=1, r={1: 2}: lambda s, t: 0): pass\n"
+    "def g(la=1, lambdax=2, b=x.lambda_): pass\n",
     "class H(\n    Base,\n    # a comment\n    Other,  # more\n):\n    def m(\n        self,\n    ): pass\n",
 ]
 
@@ -71,7 +74,6 @@ DECLINED = [
     "if X: import a\n",
     "if X:\n\timport a\n",
     "try:\n    import a\nexcept* E:\n    pass\n",
-    "def f(a=lambda x, y: x): pass\n",
     "class K((Base)): pass\n",
     "class Ü(Base): pass\n",
     "from m import ñ\n",

@@ -14,7 +14,7 @@ and a class's own ``def`` statements.
 
 It answers None (the caller parses) for what it does not follow exactly: tabs or
 form feeds in indentation, ``;`` or a one-line ``if``/``try`` block where the outline
-reads, ``except*``, type parameters, ``lambda`` in a signature, a parenthesised
+reads, ``except*``, type parameters, a parenthesised
 base, an identifier that is not ASCII (CPython normalises those), an indentation or
 bracket it cannot place.  A text that CPython would reject may still get an outline
 here (the parse would give an empty one); such a module is not importable either,
@@ -43,6 +43,7 @@ _IMPORT_ALIAS = re.compile(rf"\s*({_DOTTED.pattern})\s*(?:\bas\s+({_NAME}))?\s*"
 _FROM_ALIAS = re.compile(rf"\s*(\*|{_NAME})\s*(?:\bas\s+({_NAME}))?\s*")
 _IMPORT_WORD = re.compile(r"(?<![\w.])import(?!\w)")
 _EXCEPT_STAR = re.compile(r"except\s*\*")
+_LAMBDA = re.compile(r"(?<![\w.])lambda(?!\w)")
 
 #: Compound statements whose body the outline reads at module level, and those it skips.
 _READ_BLOCKS = frozenset({"if", "elif", "else", "try", "except"})
@@ -258,16 +259,24 @@ def _depth(code: str) -> int:
 
 
 def _split(inner: str) -> list[str]:
-    """``inner`` split at its commas outside brackets."""
+    """``inner`` split at its commas outside brackets and outside a ``lambda``'s
+    parameters (``key=lambda a, b: a``: one piece)."""
     parts, depth, start = [], 0, 0
+    in_lambda = False
+    lambdas = [m.start() for m in _LAMBDA.finditer(inner)] if "lambda" in inner else []
     for index, char in enumerate(inner):
         if char in "([{":
             depth += 1
         elif char in ")]}":
             depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(inner[start:index])
-            start = index + 1
+        elif depth == 0:
+            if char == "," and not in_lambda:
+                parts.append(inner[start:index])
+                start = index + 1
+            elif char == ":":
+                in_lambda = False
+            elif char == "l" and index in lambdas:
+                in_lambda = True
     parts.append(inner[start:])
     return [p.strip() for p in parts]
 
@@ -292,8 +301,6 @@ def _def(code: str) -> tuple[str, list[str]]:
         raise _Unsure
     opening = match.end()
     inner = code[opening + 1 : _closing(code, opening)]
-    if "lambda" in inner:
-        raise _Unsure
     params = []
     for piece in _split(inner):
         if not piece or piece in ("*", "/") or piece.startswith("*"):
