@@ -51,11 +51,17 @@ def summarise(text: str, hook_facts: bool = True) -> dict:
     checked file reaches)."""
     from hooklint.engine import python_ast
 
+    hook_text = has_hook_text(text)
+    if not hook_text:  # no hooky mark to find: the outline is read from the text
+        from hooklint.project.text_outline import text_outline
+
+        found = text_outline(text)
+        if found is not None:
+            return found
     try:
         tree = python_ast(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {"imports": {}, "classes": {}, "functions": {}}
-    hook_text = has_hook_text(text)
     summary = _outline(tree, split_lines(text, keepends=True) if hook_text else None)
     if hook_facts and hook_text:
         try:
