@@ -90,7 +90,9 @@ def _removed_by(model: HandleModel, registration: Registration, owner: FunctionI
     return any(r.site.in_finally for r in model.removals_of(flow.stores, id(owner.node)))
 
 
-def _helper_of_callers_local(facts: ModuleFacts, model: HandleModel, helper: FunctionInfo, param: str) -> bool:
+def _helper_of_callers_local(
+    facts: ModuleFacts, model: HandleModel, helper: FunctionInfo, param: str
+) -> bool:
     """``helper`` hands its handles back, and every same-file call of it passes a local
     of the caller for ``param`` and removes what it gets in ``finally``."""
     if helper.parent is not None or helper.class_name is not None:
@@ -116,7 +118,8 @@ def _helper_of_callers_local(facts: ModuleFacts, model: HandleModel, helper: Fun
         ):
             return False
         acquisition = next(
-            (a for a in model.acquisitions(id(caller.node)) if a.node is call.node and a.helper is helper), None
+            (a for a in model.acquisitions(id(caller.node)) if a.node is call.node and a.helper is helper),
+            None,
         )
         if acquisition is None:
             return False
@@ -148,7 +151,11 @@ def _fresh(info: FunctionInfo, name: str) -> bool:
             isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets
         ):
             values.append(node.value)
-        elif isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name) and node.target.value == name:
+        elif (
+            isinstance(node, cst.AnnAssign)
+            and isinstance(node.target, cst.Name)
+            and node.target.value == name
+        ):
             if node.value is None:
                 continue
             values.append(node.value)

@@ -120,7 +120,9 @@ def hooks_fire_without_grad(facts: ModuleFacts, registration: Registration) -> b
     return False
 
 
-def computed_in_no_grad_hook(facts: ModuleFacts, registration: Registration, value: cst.BaseExpression) -> bool:
+def computed_in_no_grad_hook(
+    facts: ModuleFacts, registration: Registration, value: cst.BaseExpression
+) -> bool:
     """The hook is a def decorated with ``torch.no_grad()`` / ``inference_mode()``, and
     ``value`` is computed in it as a new tensor (arithmetic, or a method that never
     returns its receiver or a view: :data:`FRESH_RESULT_METHODS`): it holds no graph.

@@ -346,8 +346,31 @@ NO_GRAD_CONTEXTS = frozenset({"no_grad", "inference_mode", "calibration_forward_
 #: (``.cpu()``, ``.to()``, ``.contiguous()`` may return the receiver; ``.view()`` and
 #: indexing share its storage): computed under no-grad, it holds no graph.
 FRESH_RESULT_METHODS = frozenset(
-    {"abs", "sum", "mean", "norm", "pow", "sqrt", "square", "exp", "log", "prod", "std", "var",
-     "amax", "amin", "clone", "matmul", "mm", "bmm", "max", "min", "argmax", "argmin", "count_nonzero"}
+    {
+        "abs",
+        "sum",
+        "mean",
+        "norm",
+        "pow",
+        "sqrt",
+        "square",
+        "exp",
+        "log",
+        "prod",
+        "std",
+        "var",
+        "amax",
+        "amin",
+        "clone",
+        "matmul",
+        "mm",
+        "bmm",
+        "max",
+        "min",
+        "argmax",
+        "argmin",
+        "count_nonzero",
+    }
 )
 #: ``torch.set_grad_enabled(False)``: a no-grad context only with a literal ``False``.
 SET_GRAD_ENABLED = "set_grad_enabled"

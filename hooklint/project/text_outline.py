@@ -248,13 +248,18 @@ def _logical(lines: list[str], inside: set[int], skip: list):
 def _dedent(indent: int) -> re.Pattern:
     """The start of the next line that holds code indented at most ``indent`` spaces
     (the match is the line break before it)."""
-    return re.compile(r"\n(?= {0,%d}[^\s])" % indent)
+    return re.compile(rf"\n(?= {{0,{indent}}}[^\s])")
 
 
 def _depth(code: str) -> int:
     """How many more brackets ``code`` opens than it closes."""
     return (
-        code.count("(") + code.count("[") + code.count("{") - code.count(")") - code.count("]") - code.count("}")
+        code.count("(")
+        + code.count("[")
+        + code.count("{")
+        - code.count(")")
+        - code.count("]")
+        - code.count("}")
     )
 
 
