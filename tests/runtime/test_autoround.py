@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 from hooklint.runtime._autoround_layers import WeightSpec
 from hooklint.runtime._autoround_quant import (
     fake_quantize,
+    group_range,
     pack_codes,
     quantize_codes,
     to_groups,
@@ -115,12 +116,14 @@ class LeakyAutoRound(AutoRound):
 def autograd_fake_quantize(grouped, bits, sym, offset, min_scale, max_scale, scale_dtype=None):
     """The quantizer formula written with plain autograd and straight-through rounding: the oracle.
 
-    ``scale_dtype`` casts the scale to that dtype and back before its floor (a cast passes
-    gradient unchanged under autograd).
+    ``scale_dtype`` rounds the scale to that dtype before its floor, straight-through: the
+    gradient passes in float32, as in the reference's compiled quantizer (an autograd cast
+    would round it to fp16 on its way back).  The asymmetric zero point uses the scale
+    before the rounding (its gradient: see below).
     """
 
     def cast(scale):
-        return scale if scale_dtype is None else scale.to(scale_dtype).float()
+        return scale if scale_dtype is None else scale + (scale.to(scale_dtype).float() - scale).detach()
 
     def round_ste(x):
         return x + (torch.round(x) - x).detach()
@@ -139,8 +142,13 @@ def autograd_fake_quantize(grouped, bits, sym, offset, min_scale, max_scale, sca
         scale = torch.where(scale < 0, scale.clamp(max=-1e-5), scale.clamp(min=1e-5))[:, None]
         return scale * clamp_inclusive(round_ste(grouped / scale + offset), -half, half - 1)
     top = 2**bits - 1
-    scale = cast((wmax - wmin) / top).clamp(min=1e-5)
-    zero = round_ste(-wmin / scale)[:, None]
+    unrounded = (wmax - wmin) / top
+    scale = cast(unrounded).clamp(min=1e-5)
+    # The zero point's value comes from the scale before the rounding, its gradient is that
+    # of -wmin / scale at the rounded scale (both as in the reference's compiled quantizer).
+    shifted = -wmin / scale
+    zero = (torch.round(-wmin / unrounded.clamp(min=1e-5)) - shifted).detach() + shifted
+    zero = zero[:, None]
     scale = scale[:, None]
     return scale * (clamp_inclusive(round_ste(grouped / scale + offset) + zero, 0, top) - zero)
 
@@ -163,6 +171,63 @@ def test_symmetric_uses_the_full_range_and_keeps_the_extreme_exact():
     assert codes.codes[0, 0] == 0 and codes.codes[1, 2] == 0  # the extreme takes code -8
     assert dequantized[0, 0] == pytest.approx(-1.0) and dequantized[1, 2] == pytest.approx(0.9)
     assert torch.all(codes.zero == 8)
+
+
+def test_zero_point_comes_from_the_scale_before_its_fp16_rounding():
+    """The group [-1, 1] at 4 bits has the scale 2/15 = 0.13333334, which fp16 rounds down
+    to 0.13330078.  From the unrounded scale the zero point is round(7.4999995) = 7, from
+    the rounded one round(7.5018) = 8.  The reference as it runs (its quantizer under
+    torch.compile) takes 7, so -1 gets code 0 and level -7, and 1 gets code 15 and level 8:
+    with zero point 8, 1 would be clamped to level 7 instead."""
+    grouped = torch.tensor([[-1.0, 1.0, 0.0, 0.25]])
+    dequantized, codes = quantize_codes(grouped, bits=4, sym=False, scale_dtype=torch.float16)
+    scale = torch.tensor(2 / 15).half().float()
+    assert codes.scale.tolist() == [scale.item()]
+    assert codes.zero.tolist() == [7]
+    assert codes.codes.tolist() == [[0, 15, 7, 9]]  # 0.25 / scale = 1.875 -> 2, + 7
+    assert torch.equal(dequantized, scale * torch.tensor([[-7.0, 8.0, 0.0, 2.0]]))
+    assert torch.equal(fake_quantize(grouped, 4, False, scale_dtype=torch.float16), dequantized)
+    # Without the fp16 rounding both ways agree: 7.4999995 -> 7.
+    assert quantize_codes(grouped, bits=4, sym=False)[1].zero.tolist() == [7]
+
+
+@pytest.mark.slow
+def test_asymmetric_quantizer_matches_the_auto_round_packages_compiled_one():
+    """Forward bit for bit and gradients to float32 precision against the package's
+    quantizer compiled with torch.compile, as the package runs it (on a shape whose
+    groups need no padding; offsets and scales off their start so codes clamp)."""
+    package = pytest.importorskip("auto_round.data_type.int")
+    generator = torch.Generator().manual_seed(5)
+    weight = torch.randn(576, 512, generator=generator) * 0.05  # 2,304 groups
+    grouped, _ = to_groups(weight, 128)
+    low, high = group_range(grouped)
+    start = {
+        "offset": (torch.rand(grouped.shape, generator=generator) - 0.5) * 0.6,
+        "min_scale": 1 - torch.rand(grouped.shape[0], generator=generator) * 0.1,
+        "max_scale": 1 - torch.rand(grouped.shape[0], generator=generator) * 0.1,
+    }
+    upstream = torch.randn(weight.shape, generator=generator)
+    compiled = torch.compile(package.quant_tensor_asym)
+    results = []
+    for side in ("ours", "package"):
+        leaves = {k: v.clone().requires_grad_(True) for k, v in start.items()}
+        if side == "ours":
+            output = fake_quantize(
+                grouped, 4, False, leaves["offset"], leaves["min_scale"], leaves["max_scale"],
+                (low, high), torch.float16,
+            ).reshape(weight.shape)
+        else:
+            output, _, _ = compiled(
+                weight, bits=4, group_size=128, v=leaves["offset"], min_scale=leaves["min_scale"],
+                max_scale=leaves["max_scale"], scale_dtype=torch.float16, tensor_min=low,
+                tensor_max=high, q_scale_thresh=1e-5,
+            )
+        (output * upstream).sum().backward()
+        results.append((output.detach(), {k: v.grad for k, v in leaves.items()}))
+    (ours, our_grads), (theirs, their_grads) = results
+    assert torch.equal(ours, theirs)
+    for name in start:
+        assert torch.allclose(our_grads[name], their_grads[name], rtol=1e-4, atol=1e-6), name
 
 
 def test_min_max_scales_are_clamped_to_unit_interval():
@@ -207,11 +272,7 @@ def test_hand_written_backward_matches_autograd(sym, bits, scale_dtype):
     (ours, our_grads), (oracle, oracle_grads) = grads
     assert torch.allclose(ours, oracle, atol=1e-6)
     for name in start:
-        # Autograd also rounds the gradient that flows back through the fp16 cast to fp16;
-        # the hand-written backward keeps it in float32: min/max gradients agree to fp16's
-        # precision there (the offset's gradient does not pass through the scale's).
-        rtol = 1e-4 if scale_dtype is None or name == "offset" else 5e-3
-        assert torch.allclose(our_grads[name], oracle_grads[name], rtol=rtol, atol=1e-4), name
+        assert torch.allclose(our_grads[name], oracle_grads[name], rtol=1e-4, atol=1e-4), name
 
 
 @pytest.mark.parametrize("sym", [False, True])
