@@ -104,12 +104,9 @@ def _grid(grouped, offset, alpha, beta, low, high, bits: int, sym: bool, scale_d
         low_code, high_code = -half, half - 1
     else:
         top = 2**bits - 1
-        unrounded = (high * beta - low * alpha) / top
-        raw_scale = _rounded(unrounded, scale_dtype)
+        raw_scale = _rounded((high * beta - low * alpha) / top, scale_dtype)
         scale = raw_scale.clamp(min=SCALE_FLOOR)
-        # The zero point comes from the scale before its rounding to scale_dtype, as
-        # in the reference as it runs (torch.compile keeps that value in float32).
-        zero = torch.round(-low * alpha / unrounded.clamp(min=SCALE_FLOOR))
+        zero = torch.round(-low * alpha / scale)
         negative_wins = None
         low_code, high_code = 0, top
     if isinstance(offset, torch.Tensor):
@@ -160,8 +157,6 @@ class _FakeQuantize(torch.autograd.Function):
                 wmin = low * alpha
                 # gradient mass on clamped positions
                 unmasked_sum = grad.sum(-1) - masked.sum(-1)
-                # (the zero point's gradient is taken at the rounded scale, as the
-                # reference's compiled backward takes it)
                 grad_scale = grad_scale + wmin / scale * unmasked_sum * -1
                 grad_raw = grad_scale * (grid.raw_scale >= SCALE_FLOOR)
                 grad_alpha = (unmasked_sum - grad_raw / top) * low
