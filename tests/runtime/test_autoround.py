@@ -222,15 +222,21 @@ def test_asymmetric_quantizer_matches_the_auto_round_packages_compiled_tuning():
 
     def package_linear(x, offset, min_scale, max_scale):
         quantized, _, _ = package.quant_tensor_asym(
-            weight, bits=4, group_size=128, v=offset, min_scale=min_scale, max_scale=max_scale,
-            scale_dtype=torch.float16, tensor_min=low, tensor_max=high, q_scale_thresh=1e-5,
+            weight,
+            bits=4,
+            group_size=128,
+            v=offset,
+            min_scale=min_scale,
+            max_scale=max_scale,
+            scale_dtype=torch.float16,
+            tensor_min=low,
+            tensor_max=high,
+            q_scale_thresh=1e-5,
         )
         return torch.nn.functional.linear(x, quantized)
 
     def our_linear(x, offset, min_scale, max_scale):
-        quantized = fake_quantize(
-            grouped, 4, False, offset, min_scale, max_scale, (low, high), torch.float16
-        )
+        quantized = fake_quantize(grouped, 4, False, offset, min_scale, max_scale, (low, high), torch.float16)
         return torch.nn.functional.linear(x, quantized.reshape(weight.shape))
 
     results = []
