@@ -111,6 +111,22 @@ def scan(text: str) -> list[Span]:
         position = end
 
 
+def closing_bracket(code: str, opening: int, end: int | None = None) -> int:
+    """The index of the bracket that closes the one at ``opening`` in ``code`` (whose
+    strings and comments are blanked: every bracket is code), looking no further than
+    ``end``; -1 when none does."""
+    depth = 0
+    for index in range(opening, len(code) if end is None else min(len(code), end)):
+        char = code[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return -1
+
+
 def word_before(text: str, index: int) -> bool:
     r"""Whether a word character (one ``\w`` matches) precedes ``index`` in ``text``:
     a name found at ``index`` would then be the tail of a longer one."""

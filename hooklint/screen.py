@@ -46,7 +46,7 @@ from functools import lru_cache
 
 from hooklint.analysis import vocabulary
 from hooklint.analysis.vocabulary import SETUP_WORDS
-from hooklint.lexical import Lexed, lex, word_before
+from hooklint.lexical import Lexed, closing_bracket, lex, word_before
 from hooklint.sparse import WORD, last_name, owner_calls
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -577,16 +577,8 @@ def _call_arguments(code: str, start: int) -> str:
     opening = code.find("(", start)
     if opening < 0:
         return ""
-    depth = 0
-    for position in range(opening, min(len(code), opening + 5000)):
-        character = code[position]
-        if character in "([{":
-            depth += 1
-        elif character in ")]}":
-            depth -= 1
-            if depth == 0:
-                return code[opening : position + 1]
-    return code[opening : opening + 5000]
+    closing = closing_bracket(code, opening, opening + 5000)
+    return code[opening : closing + 1] if closing >= 0 else code[opening : opening + 5000]
 
 
 def _with_aliases(tree: ast.Module, tokens: NamePattern) -> NamePattern:

@@ -30,7 +30,7 @@ import functools
 import itertools
 import re
 
-from hooklint.lexical import COMMENT, LINE_BREAK, scan, split_lines
+from hooklint.lexical import COMMENT, LINE_BREAK, closing_bracket, scan, split_lines
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _DOTTED = re.compile(rf"{_NAME}(?:\s*\.\s*{_NAME})*")
@@ -288,16 +288,10 @@ def _split(inner: str) -> list[str]:
 
 def _closing(code: str, opening: int) -> int:
     """The index of the bracket that closes the one at ``opening``."""
-    depth = 0
-    for index in range(opening, len(code)):
-        char = code[index]
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth == 0:
-                return index
-    raise _Unsure
+    index = closing_bracket(code, opening)
+    if index < 0:
+        raise _Unsure
+    return index
 
 
 def _def(code: str) -> tuple[str, list[str]]:
