@@ -84,9 +84,7 @@ def _rounded(scale: torch.Tensor, scale_dtype: torch.dtype | None) -> torch.Tens
     return scale if scale_dtype is None else scale.to(scale_dtype).to(scale.dtype)
 
 
-def _grid(
-    grouped, offset, alpha, beta, low, high, bits: int, sym: bool, scale_dtype=None, fold=False
-) -> _Grid:
+def _grid(grouped, offset, alpha, beta, low, high, bits: int, sym: bool, scale_dtype=None) -> _Grid:
     # Full-size work is done in place on two fresh tensors and the mask is kept
     # as float: on CPU a bool mask costs several times a float multiply.
     # ``scale_dtype`` rounds the scale before the floor and the zero point, so
@@ -106,12 +104,9 @@ def _grid(
         low_code, high_code = -half, half - 1
     else:
         top = 2**bits - 1
-        unrounded = (high * beta - low * alpha) / top
-        raw_scale = _rounded(unrounded, scale_dtype)
+        raw_scale = _rounded((high * beta - low * alpha) / top, scale_dtype)
         scale = raw_scale.clamp(min=SCALE_FLOOR)
-        # Tuning takes the zero point from the rounded scale, folding (``fold``) from the
-        # scale before its rounding: both as the reference computes them (see quantize_codes).
-        zero = torch.round(-low * alpha / (unrounded.clamp(min=SCALE_FLOOR) if fold else scale))
+        zero = torch.round(-low * alpha / scale)
         negative_wins = None
         low_code, high_code = 0, top
     if isinstance(offset, torch.Tensor):
@@ -206,22 +201,12 @@ def quantize_codes(
     min_scale: torch.Tensor | None = None,
     max_scale: torch.Tensor | None = None,
     scale_dtype: torch.dtype | None = None,
-    fold: bool = False,
 ) -> tuple[torch.Tensor, GroupCodes]:
-    """The dequantized groups (equal to :func:`fake_quantize`'s) and their integer codes.
-
-    ``fold=True`` gives the weights to keep after tuning, as the reference folds them:
-    with ``scale_dtype`` set, the asymmetric zero point comes from the scale before its
-    rounding (the reference's final quantization runs compiled, and torch.compile keeps
-    that value in float32), while tuning takes it from the rounded scale (so does the
-    reference's tuning, inside its compiled block forward).  The two differ only in groups
-    whose ``-wmin / s`` lies within the rounding of a half: about 0.1% of them in fp16.
-    """
+    """The dequantized groups (equal to :func:`fake_quantize`'s) and their integer codes."""
     low, high = group_range(grouped)
     alpha = 1.0 if min_scale is None else min_scale.clamp(0, 1)
     beta = 1.0 if max_scale is None else max_scale.clamp(0, 1)
-    offset = 0.0 if offset is None else offset
-    grid = _grid(grouped, offset, alpha, beta, low, high, bits, sym, scale_dtype, fold)
+    grid = _grid(grouped, 0.0 if offset is None else offset, alpha, beta, low, high, bits, sym, scale_dtype)
     shift = 2 ** (bits - 1) if sym else grid.zero[:, None]
     zero = torch.full_like(grid.scale, 2 ** (bits - 1)) if sym else grid.zero
     codes = GroupCodes((grid.level + shift).to(torch.uint8), grid.scale.float(), zero.to(torch.uint8))

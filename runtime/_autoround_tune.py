@@ -94,10 +94,8 @@ class WeightTuner:
         )
         return self._unview(grouped)
 
-    def codes(self, fold: bool = False) -> tuple[torch.Tensor, GroupCodes]:
-        """The quantized weight (layer shape and dtype) and its integer codes, without grad.
-
-        ``fold``: the zero point as the reference folds it (see ``quantize_codes``)."""
+    def codes(self) -> tuple[torch.Tensor, GroupCodes]:
+        """The quantized weight (layer shape and dtype) and its integer codes, without grad."""
         grouped, codes = quantize_codes(
             self.grouped,
             self.bits,
@@ -106,16 +104,13 @@ class WeightTuner:
             self.min_scale,
             self.max_scale,
             self.scale_dtype,
-            fold,
         )
         return self._unview(grouped), codes
 
     def folded(self, scale_dtype: torch.dtype | None) -> tuple[torch.Tensor, GroupCodes]:
-        """:meth:`codes` as folded, with the scale rounded to ``scale_dtype`` (the export's)
-        and the weight rebuilt from the codes, so it equals what an exported checkpoint holds.
-        It equals the tuned weight except where the folded zero point differs (asymmetric,
-        ``scale_dtype`` set: about 0.1% of the groups), as in the reference."""
-        _, codes = self.codes(fold=True)
+        """:meth:`codes` with the scale rounded to ``scale_dtype`` (the export's) and the
+        weight rebuilt from the codes, so it equals what an exported checkpoint holds."""
+        _, codes = self.codes()
         if scale_dtype is not None:
             codes.scale = codes.scale.to(scale_dtype).float()
         levels = codes.codes.float() - codes.zero.float()[:, None]
