@@ -88,14 +88,13 @@ def _check_candidate(source: SourceFile, shown: str, settings: Settings) -> File
     tokens = prefilter_tokens(rules, settings.context.registration_wrappers)
     if not is_candidate(source.text, tokens) and not _noqa_candidate(source.text, settings):
         return result
-    if is_stub(source):
-        return _check_stub(source, shown, settings, rules)
+    stub = is_stub(source)
     context = settings.context
-    if context.cross_file:
+    if context.cross_file and not stub:
         from hooklint.project.resolve import FileView
 
         context = replace(context, project=FileView(str(source.path), source.text, settings.cache_dir))
-    if settings.fix or settings.diff:
+    if (settings.fix or settings.diff) and not stub:
         notebook = source.notebook
         outcome = fix_text(source.text, shown, rules, context, settings.unsafe_fixes, notebook)
         result.violations = outcome.violations
@@ -110,16 +109,17 @@ def _check_candidate(source: SourceFile, shown: str, settings: Settings) -> File
         return result
     from hooklint import cache
 
-    kind = (
-        "" if source.notebook is None else "\0notebook"
-    )  # the same bytes read as Python give another result
+    # the same bytes read as Python give another result
+    kind = "\0stub" if stub else "" if source.notebook is None else "\0notebook"
     key = cache.key(source.raw, settings.fingerprint(rules) + kind) if settings.cache_dir else None
     cached = cache.load_with_dependencies(settings.cache_dir, key) if key else None
     if cached is not None:
         result.violations = [replace(v, path=shown) for v in cached[0]]
         result.dependencies = cached[1]
     else:
-        result.violations = lint_text(source.text, shown, rules, context)
+        result.violations = (
+            syntax_check(source.text, shown, rules) if stub else lint_text(source.text, shown, rules, context)
+        )
         if context.project is not None:
             result.dependencies = context.project.dependencies()
         if key:
@@ -131,22 +131,6 @@ def is_stub(source: SourceFile) -> bool:
     """A type stub (``.pyi``) declares; it never runs: no hook is registered, called
     or removed by one, so of the rules only HL000 applies (CPython compiles it)."""
     return source.notebook is None and source.path.suffix == ".pyi"
-
-
-def _check_stub(source: SourceFile, shown: str, settings: Settings, rules) -> FileResult:
-    """A stub's result: HL000 or nothing, cached as a module's result is."""
-    from hooklint import cache
-
-    result = FileResult(shown)
-    key = cache.key(source.raw, settings.fingerprint(rules) + "\0stub") if settings.cache_dir else None
-    cached = cache.load(settings.cache_dir, key) if key else None
-    if cached is not None:
-        result.violations = [replace(v, path=shown) for v in cached]
-        return result
-    result.violations = syntax_check(source.text, shown, rules)
-    if key:
-        cache.store(settings.cache_dir, key, result.violations)
-    return result
 
 
 def check_path(path: str, settings: Settings, explicit: bool = False) -> FileResult:
