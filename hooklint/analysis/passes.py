@@ -15,6 +15,7 @@ from hooklint.analysis.facts import Frame, ModuleFacts, Registration, parameter_
 from hooklint.analysis.handles import handle_model
 from hooklint.analysis.lifetime import names_in, varying_names
 from hooklint.analysis.scopes import target_names
+from hooklint.analysis.vocabulary import TAKE_ITEM_FUNCTIONS, TAKE_ITEM_METHODS
 
 
 def is_statement_loop(frame: Frame) -> bool:
@@ -66,11 +67,6 @@ def varying_in_loop(facts: ModuleFacts, frame: Frame) -> set[str]:
     return varying_names(facts, frame.node, loop_targets(frame) | drained_items(frame))
 
 
-#: Calls that take an item out of a container (``queue.pop()``, ``heapq.heappop(heap)``).
-_TAKE_METHODS = frozenset({"pop", "popleft", "popitem", "get_nowait"})
-_TAKE_FUNCTIONS = frozenset({"heappop", "next"})
-
-
 def drained_items(frame: Frame) -> set[str]:
     """Names a ``while`` loop binds, at the top of its body, from an item it takes out
     of a container (``node = queue.pop()``, ``_, item = heapq.heappop(heap)``): a work
@@ -94,8 +90,8 @@ def _takes_item(value: cst.BaseExpression) -> bool:
         return False
     func = value.func
     if isinstance(func, cst.Attribute):
-        return func.attr.value in _TAKE_METHODS or func.attr.value in _TAKE_FUNCTIONS
-    return isinstance(func, cst.Name) and func.value in _TAKE_FUNCTIONS
+        return func.attr.value in TAKE_ITEM_METHODS or func.attr.value in TAKE_ITEM_FUNCTIONS
+    return isinstance(func, cst.Name) and func.value in TAKE_ITEM_FUNCTIONS
 
 
 def varying_in_call(facts: ModuleFacts, function: cst.FunctionDef, seed: set[str]) -> set[str]:

@@ -136,6 +136,10 @@ STORED_ARGUMENT: dict[str, int | None] = {
 }
 #: Methods that take one element out of a store (``hs.pop()``, ``d.get(k)``).
 ELEMENT_METHODS = frozenset({"pop", "popleft", "popitem", "get"})
+#: Calls that take an item out of a container for good (``queue.pop()``,
+#: ``heapq.heappop(heap)``): a loop that makes one each pass drains a work list.
+TAKE_ITEM_METHODS = frozenset({"pop", "popleft", "popitem", "get_nowait"})
+TAKE_ITEM_FUNCTIONS = frozenset({"heappop", "next"})
 #: Views a loop iterates instead of the store itself (``for h in d.values()``).
 STORE_VIEWS = frozenset({"values", "items", "copy", "keys"})
 #: Builtins whose result holds what their argument yields (``set(reg(m) for m in ms)``).
