@@ -409,8 +409,9 @@ class HandleModel:
                 for name in _element_names(arg.value):
                     self._event(scope, name, "scoped", None)
             return
-        if _getattr_remove(node) is not None:  # ``remove = getattr(h, "remove", None)``, then called
-            self._removal(scope, call, _getattr_remove(node))
+        removed = _getattr_remove(node)
+        if removed is not None:  # ``remove = getattr(h, "remove", None)``, then called
+            self._removal(scope, call, removed)
             return
         if (
             call.attr == REMOVE_METHOD
@@ -662,7 +663,7 @@ class HandleModel:
         for call in scope.calls:
             if id(call.node) in registered:
                 continue
-            helper = self.callee(call) or self._applied_method(call, scope)
+            helper = self.callee(call) or _applied_method(self.facts, call)
             if helper is None or helper.node is (scope.info.node if scope.info else None):
                 continue
             if self._is_setup_call(call, helper, scope, depth):
@@ -790,23 +791,6 @@ class HandleModel:
                 return False
             found = True
         return found
-
-    def _applied_method(self, call: CallSite, scope: _HandleSummary) -> FunctionInfo | None:
-        """``net.apply(self._attach)``: the method of this class that ``Module.apply``
-        runs on every submodule."""
-        func = call.node.func
-        args = call.node.args
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "apply" and len(args) == 1):
-            return None
-        value = args[0].value
-        if args[0].keyword is not None or args[0].star or not isinstance(value, cst.Attribute):
-            return None
-        if not (isinstance(value.value, cst.Name) and value.value.value == "self"):
-            return None
-        method = scope.info
-        while method is not None and method.class_name is None:
-            method = method.parent
-        return self.facts.method(method.class_name, value.attr.value) if method is not None else None  # type: ignore[arg-type]
 
     def class_removed(self, class_name: str) -> set[str]:
         """The ``self.*`` stores that some method of a class (or its same-file bases)
@@ -990,6 +974,31 @@ def _is_chain(node: cst.CSTNode | None) -> bool:
     while isinstance(node, cst.Attribute):
         node = node.value
     return isinstance(node, cst.Name)
+
+
+def applied_function(facts: ModuleFacts, call: CallSite) -> FunctionInfo | None:
+    """The same-file function handed to ``X.apply(fn)`` (``Module.apply`` runs it on
+    every submodule): a module function by name, or a method of the calling class as
+    ``self.m``."""
+    if call.attr != "apply" or len(call.node.args) != 1:
+        return None
+    value = call.node.args[0].value
+    if isinstance(value, cst.Name):
+        return facts.module_function(value.value)
+    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
+        info = call.site.class_def
+        return facts.method(info.name.value, value.attr.value) if info is not None else None
+    return None
+
+
+def _applied_method(facts: ModuleFacts, call: CallSite) -> FunctionInfo | None:
+    """``net.apply(self._attach)``: the method of this class that ``Module.apply`` runs
+    (handed positionally)."""
+    argument = call.node.args[0] if len(call.node.args) == 1 else None
+    if argument is None or argument.keyword is not None or argument.star:
+        return None
+    applied = applied_function(facts, call)
+    return applied if applied is not None and applied.class_name is not None else None
 
 
 def _getattr_remove(call: cst.Call) -> cst.BaseExpression | None:

@@ -33,7 +33,7 @@ import libcst as cst
 
 from hooklint.analysis.captures import captures, hook_of
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Registration
-from hooklint.analysis.handles import HELPER_DEPTH, HandleModel, handle_model
+from hooklint.analysis.handles import HELPER_DEPTH, HandleModel, applied_function, handle_model
 from hooklint.analysis.vocabulary import (
     CONTEXTMANAGERS,
     MODULE_HOOK_DICTS,
@@ -176,22 +176,9 @@ def _called_functions(facts: ModuleFacts, model: HandleModel, call: CallSite) ->
     callee = model.callee(call)
     if callee is not None:
         found.append(callee)
-    if call.attr == "apply" and len(call.node.args) == 1:
-        value = call.node.args[0].value
-        if isinstance(value, cst.Name):
-            function = facts.module_function(value.value)
-            if function is not None:
-                found.append(function)
-        elif (
-            isinstance(value, cst.Attribute)
-            and isinstance(value.value, cst.Name)
-            and value.value.value == "self"
-        ):
-            info = call.site.class_def
-            if info is not None:
-                method = facts.method(info.name.value, value.attr.value)
-                if method is not None:
-                    found.append(method)
+    applied = applied_function(facts, call)
+    if applied is not None:
+        found.append(applied)
     return found
 
 
