@@ -25,6 +25,7 @@ import libcst as cst
 from hooklint.analysis.facts import FunctionInfo, ModuleFacts, Registration
 from hooklint.analysis.handles import HandleModel, handle_model
 from hooklint.analysis.scopes import local_names
+from hooklint.analysis.vocabulary import NEW_CONTAINER_CALLS
 from hooklint.analysis.walk import descendants
 
 _DISPLAYS = (
@@ -39,8 +40,6 @@ _DISPLAYS = (
     cst.Float,
     cst.SimpleString,
 )
-#: Builtin and ``collections`` containers: a call of one makes a new object.
-_CONSTRUCTORS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDict", "Counter", "deque"})
 _ROOT = re.compile(r"([A-Za-z_]\w*)(\[.*)?$")
 
 
@@ -175,7 +174,7 @@ def _new_object(value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.Call):
         func = value.func
         code = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
-        return code in _CONSTRUCTORS
+        return code in NEW_CONTAINER_CALLS
     return False
 
 

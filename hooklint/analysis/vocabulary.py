@@ -144,6 +144,9 @@ TAKE_ITEM_FUNCTIONS = frozenset({"heappop", "next"})
 STORE_VIEWS = frozenset({"values", "items", "copy", "keys"})
 #: Builtins whose result holds what their argument yields (``set(reg(m) for m in ms)``).
 COLLECTION_BUILTINS = frozenset({"list", "set", "tuple", "frozenset", "sorted", "dict", "reversed"})
+#: Builtin and ``collections`` containers: a call of one makes a new, separate object
+#: (hook state local to one call, :mod:`hooklint.analysis.call_local`).
+NEW_CONTAINER_CALLS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDict", "Counter", "deque"})
 
 # -- removal forms ---------------------------------------------------------------------------
 #: ``handle.remove()``.
