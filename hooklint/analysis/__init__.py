@@ -20,7 +20,8 @@ Its modules, by topic::
         handles         where handles go (stores, returns, aliases) and where they are removed
         wrappers        functions that register the hook they are given
         lifetime        queries about when a hook goes away (HL003, HL004, HL009, HL011)
-        lifecycles      setup code and its teardown (HL016)
+        lifecycles      setup code and its teardown (HL016); a constructor's hooks
+        given           whether what a function hooks is something its caller handed it (HL016)
         passes          the repeated runs of a loop body or a function (HL003)
         captures        capture hooks and the lifetime of their handles (HL002)
         effects         state a hook changes, followed into the helpers it calls (HL001, HL005)

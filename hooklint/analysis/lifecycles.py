@@ -33,6 +33,7 @@ import libcst as cst
 
 from hooklint.analysis.captures import captures, hook_of
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Registration
+from hooklint.analysis.given import is_given
 from hooklint.analysis.handles import HELPER_DEPTH, HandleModel, applied_function, handle_model
 from hooklint.analysis.vocabulary import (
     CONTEXTMANAGERS,
@@ -50,11 +51,13 @@ class Lifecycle:
     """``setup`` and where it is undone: ``teardown`` (a method), or, for a
     ``@contextmanager`` (``kind`` ``contextmanager``), the code after the yield at
     walk position ``yield_at`` of ``setup``'s body.  ``kind`` is ``contextmanager``,
-    ``enter`` or ``pair``."""
+    ``enter``, ``pair`` or ``owner`` (``__init__`` of a class with a teardown)."""
 
     kind: str
     setup: FunctionInfo
     teardown: FunctionInfo | None = None
+    #: For an ``owner`` (``__init__`` and the object's teardowns): its other teardowns.
+    also: tuple[FunctionInfo, ...] = ()
     yield_at: int = -1
 
 
@@ -80,11 +83,14 @@ def lifecycles(facts: ModuleFacts) -> list[Lifecycle]:
             continue
         if info.class_name is None or info.parent is not None:
             continue
-        for name in lifecycle_teardowns(info.name):
-            teardown = facts.method(info.class_name, name)
-            if teardown is not None and teardown is not info:
-                found.append(Lifecycle("enter" if info.name in _ENTERS else "pair", info, teardown))
-                break
+        teardowns = [facts.method(info.class_name, name) for name in lifecycle_teardowns(info.name)]
+        teardowns = [t for t in teardowns if t is not None and t is not info]
+        if not teardowns:
+            continue
+        if info.name == "__init__":  # every teardown of the object must leave the hook
+            found.append(Lifecycle("owner", info, teardowns[0], tuple(teardowns[1:])))
+        else:
+            found.append(Lifecycle("enter" if info.name in _ENTERS else "pair", info, teardowns[0]))
     return found
 
 
@@ -108,6 +114,11 @@ def outliving_hooks(facts: ModuleFacts) -> list[OutlivingHook]:
             seen.add(id(registration.call))
             found.append(OutlivingHook(lifecycle, registration, via, kept if isinstance(kept, str) else None))
     return found
+
+
+def _captures(facts: ModuleFacts, registration: Registration) -> bool:
+    hook = hook_of(facts, registration)
+    return hook is not None and bool(captures(hook, registration))
 
 
 # -- what a setup installs -----------------------------------------------------------------
@@ -137,36 +148,43 @@ def _before_teardown(lifecycle: Lifecycle, positions: dict[int, int] | None, cal
 
 def _installed(facts: ModuleFacts, model: HandleModel, lifecycle: Lifecycle):
     """``(registration, via)`` for the setup's own registrations and those of the
-    installers it calls."""
+    installers it calls (an installer called from several places: once per call, so
+    that what each call passes can be judged)."""
     positions = _setup_positions(lifecycle)
     setup = lifecycle.setup
+    by_scope: dict[int, list[Registration]] = {}
     for registration in facts.registrations:
-        if model.scope_id(registration.site) == id(setup.node) and _before_teardown(
-            lifecycle, positions, registration.call
-        ):
+        by_scope.setdefault(model.scope_id(registration.site), []).append(registration)
+    for registration in by_scope.get(id(setup.node), ()):
+        if _before_teardown(lifecycle, positions, registration.call):
             yield registration, ()
     calls = [
         c
         for c in facts.calls
         if model.scope_id(c.site) == id(setup.node) and _before_teardown(lifecycle, positions, c.node)
     ]
-    yield from _through_installers(facts, model, calls, (), {id(setup.node)}, 0)
+    yield from _through_installers(facts, model, by_scope, calls, (), set(), frozenset({id(setup.node)}), 0)
 
 
-def _through_installers(facts, model: HandleModel, calls, via, visited: set[int], depth: int):
+def _through_installers(
+    facts, model: HandleModel, by_scope, calls, via, walked: set[int], chain_ids, depth: int
+):
     if depth >= HELPER_DEPTH:
         return
     for call in calls:
         for installer in _called_functions(facts, model, call):
-            if id(installer.node) in visited or model.returns_handles(installer):
+            if id(installer.node) in chain_ids or model.returns_handles(installer):
                 continue
-            visited.add(id(installer.node))
             chain = (*via, call)
-            for registration in facts.registrations:
-                if model.scope_id(registration.site) == id(installer.node):
-                    yield registration, chain
+            for registration in by_scope.get(id(installer.node), ()):
+                yield registration, chain
+            if id(installer.node) in walked:
+                continue  # its own installers were followed from its first call
+            walked.add(id(installer.node))
             inner = [c for c in facts.calls if model.scope_id(c.site) == id(installer.node)]
-            yield from _through_installers(facts, model, inner, chain, visited, depth + 1)
+            yield from _through_installers(
+                facts, model, by_scope, inner, chain, walked, chain_ids | {id(installer.node)}, depth + 1
+            )
 
 
 def _called_functions(facts: ModuleFacts, model: HandleModel, call: CallSite) -> list[FunctionInfo]:
@@ -190,10 +208,11 @@ def _left_behind(
     otherwise where its handle is kept (a store's code), or True (discarded, lost)."""
     if registration.api.owner != "module" or registration.wrapper is not None:
         return False  # process-wide hooks: HL009; tensor and optimizer hooks: not judged
-    if lifecycle.setup.name == "__init__" and _rooted_in_self(registration.receiver):
+    if lifecycle.kind == "owner" and not is_given(
+        facts, model, registration.receiver, registration.site, registration.call, via
+    ):
         return False  # an object hooking itself or its parts when built: they go together
-    hook = hook_of(facts, registration)
-    if hook is not None and captures(hook, registration):
+    if _captures(facts, registration):
         return False  # a capture hook never removed: HL002
     if model.dies_with_scope(registration):
         return False
@@ -242,25 +261,26 @@ def _removed_by_name(facts: ModuleFacts, codes: list[str]) -> bool:
     return False
 
 
-def _rooted_in_self(receiver: cst.BaseExpression | None) -> bool:
-    while isinstance(receiver, (cst.Attribute, cst.Subscript, cst.Call)):
-        receiver = receiver.value if not isinstance(receiver, cst.Call) else receiver.func
-    return isinstance(receiver, cst.Name) and receiver.value == "self"
-
-
 def _teardown_unhooks(facts: ModuleFacts, model: HandleModel, lifecycle: Lifecycle) -> bool:
     """Whether the teardown takes hooks off without their handles: it touches a module's
     hook dict (``m._forward_hooks.clear()``), or calls something whose name says it
     removes hooks, itself or through same-file helpers."""
     if lifecycle.teardown is not None:
-        nodes = list(descendants(lifecycle.teardown.node.body, into_functions=False))
-        scope = id(lifecycle.teardown.node)
-        calls = [c for c in facts.calls if model.scope_id(c.site) == scope]
-    else:
-        nodes = list(descendants(lifecycle.setup.node.body, into_functions=False))[lifecycle.yield_at + 1 :]
-        inside = {id(n) for n in nodes if isinstance(n, cst.Call)}
-        calls = [c for c in facts.calls if id(c.node) in inside]
-    return _unhooks(facts, model, nodes, calls, {id((lifecycle.teardown or lifecycle.setup).node)}, 0)
+        return any(
+            _unhooks(
+                facts,
+                model,
+                list(descendants(teardown.node.body, into_functions=False)),
+                [c for c in facts.calls if model.scope_id(c.site) == id(teardown.node)],
+                {id(teardown.node)},
+                0,
+            )
+            for teardown in (lifecycle.teardown, *lifecycle.also)
+        )
+    nodes = list(descendants(lifecycle.setup.node.body, into_functions=False))[lifecycle.yield_at + 1 :]
+    inside = {id(n) for n in nodes if isinstance(n, cst.Call)}
+    calls = [c for c in facts.calls if id(c.node) in inside]
+    return _unhooks(facts, model, nodes, calls, {id(lifecycle.setup.node)}, 0)
 
 
 def _unhooks(facts, model: HandleModel, nodes, calls, visited: set[int], depth: int) -> bool:

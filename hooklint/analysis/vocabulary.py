@@ -144,6 +144,9 @@ TAKE_ITEM_FUNCTIONS = frozenset({"heappop", "next"})
 STORE_VIEWS = frozenset({"values", "items", "copy", "keys"})
 #: Builtins whose result holds what their argument yields (``set(reg(m) for m in ms)``).
 COLLECTION_BUILTINS = frozenset({"list", "set", "tuple", "frozenset", "sorted", "dict", "reversed"})
+#: Builtins whose result is, or is reached from, their first argument
+#: (``dict(model.named_children())``, ``enumerate(model.modules())``, ``getattr(model, name)``).
+PASS_THROUGH_BUILTINS = COLLECTION_BUILTINS | {"enumerate", "iter", "zip", "getattr"}
 #: Builtin and ``collections`` containers: a call of one makes a new, separate object
 #: (hook state local to one call, :mod:`hooklint.analysis.call_local`).
 NEW_CONTAINER_CALLS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDict", "Counter", "deque"})
@@ -285,8 +288,24 @@ LIFECYCLE_VERBS = (
     ("hook", "unhook"),
     ("enter", "exit"),
 )
+#: Methods that undo what an object set up when it was built: a class with one of them
+#: owns the hooks its ``__init__`` puts on a module it was given, and a hook that such a
+#: teardown leaves registered outlives the object (HL016).
+OWNER_TEARDOWNS = (
+    "close",
+    "release",
+    "remove",
+    "remove_hooks",
+    "detach",
+    "teardown",
+    "cleanup",
+    "destroy",
+    "__exit__",
+    "__aexit__",
+    "__del__",
+)
 #: Whole-name pairs that the verbs do not spell.
-LIFECYCLE_NAMES = (("setUp", "tearDown"), ("__init__", "close"), *LIFECYCLE_PAIRS)
+LIFECYCLE_NAMES = (("setUp", "tearDown"), *(("__init__", name) for name in OWNER_TEARDOWNS), *LIFECYCLE_PAIRS)
 
 
 def _word_swapped(name: str, pairs) -> list[str]:

@@ -31,6 +31,9 @@ NEIGHBOURS = [find_rule(c) for c in ("HL002", "HL004", "HL009", "HL012", "HL016"
         ("setUp", "tearDown"),
         ("__enter__", "__exit__"),
         ("__init__", "close"),
+        ("__init__", "__exit__"),
+        ("__init__", "__del__"),
+        ("__init__", "release"),
         ("enable_observers", "disable_observers"),
     ],
 )
@@ -216,3 +219,121 @@ def test_hl016_follows_a_removal_through_the_same_attribute_of_another_object():
     assert _codes(code, [HL016]) == []
     lost = code.replace("state.pre_handle = module", "pre_handle = module")
     assert _codes(lost, [HL016]) == [("HL016", 9)]
+
+
+# -- HL016: a constructor's hooks, owned by an object that has a teardown ---------------------
+def test_a_counter_built_with_hooks_and_a_context_is_reported_beside_hl001():
+    # The push/pop without ``always_call`` is HL001's; the hooks never taken off are HL016's.
+    code = """
+    class Depth:
+        def __init__(self, model):
+            self.stack = []
+            for name, mod in model.named_children():
+                mod.register_forward_pre_hook(self._push(name))
+                mod.register_forward_hook(self._pop(name))
+
+        def _push(self, name):
+            def hook(mod, args):
+                self.stack.append(name)
+            return hook
+
+        def _pop(self, name):
+            def hook(mod, args, out):
+                self.stack.pop()
+            return hook
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.stack.clear()
+    """
+    assert _codes(code, [HL016, find_rule("HL001")]) == [("HL001", 6), ("HL016", 5), ("HL016", 6)]
+
+
+def test_what_the_constructor_was_not_given_is_not_its_callers():
+    # A module-level model and one the object builds: neither came from the caller.
+    code = """
+    from torch import nn
+
+    BACKBONE = nn.Linear(4, 4)
+
+    class Probe:
+        def __init__(self, width):
+            self.local = nn.Linear(width, width)
+            self.local.register_forward_hook(self._note)
+            BACKBONE.register_forward_hook(self._note)
+
+        def _note(self, module, args, output):
+            self.last = output.shape
+
+        def close(self):
+            self.local = None
+    """
+    assert _codes(code, [HL016]) == []
+    given = code.replace("def __init__(self, width):", "def __init__(self, width, BACKBONE):")
+    assert _codes(given, [HL016]) == [("HL016", 9)]
+
+
+def test_a_module_kept_on_self_from_a_parameter_is_given():
+    code = """
+    class Clip:
+        def __init__(self, model):
+            self.model = model
+            self.model.head.register_forward_hook(self._clip)
+
+        def _clip(self, module, args, output):
+            return output.clamp(-1, 1)
+
+        def __del__(self):
+            self.model = None
+    """
+    found = _lint(code, [HL016])
+    assert [(v.code, v.start.line) for v in found] == [("HL016", 4)]
+    assert "hook outlives `Clip`: `__del__` does not remove it" in found[0].message
+
+
+def test_any_teardown_that_unhooks_in_bulk_clears_the_constructors_hooks():
+    code = """
+    class Clip:
+        def __init__(self, model):
+            self.model = model
+            for m in model.modules():
+                m.register_forward_hook(self._clip)
+
+        def _clip(self, module, args, output):
+            return output.clamp(-1, 1)
+
+        def close(self):
+            self.model = None
+
+        def __exit__(self, *exc):
+            for m in self.model.modules():
+                m._forward_hooks.clear()
+    """
+    assert _codes(code, [HL016]) == []
+    assert _codes(code.replace("m._forward_hooks.clear()", "m.eval()"), [HL016]) == [("HL016", 5)]
+
+
+def test_an_installer_parameter_is_given_when_the_constructor_passes_a_given_module():
+    code = """
+    from torch import nn
+
+    class Gate:
+        def __init__(self, model):
+            self._arm(layer=nn.ReLU())
+            self._arm(model.encoder)
+
+        def _arm(self, layer):
+            layer.register_forward_pre_hook(self._gate)
+
+        def _gate(self, module, args):
+            return (args[0] * self.mask,)
+
+        def release(self):
+            self.mask = None
+    """
+    found = _lint(code, [HL016])
+    assert [(v.code, v.start.line) for v in found] == [("HL016", 9)]
+    assert [r.line for r in found[0].related] == [6]  # the call that passed the given module
+    assert _codes(code.replace("self._arm(model.encoder)", "pass"), [HL016]) == []
