@@ -47,8 +47,8 @@ def test_a_name_with_a_line_break_still_gives_a_one_line_message():
     assert found and all("\n" not in v.message for v in found)
 
 
-# -- HL016-HL018 on long names: still one line of at most 120 characters -----------------
-HL016, HL017, HL018 = find_rule("HL016"), find_rule("HL017"), find_rule("HL018")
+# -- HL016-HL019 on long names: still one line of at most 120 characters -----------------
+HL016, HL017, HL018, HL019 = find_rule("HL016"), find_rule("HL017"), find_rule("HL018"), find_rule("HL019")
 LONG = "a_rather_long_function_name_for_a_hook_that_keeps_going"
 
 
@@ -70,6 +70,15 @@ LONG = "a_rather_long_function_name_for_a_hook_that_keeps_going"
         (
             HL016,
             f"class C:\n    def on_{LONG}_start(self, m):\n        m.register_forward_hook(f)\n    def on_{LONG}_end(self, m):\n        pass\n",
+        ),
+        (
+            HL016,
+            f"class {LONG}:\n    def __init__(self, m):\n        m.register_forward_hook(self.f)\n"
+            "    def close(self):\n        pass\n    def release(self):\n        pass\n    def __del__(self):\n        pass\n",
+        ),
+        (
+            HL019,
+            f"class {LONG}:\n    def __init__(self, m):\n        m.register_forward_hook(self.f)\n",
         ),
         (
             HL016,

@@ -35,6 +35,7 @@ from hooklint.analysis.captures import captures, hook_of
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Registration
 from hooklint.analysis.given import is_given
 from hooklint.analysis.handles import HELPER_DEPTH, HandleModel, applied_function, handle_model
+from hooklint.analysis.module_kinds import NOT_MODULE, class_kind
 from hooklint.analysis.vocabulary import (
     CONTEXTMANAGERS,
     MODULE_HOOK_DICTS,
@@ -116,9 +117,114 @@ def outliving_hooks(facts: ModuleFacts) -> list[OutlivingHook]:
     return found
 
 
+def constructor_hooks(facts: ModuleFacts) -> list[OutlivingHook]:
+    """The hooks a class's ``__init__`` puts on a module it was given, when the class has
+    no teardown at all (no lifecycle): the handle is discarded (or lost in a local), the
+    hook holds the object (:func:`_bound_to_self`), and no method of the class takes
+    hooks off in bulk.  One per registration (HL019)."""
+    owners = {id(lifecycle.setup.node) for lifecycle in lifecycles(facts)}
+    constructors = [
+        info
+        for info in facts.functions
+        if info.name == "__init__"
+        and info.class_name is not None
+        and info.parent is None
+        and id(info.node) not in owners
+        and _helper_object(facts, info.class_name)
+    ]
+    if not constructors:
+        return []
+    model = handle_model(facts)
+    found: list[OutlivingHook] = []
+    for info in constructors:
+        lifecycle = Lifecycle("constructor", info)
+        installed = list(_installed(facts, model, lifecycle))
+        if any(_captures(facts, registration) for registration, _ in installed):
+            continue  # the object's hooks leak with HL002's capture hook: one bug, one finding
+        unhooked = None  # computed once per class, when a candidate needs it
+        seen: set[int] = set()
+        for registration, via in installed:
+            if id(registration.call) in seen:
+                continue
+            if _left_behind(facts, model, lifecycle, registration, via) is not True:
+                continue
+            if not _bound_to_self(registration):
+                continue
+            if unhooked is None:
+                unhooked = _class_unhooks(facts, model, info.class_name)  # type: ignore[arg-type]
+            if unhooked:
+                break
+            seen.add(id(registration.call))
+            found.append(OutlivingHook(lifecycle, registration, via))
+    return found
+
+
+def _helper_object(facts: ModuleFacts, class_name: str) -> bool:
+    """A class known from this file not to be an ``nn.Module`` (a module that hooks the
+    module it wraps keeps it as its own part), none of whose same-file bases has a
+    teardown (a base from another file might have one: unknown, so not this)."""
+    class_def = facts.classes.get(class_name)
+    if class_def is None or class_kind(facts, class_def) != NOT_MODULE:
+        return False
+    seen: set[str] = set()
+    pending = [class_def]
+    while pending:
+        current = pending.pop()
+        if current.name.value in seen:
+            continue
+        seen.add(current.name.value)
+        if any(
+            facts.method(current.name.value, name) is not None for name in lifecycle_teardowns("__init__")
+        ):
+            return False
+        pending += [
+            facts.classes[b] for b in map(facts.code, (a.value for a in current.bases)) if b in facts.classes
+        ]
+    return True
+
+
 def _captures(facts: ModuleFacts, registration: Registration) -> bool:
     hook = hook_of(facts, registration)
     return hook is not None and bool(captures(hook, registration))
+
+
+def _bound_to_self(registration: Registration) -> bool:
+    """The hook holds the object that registers it: a bound method (``self._count``,
+    also inside ``partial``), what a method of it builds (``self._make_hook(name)``),
+    or a lambda or nested def that uses ``self``."""
+    argument = registration.hook_arg
+    if argument is None:
+        return False
+    if _uses_self(argument):
+        return True
+    hook = registration.hook
+    return hook is not None and hook.via == "function" and "self" not in hook.params and _uses_self(hook.node)
+
+
+def _uses_self(node: cst.CSTNode) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == "self" for n in descendants(node))
+
+
+def _class_unhooks(facts: ModuleFacts, model: HandleModel, class_name: str) -> bool:
+    """Whether some method of the class takes hooks off without their handles: it
+    touches a module's hook dict, or calls something whose name starts with a removal
+    verb and is about hooks (``self._remove_all_hooks()``, ``unhook(model)``; not
+    ``create_and_remove_grad_hooks`` or ``remove_buffers``)."""
+    for info in facts.functions:
+        if info.class_name != class_name:
+            continue
+        nodes = descendants(info.node.body, into_functions=False)
+        if any(isinstance(n, cst.Attribute) and n.attr.value in MODULE_HOOK_DICTS for n in nodes):
+            return True
+        for call in facts.calls:
+            name = (call.callee or call.attr or "").rsplit(".", 1)[-1].lower().lstrip("_")
+            if (
+                model.scope_id(call.site) == id(info.node)
+                and "hook" in name
+                and name.startswith(UNHOOK_WORDS)
+            ):
+                return True
+    return False
 
 
 # -- what a setup installs -----------------------------------------------------------------
@@ -208,7 +314,7 @@ def _left_behind(
     otherwise where its handle is kept (a store's code), or True (discarded, lost)."""
     if registration.api.owner != "module" or registration.wrapper is not None:
         return False  # process-wide hooks: HL009; tensor and optimizer hooks: not judged
-    if lifecycle.kind == "owner" and not is_given(
+    if lifecycle.kind in ("owner", "constructor") and not is_given(
         facts, model, registration.receiver, registration.site, registration.call, via
     ):
         return False  # an object hooking itself or its parts when built: they go together

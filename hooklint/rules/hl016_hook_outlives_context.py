@@ -28,7 +28,7 @@ class HookOutlivesContext(Rule):
       parameter, or something reached from one: `model.named_modules()`,
       `model.layer4`, `self.model` set from a parameter), and none of its teardowns
       removes them. Hooks `__init__` puts on `self` or on modules it builds itself go
-      with the object and are not reported.
+      with the object and are not reported; without any teardown, see HL019.
 
     Hooks count when the setup registers them itself, or calls a same-file
     *installer* that does (directly, or through `model.apply(fn)`, three calls deep)
@@ -114,8 +114,9 @@ class HookOutlivesContext(Rule):
             reason = f"its handle (`{_clip(hook.kept)}`) is never removed"
         if lifecycle.teardown is None:
             undone = "the code after `yield` does"
-        elif lifecycle.also:
-            undone = "/".join(f"`{_clip(t.name)}`" for t in (lifecycle.teardown, *lifecycle.also)) + " do"
+        elif lifecycle.also:  # an object's teardowns: at most two named
+            names = [f"`{_clip(t.name)}`" for t in (lifecycle.teardown, *lifecycle.also)]
+            undone = "/".join(names[:2] + (["..."] if len(names) > 2 else [])) + " do"
         else:
             undone = f"`{_clip(lifecycle.teardown.name)}` does"
         # What `__init__` sets up lives as long as the object it builds: name the class.

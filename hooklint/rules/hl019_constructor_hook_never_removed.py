@@ -1,0 +1,280 @@
+"""HL019 constructor-hook-never-removed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from hooklint.analysis.facts import ModuleFacts
+from hooklint.analysis.lifecycles import OutlivingHook, constructor_hooks
+from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
+
+
+class ConstructorHookNeverRemoved(Rule):
+    """An object's constructor hooks a module it was given and keeps no way to remove the hook.
+
+    ## What it does
+    Finds module hooks that a class's `__init__` registers on a module it was handed
+    (a parameter, or something reached from one: `model.named_modules()`,
+    `model.layer4`, `self.model` set from a parameter), directly or through a
+    same-file installer it calls (also through `model.apply(fn)`), when
+
+    - the handle is discarded (or lost in a local),
+    - the hook holds the object: a bound method (`self._count`, also inside
+      `partial`), a hook that a method of the object builds (`self._make_hook(name)`),
+      or a lambda or nested def that uses `self`,
+    - the class is a helper object, known from the file not to be an `nn.Module`
+      (no base, `object`, `ABC`, or same-file classes that are not modules),
+    - and neither it nor a same-file base has a teardown (`close`, `release`,
+      `remove`, `remove_hooks`, `detach`, `teardown`, `cleanup`, `destroy`,
+      `__exit__`, `__del__`: a class with one is HL016's), and no method of it takes
+      hooks off in bulk (`m._forward_hooks.clear()`, a call such as
+      `self._remove_all_hooks()` whose name starts with a removal verb and is about
+      hooks).
+
+    Hooks that `__init__` puts on `self` or on modules it builds itself go with the
+    object and are not reported; so do those of an `nn.Module` on a module it wraps
+    (it keeps the module as its own part, usually for the model's whole life), and of
+    a class with a base from another file (which may have a teardown). Capture hooks
+    (those that store what they receive) are HL002's, and a constructor that
+    installs one is left to HL002 entirely: one bug, one finding.
+
+    ## Why is this bad?
+    The module keeps every hook in its hook dicts, and each hook keeps its object
+    alive. Tools that are built once per image, batch, experiment or profiling run
+    (a counter, a fault injector, a saliency helper) then stack one more hook on the
+    user's model with every instance: the hooks all keep running on every forward,
+    counts and perturbations add up, and nothing the instance holds is ever freed.
+    torch's own `FlopCounterMode` did this until it learnt to register its hooks in
+    `__enter__` and remove them in `__exit__`.
+
+    ## Example
+    ```python
+    class CallCounter:
+        def __init__(self, model):
+            self.calls = {}
+            for name, module in model.named_modules():
+                module.register_forward_hook(partial(self._count, name))
+
+        def _count(self, name, module, args, output):
+            self.calls[name] = self.calls.get(name, 0) + 1
+    ```
+
+    ## Use instead
+    ```python
+    class CallCounter:
+        def __init__(self, model):
+            self.calls = {}
+            self.handles = [
+                module.register_forward_hook(partial(self._count, name))
+                for name, module in model.named_modules()
+            ]
+
+        def _count(self, name, module, args, output):
+            self.calls[name] = self.calls.get(name, 0) + 1
+
+        def close(self):
+            for handle in self.handles:
+                handle.remove()
+    ```
+
+    ## Fix safety
+    No fix: whether the hooks should be taken off by a `close()`, by `__exit__`, or
+    installed only for the duration of a `with` block is the author's design.
+
+    ## Known problems
+    Libraries that install a hook for the whole life of the model on purpose (an
+    engine that wraps the model it is given and is never rebuilt) are reported too;
+    `# noqa: HL019` on the registration says the hook is meant to stay. A teardown
+    in a base class in another file is not seen.
+
+    ## Precision on real code
+    Development set (29 released libraries, `python ../shared/accuracy/score.py --preview`):
+    3 findings, judged by reading the code: 2 true (MONAI's `ModelWithHooks`, one
+    bug: every CAM object built on a model leaves hooks on it that keep the object
+    and its activations and gradients alive), 1 debatable (transformers'
+    `DebugUnderflowOverflow`, a debugging aid whose hooks are meant to last the
+    training run; a second `train()` on the same model stacks them). 26 held-out
+    libraries (`hooklint check --preview --select HL019 DIR`): 5 findings, all true
+    (deepspeed 0.6.4's ZeRO-3 optimizer, one bug: re-initialising on the same model
+    stacks a second set); before the rule left `nn.Module` classes alone it also
+    reported deepspeed 0.6.4's `InferenceEngine`, a module that wraps the model for
+    its whole life (false). 28 further released libraries and torch 2.13's own
+    sources: no finding. Fewer than the 8 judged findings promotion needs, so the
+    rule stays in preview.
+    """
+
+    code = "HL019"
+    name = "constructor-hook-never-removed"
+    preview = True
+
+    def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
+        for hook in constructor_hooks(facts):
+            yield self._finding(hook)
+
+    @staticmethod
+    def _finding(hook: OutlivingHook) -> Finding:
+        owner = _clip(hook.lifecycle.setup.class_name or "")
+        kept = "drops the handle" if not hook.via else "keeps no handle"
+        message = f"`{owner}` hooks a module its `__init__` was given and {kept}: the hook is never removed"
+        return Finding(node=hook.registration.call, message=message, related=tuple(c.node for c in hook.via))
+
+    VALID = [
+        # The handles are kept and `close` removes them.
+        Valid(
+            """
+from functools import partial
+
+class CallCounter:
+    def __init__(self, model):
+        self.calls = {}
+        self.handles = [
+            module.register_forward_hook(partial(self._count, name))
+            for name, module in model.named_modules()
+        ]
+
+    def _count(self, name, module, args, output):
+        self.calls[name] = self.calls.get(name, 0) + 1
+
+    def close(self):
+        for handle in self.handles:
+            handle.remove()
+"""
+        ),
+        # The constructor hooks a module it built itself: the hook goes with the object.
+        Valid(
+            """
+from torch import nn
+
+class Head:
+    def __init__(self, width):
+        self.proj = nn.Linear(width, width)
+        self.proj.register_forward_hook(self._scale)
+
+    def _scale(self, module, args, output):
+        return output / self.temperature
+"""
+        ),
+        # A plain function, holding nothing of the object, installed for the model's life.
+        Valid(
+            """
+def _to_half(module, args):
+    return tuple(a.half() for a in args)
+
+class HalfPrecision:
+    def __init__(self, model):
+        for block in model.children():
+            block.register_forward_pre_hook(_to_half)
+"""
+        ),
+        # Another method takes the hooks off in bulk.
+        Valid(
+            """
+class Saturation:
+    def __init__(self, model):
+        self.model = model
+        self.hits = 0
+        for m in model.modules():
+            m.register_forward_hook(self._count)
+
+    def _count(self, module, args, output):
+        self.hits += int(output.abs().max() > 1e4)
+
+    def reset(self):
+        for m in self.model.modules():
+            m._forward_hooks.clear()
+"""
+        ),
+        # A module that wraps the model it is given: the hook belongs to its own part.
+        Valid(
+            """
+from torch import nn
+
+class OnDevice(nn.Module):
+    def __init__(self, inner, device):
+        super().__init__()
+        self.inner = inner
+        self.device = device
+        self.inner.register_forward_pre_hook(self._move)
+
+    def _move(self, module, args):
+        return tuple(a.to(self.device) for a in args)
+"""
+        ),
+        # A capture hook that a constructor never removes is HL002's finding.
+        Valid(
+            """
+class FeatureTap:
+    def __init__(self, layer):
+        self.features = []
+        layer.register_forward_hook(self._keep)
+        layer.register_full_backward_hook(self._note)
+
+    def _keep(self, module, args, output):
+        self.features.append(output.detach())
+
+    def _note(self, module, grad_input, grad_output):
+        self.seen = True
+"""
+        ),
+    ]
+    INVALID = [
+        # A counter built once per profiling run: a partial of its method on every submodule.
+        Invalid(
+            """
+from functools import partial
+
+class CallCounter:
+    def __init__(self, model):
+        self.calls = {}
+        for name, module in model.named_modules():
+            module.register_forward_hook(partial(self._count, name))
+
+    def _count(self, name, module, args, output):
+        self.calls[name] = self.calls.get(name, 0) + 1
+""",
+            line=7,
+            message="`CallCounter` hooks a module its `__init__` was given and drops the handle",
+        ),
+        # A nested def that uses `self`, on a submodule of the given model.
+        Invalid(
+            """
+import torch
+
+class ActivationNoise:
+    def __init__(self, model, sigma):
+        self.sigma = sigma
+
+        def jitter(module, args, output):
+            return output + self.sigma * torch.randn_like(output)
+
+        model.encoder.register_forward_hook(jitter)
+""",
+            line=10,
+            message="`ActivationNoise` hooks a module its `__init__` was given and drops the handle: the hook is never removed",
+        ),
+        # An installer handed to `apply` on the model kept from the constructor's argument.
+        Invalid(
+            """
+from torch import nn
+
+class SilentUnits:
+    def __init__(self, net):
+        self.net = net
+        self.silent = 0
+        self.net.apply(self._attach)
+
+    def _attach(self, module):
+        if isinstance(module, nn.ReLU):
+            module.register_forward_hook(self._mark)
+
+    def _mark(self, module, args, output):
+        self.silent += int(not output.any())
+""",
+            line=11,
+            message="`SilentUnits` hooks a module its `__init__` was given and keeps no handle",
+        ),
+    ]
+
+
+def _clip(name: str, width: int = 22) -> str:
+    return name if len(name) <= width else name[: width - 3] + "..."
