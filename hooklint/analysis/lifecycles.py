@@ -9,7 +9,14 @@ A *lifecycle* is code that sets something up and has a place that undoes it:
 * a setup method and its teardown in the same class, by name
   (:func:`hooklint.analysis.vocabulary.lifecycle_teardowns`: ``on_train_start`` /
   ``on_train_end``, ``setup`` / ``teardown``, ``attach`` / ``detach``,
-  ``register_hooks`` / ``remove_hooks``, ``__init__`` / ``close``...).
+  ``register_hooks`` / ``remove_hooks``...);
+* ``__init__`` of a class with a teardown of any kind (``close``, ``release``,
+  ``__exit__``, ``__del__``...: :data:`hooklint.analysis.vocabulary.OWNER_TEARDOWNS`), an
+  *owner*: only its hooks on a module it was given count
+  (:mod:`hooklint.analysis.given`), and every teardown of the class is looked at.
+
+A class whose ``__init__`` hooks a module it was given and that has no teardown at all
+is not a lifecycle: :func:`constructor_hooks` answers HL019's narrower question about it.
 
 The hooks a setup installs are its own registrations (before the ``yield``), and
 those of *installers* it calls: same-file functions or methods, called directly or
