@@ -817,6 +817,23 @@ class HandleModel:
         before = [v for p, v in scope.values.get(raw, ()) if p < position]
         return before[-1] if before else None
 
+    def removes_an_earlier_list(self, removal: Removal, registration: Registration) -> bool:
+        """The removal runs before the registration in its scope, through a local name
+        that is bound anew in between, and no loop holds both (``for h in hs:
+        h.remove()``, then ``hs = []``, then ``hs.append(reg(...))``): it removes what an
+        earlier list held, not what this registration adds."""
+        scope_id = self.scope_id(registration.site)
+        scope = self._summary(scope_id)
+        start = scope.positions.get(id(removal.call), -1)
+        end = scope.positions.get(id(registration.call), -1)
+        owner, _, code = removal.store.partition("|")
+        if start < 0 or end <= start or owner != f"def:{scope_id}" or "." in code:
+            return False
+        if not any(start < at < end for at, _ in scope.values.get(removal.store, ())):
+            return False
+        loops = [f.node for f in removal.site.frames if f.kind in ("for", "while")]
+        return not any(registration.site.inside(loop) for loop in loops)
+
     def store_label(self, store: str, scope_id: int) -> str:
         """A store's code as a message names it in a scope: ``self.live`` for the
         scope's own instance, ``Tap.live`` for the instances of another class
