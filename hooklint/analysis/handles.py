@@ -1049,10 +1049,20 @@ class HandleModel:
         return flow
 
     def _is_record(self, call: cst.Call) -> bool:
-        """A call of a class of this file that keeps what it is given (``LensHandle(h,
-        permanent)``, a dataclass pairing a handle with a flag), bound to a name: it
-        holds the handle rather than taking it away."""
-        return isinstance(call.func, cst.Name) and call.func.value in self.facts.classes
+        """A call of a record class of this file (``LensHandle(h, permanent)``, a
+        dataclass pairing a handle with a flag): one without methods of its own (dunder
+        methods aside), so it holds what it is given and does nothing with it."""
+        if not isinstance(call.func, cst.Name):
+            return False
+        node = self.facts.classes.get(call.func.value)
+        if node is None:
+            return False
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        return not any(
+            isinstance(s, cst.FunctionDef)
+            and not (s.name.value.startswith("__") and s.name.value.endswith("__"))
+            for s in body
+        )
 
     def _wraps(self, scope: _HandleSummary, raw: str, position: int, name: str) -> bool:
         """The binding of ``raw`` at ``position`` keeps what the name held: ``h =
