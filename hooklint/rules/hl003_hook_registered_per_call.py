@@ -481,13 +481,13 @@ class Router:
     def routed(self):
         added = []
 
-        def on_call(mod, args, kwargs):
+        def mix(mod, args, kwargs):
             weights = self.scorer(*args)
             for block in self.model.children():
                 added.append(block.register_forward_pre_hook(partial(_route, weights=weights), with_kwargs=True))
             return args, kwargs
 
-        top = self.model.register_forward_pre_hook(on_call, with_kwargs=True)
+        top = self.model.register_forward_pre_hook(mix, with_kwargs=True)
         try:
             yield
         finally:
@@ -496,7 +496,7 @@ class Router:
                 handle.remove()
 """,
             line=22,
-            message="inside hook `on_call` (once per hook call)",
+            message="inside hook `mix` (once per hook call)",
         ),
         # A lambda over this call's `scale`, on a submodule that lives on.
         Invalid(
@@ -544,7 +544,7 @@ def _set_mix(mod, args, kwargs, mix):
 
 
 def install(model, blocks, mixer):
-    def two_pass(mod, args, kwargs):
+    def twice(mod, args, kwargs):
         probes = []
         for block in blocks:
             probes.append(block.register_forward_pre_hook(partial(_set_mix, mix=None), with_kwargs=True))
@@ -559,10 +559,10 @@ def install(model, blocks, mixer):
             probes.append(block.register_forward_pre_hook(partial(_set_mix, mix=mixer(first)), with_kwargs=True))
         return args, kwargs
 
-    return model.register_forward_pre_hook(two_pass, with_kwargs=True)
+    return model.register_forward_pre_hook(twice, with_kwargs=True)
 """,
             line=24,
-            message="inside hook `two_pass` (once per hook call)",
+            message="inside hook `twice` (once per hook call)",
         ),
         # Gradient clipping hooks re-registered every step: gradients scaled k times.
         Invalid(
