@@ -174,7 +174,14 @@ class HandleModel:
         classes.discard(None)
         # A call on another object of a method of one of those classes (``tap.attach(fn)``)
         # may acquire or remove: its scope is walked too.
-        named = {i.name for i in facts.functions if i.class_name in classes and i.parent is None}
+        self._callees: dict[int, FunctionInfo | None] = {}
+        self._acts: dict[int, bool] = {}
+        named = {
+            m.name
+            for ms in self._methods.values()
+            for m in ms
+            if m.class_name in classes and self._acts_on_hooks(m)
+        }
         for call in facts.calls:
             if call.attr in named and not _on_self(call.node):
                 relevant.add(self.scope_id(call.site))
@@ -190,9 +197,7 @@ class HandleModel:
         self._returns_memo: dict[tuple[int, int], bool] = {}
         self._acquisitions: dict[int, list[Acquisition]] = {}
         self._removals: dict[int, list[Removal]] = {}
-        self._callees: dict[int, FunctionInfo | None] = {}
         self._others: dict[int, FunctionInfo | None] = {}
-        self._acts: dict[int, bool] = {}
         self._position = -1
         self._dead: dict[int, set[int]] = {}
         #: raw keys of attributes some walked scope assigns (``self.handles = []``)
