@@ -718,7 +718,7 @@ class HandleModel:
                     if name in params and raw is not None:
                         found.append(Removal(call.node, call.site, raw, "helper"))
             if attrs and helper.class_name is not None:
-                for attr in attrs:
+                for attr in sorted(attrs):  # one order in every run (the message names the first)
                     owner = self.owner("self", scope_id) if scope.info is not None else ""
                     if owner.startswith("class:"):
                         found.append(Removal(call.node, call.site, f"{owner}|{attr}", "helper"))
