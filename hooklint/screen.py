@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from hooklint.analysis import vocabulary
-from hooklint.analysis.vocabulary import SETUP_WORDS
+from hooklint.analysis.vocabulary import REMOVE_METHOD, SETUP_WORDS
 from hooklint.lexical import Lexed, closing_bracket, lex, word_before
 from hooklint.sparse import WORD, last_name, owner_calls
 
@@ -60,6 +60,8 @@ _REFERENCE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
 #: A name called as a function or a method of ``self``/``cls``: ``helper(``, ``self._enter(``.
 _BARE_CALLED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _SELF_CALLED = re.compile(r"\b(?:self|cls)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+#: A method called on another object: ``tap.detach_all(``, ``self.taps[k].attach(``.
+_OTHER_CALLED = re.compile(r"(?<!\bself)(?<!\bcls)\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 #: A call of a method whose name says it installs hooks (``self.register_hooks(model)``):
 #: the handle model acquires, there, what the class removes elsewhere.
 _SETUP_CALL = r"\b(?:self|cls)\.\w*(?:" + "|".join(re.escape(w) for w in SETUP_WORDS) + r")\w*(?=\s*\()"
@@ -215,6 +217,7 @@ def screening_source(
                 module_seeds.append(code)
     if not seeds and not module_seeds:
         return "", []  # the tokens matched only in strings and comments
+    _add_other_object_callers(units, seeds, seed_codes, module_level, module_seeds, lines)
 
     words: set[str] = set()  # every name a seed mentions
     hooks: set[str] = set()  # the names that may be a hook, or build one
@@ -242,7 +245,7 @@ def screening_source(
     for unit in units:  # an instance used as a hook: what it runs and what it sets up
         if unit.is_class and unit.name in hooks:
             kept.update(id(m) for m in unit.members if m.name in _CALLABLE_OBJECT)
-    _keep_callees(units, [u for u in units if id(u) in kept], kept, lines)
+    _keep_callees(units, [u for u in units if id(u) in kept], kept, lines, given)
     _prune(top, kept, lines)
     if not module_seeds:
         # Module-level code that binds no name the kept code mentions cannot matter:
@@ -397,6 +400,32 @@ def _method_callers(seeds, callers, classes, lines: _Lines) -> list[_Unit]:
     return found
 
 
+def _add_other_object_callers(units, seeds, seed_codes, module_level, module_seeds, lines: _Lines) -> None:
+    """Seeds too: the code that calls a registering method of a class on another
+    object (``self.taps[name].attach(fn)``, ``tap.attach(fn)``): the handle model
+    acquires there what that method's class removes
+    (:meth:`hooklint.analysis.handles.HandleModel.other_object_method`)."""
+    members = {id(m) for u in units if u.is_class for m in u.members}
+    names = sorted({u.name for u in seeds if id(u) in members and not u.is_class})
+    if not names:
+        return
+    calls = re.compile(r"(?<!\bself)(?<!\bcls)\.\s*(?:" + "|".join(re.escape(n) for n in names) + r")\s*\(")
+    calling = {lines.number_at(m.start()) for m in calls.finditer(lines.code_text)}
+    if not calling:
+        return
+    for unit in _innermost(units, calling):
+        code = lines.code(unit.own_lines())
+        if unit not in seeds and calls.search(code):
+            seeds.append(unit)
+            seed_codes.append(code)
+    for statement in module_level:
+        last = statement.end_lineno or statement.lineno
+        if any(statement.lineno <= n <= last for n in calling):
+            code = lines.code(range(statement.lineno, last + 1))
+            if calls.search(code) and code not in module_seeds:
+                module_seeds.append(code)
+
+
 def _lifecycle_setups(units, seeds, classes, lines: _Lines) -> list[_Unit]:
     """``@contextmanager`` functions and setup methods with a teardown in their class
     that call a seed (an installer of hooks), directly or through other functions, to
@@ -431,7 +460,9 @@ def _lifecycle_setups(units, seeds, classes, lines: _Lines) -> list[_Unit]:
     return found
 
 
-def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], lines: _Lines) -> None:
+def _keep_callees(
+    units: list[_Unit], reached: list[_Unit], kept: set[int], lines: _Lines, tokens: NamePattern
+) -> None:
     """Keep the functions kept code calls by name (``helper(``, ``self._enter(``), to
     one more call than :data:`hooklint.analysis.effects.MAX_DEPTH` deep (the handle
     model follows removal helpers ``HELPER_DEPTH`` + 1 calls): a hook's state changes
@@ -456,6 +487,26 @@ def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], line
     for unit in units:
         if not unit.is_class and id(unit) not in class_of:
             functions.setdefault(unit.name, []).append(unit)
+    named: dict[str, list[_Unit]] = {}  # what ``x.name(`` may call: a method of any class
+    for unit in units:
+        if not unit.is_class and id(unit) in class_of:
+            named.setdefault(unit.name, []).append(unit)
+    acting: dict[int, bool] = {}
+
+    def acts(unit: _Unit) -> bool:
+        """Whether a method may register or remove, in its own code or in a function or
+        method of its class that it calls (what the handle model's ``_acts_on_hooks``
+        looks at): only such methods are what ``x.name(`` resolves to."""
+        found = acting.get(id(unit))
+        if found is None:
+            code = lines.code(unit.own_lines())
+            helpers = [f for n in _BARE_CALLED.findall(code) for f in functions.get(n, ())]
+            helpers += [m for n in _SELF_CALLED.findall(code) for m in methods(unit, n)]
+            found = acting[id(unit)] = any(
+                REMOVE_METHOD in text or tokens.search(text) is not None
+                for text in [code] + [lines.code(h.own_lines()) for h in helpers]
+            )
+        return found
 
     def methods(unit: _Unit, name: str) -> list[_Unit]:
         """``self.name(`` in ``unit``: that method of its class or a same-file base."""
@@ -473,8 +524,12 @@ def _keep_callees(units: list[_Unit], reached: list[_Unit], kept: set[int], line
             code = lines.code(unit.own_lines())
             for name in _BARE_CALLED.findall(code):
                 found += functions.get(name, ())
+                if name in class_named:  # a record built around a handle (``Entry(h, flag)``)
+                    kept.add(id(class_named[name]))
             for name in _SELF_CALLED.findall(code):
                 found += methods(unit, name)
+            for name in _OTHER_CALLED.findall(code):
+                found += [m for m in named.get(name, ()) if id(m) not in kept and acts(m)]
         reached = [u for u in dict.fromkeys(found) if id(u) not in kept]
         if not reached:
             return

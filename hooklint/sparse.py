@@ -144,6 +144,29 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
     if owned:
         callers = re.compile("|".join(owned))
         kept_words.update(d.name for d in candidates if callers.search(d.text))
+    # A call on another object (``tap.attach(fn)``) of a method that registers or removes,
+    # itself or through what it calls (the handle model's ``other_object_method``): its
+    # caller stays, and so does every other definition of that method (which decides
+    # the call's target).
+    direct = {d.name for d in definitions if not d.is_class and (tokens.search(d.text) or "remove" in d.text)}
+    acting = {
+        d.name
+        for d in definitions
+        if d.is_method and (d.name in direct or not direct.isdisjoint(_CALLED.findall(d.text)))
+    }
+    if acting:
+        other = re.compile(
+            r"(?<!\bself)(?<!\bcls)\.\s*(" + "|".join(re.escape(n) for n in sorted(acting)) + r")\s*\("
+        )
+        called_on_others = set(other.findall(text))
+        if called_on_others:
+            defines = re.compile(
+                r"\bdef\s+(?:" + "|".join(re.escape(n) for n in sorted(called_on_others)) + r")\b"
+            )
+            kept_words |= called_on_others
+            kept_words.update(
+                d.name for d in candidates if other.search(d.text) or (d.is_class and defines.search(d.text))
+            )
     # What kept code calls stays too, to MAX_DEPTH calls deep: a hook's state changes may
     # sit in a helper of a helper (hooklint.analysis.effects follows them that far).
     from hooklint.analysis.effects import MAX_DEPTH

@@ -101,6 +101,8 @@ class Acquisition:
     helper: FunctionInfo | None = None
     #: What the code does with the call's value.
     use: HandleUse | None = None
+    #: ``helper`` is a method called on another object (:meth:`HandleModel.other_object_method`).
+    on_other: bool = False
 
     @property
     def call(self) -> cst.Call:
@@ -163,7 +165,27 @@ class HandleModel:
         for scope_id, calls in self._calls.items():
             if any(_says_remove(c) for c in calls):
                 relevant.add(scope_id)
+        #: method name -> the same-file methods of that name (for calls on other objects)
+        self._methods: dict[str, list[FunctionInfo]] = {}
+        for info in facts.functions:
+            if info.class_name is not None and info.parent is None:
+                self._methods.setdefault(info.name, []).append(info)
         classes = {self._infos[s].class_name for s in relevant if s in self._infos}
+        classes.discard(None)
+        # A call on another object of a method of one of those classes (``tap.attach(fn)``)
+        # may acquire or remove: its scope is walked too.
+        self._callees: dict[int, FunctionInfo | None] = {}
+        self._acts: dict[int, bool] = {}
+        named = {
+            m.name
+            for ms in self._methods.values()
+            for m in ms
+            if m.class_name in classes and self._acts_on_hooks(m)
+        }
+        for call in facts.calls:
+            if call.attr in named and not _on_self(call.node):
+                relevant.add(self.scope_id(call.site))
+        classes |= {self._infos[s].class_name for s in relevant if s in self._infos}
         classes.discard(None)
         for info in facts.functions:
             if info.class_name in classes:
@@ -175,7 +197,7 @@ class HandleModel:
         self._returns_memo: dict[tuple[int, int], bool] = {}
         self._acquisitions: dict[int, list[Acquisition]] = {}
         self._removals: dict[int, list[Removal]] = {}
-        self._callees: dict[int, FunctionInfo | None] = {}
+        self._others: dict[int, FunctionInfo | None] = {}
         self._position = -1
         self._dead: dict[int, set[int]] = {}
         #: raw keys of attributes some walked scope assigns (``self.handles = []``)
@@ -377,7 +399,7 @@ class HandleModel:
                     for name in target_names(target):
                         scope.element_of[f"{self.owner(name, scope.id)}|{name}"] = store  # type: ignore[assignment]
             return
-        if isinstance(value, cst.Call) and _builtin(value) in COLLECTION_BUILTINS:
+        if isinstance(value, cst.Call) and (_builtin(value) in COLLECTION_BUILTINS or self._is_record(value)):
             names = [n for a in value.args for n in _element_names(a.value)]
         else:
             names = (
@@ -417,6 +439,7 @@ class HandleModel:
             call.attr == REMOVE_METHOD
             or _builtin(node) in _READING_CALLS
             or _builtin(node) in COLLECTION_BUILTINS
+            or (call.use.role == "bound" and self._is_record(node))
         ):
             return
         if _says_remove(call):
@@ -459,6 +482,16 @@ class HandleModel:
         kind = "direct" if _is_chain(receiver) else "element"
         if not isinstance(receiver, cst.Name) or not self._loop_target(call.site, receiver.value):
             scope.removals.append(Removal(call.node, call.site, raw, kind))
+        if isinstance(receiver, cst.Attribute) and _is_chain(receiver):
+            root = receiver.value
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if isinstance(root, cst.Name) and root.value not in ("self", "cls"):
+                # ``for entry in entries: entry.handle.remove()``: records holding handles
+                store = self._loop_store(scope, call.site, root.value)
+                if store is not None:
+                    scope.removals.append(Removal(call.node, call.site, store, "loop"))
+            return
         if not isinstance(receiver, cst.Name):
             return
         name = receiver.value
@@ -488,6 +521,15 @@ class HandleModel:
                         if outer_store is not None:
                             scope.removals.append(Removal(call.node, call.site, outer_store, "loop"))
                 break
+
+    def _loop_store(self, scope: _HandleSummary, site: Site, name: str) -> str | None:
+        """The store a ``for`` loop around the site takes ``name`` from."""
+        for frame in reversed(site.frames):
+            if frame.kind in ("def", "class"):
+                return None
+            if frame.kind == "for" and name in target_names(frame.node.target):  # type: ignore[attr-defined]
+                return self.raw_key(frame.node.iter, scope.id)  # type: ignore[attr-defined]
+        return None
 
     @staticmethod
     def _loop_target(site: Site, name: str) -> bool:
@@ -542,19 +584,79 @@ class HandleModel:
                 return self.facts.method(method.class_name, func.attr.value)  # type: ignore[arg-type]
         return None
 
+    def other_object_method(self, call: CallSite) -> FunctionInfo | None:
+        """The same-file method a call on *another* object runs (``tap.attach(fn)``,
+        ``self.taps[name].detach_all()``), when the file leaves one choice: exactly one
+        same-file class has a method of that name that registers hooks or removes
+        handles (:meth:`_acts_on_hooks`), and every other same-file method of that name
+        only passes the call on to another object (``def attach(self, fn):
+        self.inner.attach(fn)``).  Not ``self.m()``/``cls.m()`` (:meth:`callee`) nor
+        ``super().m()``.  Kept apart from :meth:`callee`: what it stores or removes on
+        its ``self`` is keyed by *its* class, not the caller's."""
+        key = id(call.node)
+        if key not in self._others:
+            self._others[key] = self._other_object_method(call)
+        return self._others[key]
+
+    def _other_object_method(self, call: CallSite) -> FunctionInfo | None:
+        if call.attr is None or _on_self(call.node) or call.attr == REMOVE_METHOD:
+            return None
+        receiver = call.node.func.value  # type: ignore[attr-defined]
+        if isinstance(receiver, cst.Call) and _builtin(receiver) == "super":
+            return None
+        methods = self._methods.get(call.attr, ())
+        acting = [m for m in methods if self._acts_on_hooks(m)]
+        if len(acting) != 1:
+            return None
+        for method in methods:
+            if method is not acting[0] and not self._passes_on(method):
+                return None  # another class's method of that name, which may be the one called
+        return acting[0]
+
+    def _acts_on_hooks(self, info: FunctionInfo) -> bool:
+        """The method registers a hook or calls ``.remove()``, in its own body or in a
+        nested def, same-file function or same-class method it calls (:meth:`callee`,
+        one call deep: what the screen keeps for it).  Syntactic: it says nothing of
+        which stores."""
+        scope_id = id(info.node)
+        known = self._acts.get(scope_id)
+        if known is None:
+            helpers = (self.callee(c) for c in self._calls.get(scope_id, ()))
+            scopes = [scope_id] + [id(h.node) for h in helpers if h is not None]
+            known = self._acts[scope_id] = any(
+                self._regs.get(s) or self._removal_calls.get(s) for s in scopes
+            )
+        return known
+
+    def _passes_on(self, method: FunctionInfo) -> bool:
+        """The method calls a method of its own name on another object (a forwarder:
+        ``def add_hook(self, name, fn): self.points[name].add_hook(fn)``)."""
+        return any(
+            call.attr == method.name and not _on_self(call.node)
+            for call in self._calls.get(id(method.node), ())
+        )
+
     def removed_by(self, info: FunctionInfo, depth: int = 0) -> tuple[set[str], set[str]]:
         """``(parameters, attributes)``: what a function removes of its parameters
         (by name) and of ``self.*`` (by code), directly or through helpers."""
+        params, attrs, _others = self._removed_by(info, depth)
+        return params, attrs
+
+    def _removed_by(self, info: FunctionInfo, depth: int = 0) -> tuple[set[str], set[str], set[str]]:
+        """:meth:`removed_by`, and the stores of *other* classes' instances it removes
+        through their methods (``tap.detach_all()``: ``class:Tap|self.live``), by key."""
         key = (id(info.node), depth)
         memo = self._removes_memo.get(key)
         if memo is not None:
             return memo
         params: set[str] = set()
         attrs: set[str] = set()
-        self._removes_memo[key] = (params, attrs)
+        others: set[str] = set()
+        self._removes_memo[key] = (params, attrs, others)
         if depth > HELPER_DEPTH:
-            return params, attrs
+            return params, attrs, others
         own = f"def:{id(info.node)}"
+        mine = self.owner("self", id(info.node))
         for removal in self.removals_in(id(info.node), depth + 1):
             for member in self._members(removal.store):
                 owner, _, code = member.partition("|")
@@ -562,8 +664,11 @@ class HandleModel:
                 if owner == own and root in info.params:
                     params.add(root)
                 elif owner.startswith("class:") and root in ("self", "cls"):
-                    attrs.add(code)
-        return params, attrs
+                    if owner == mine or removal.store.startswith(mine + "|"):
+                        attrs.add(code)
+                    else:
+                        others.add(member)
+        return params, attrs, others
 
     def _members(self, key: str) -> list[str]:
         root = self.find(key)
@@ -585,12 +690,20 @@ class HandleModel:
             return found
         for call in scope.calls:
             helper = self.callee(call)
-            if helper is None and self.facts.project is not None:
+            other = self.other_object_method(call) if helper is None else None
+            if other is not None:
+                helper = other
+            elif helper is None and self.facts.project is not None:
                 found.extend(self._external_removals(call, scope_id, scope))
                 continue
             if helper is None or helper.node is (scope.info.node if scope.info else None):
                 continue
-            params, attrs = self.removed_by(helper, depth)
+            params, attrs, others = self._removed_by(helper, depth)
+            found.extend(Removal(call.node, call.site, store, "helper") for store in sorted(others))
+            if other is not None:  # ``tap.detach_all()``: the stores of the tap's class
+                owner = f"class:{self._root_class(other.class_name)}"  # type: ignore[arg-type]
+                found.extend(Removal(call.node, call.site, f"{owner}|{a}", "helper") for a in sorted(attrs))
+                attrs = set()
             if params:
                 names = helper.params
                 if helper.class_name is not None and isinstance(call.node.func, cst.Attribute):
@@ -605,7 +718,7 @@ class HandleModel:
                     if name in params and raw is not None:
                         found.append(Removal(call.node, call.site, raw, "helper"))
             if attrs and helper.class_name is not None:
-                for attr in attrs:
+                for attr in sorted(attrs):  # one order in every run (the message names the first)
                     owner = self.owner("self", scope_id) if scope.info is not None else ""
                     if owner.startswith("class:"):
                         found.append(Removal(call.node, call.site, f"{owner}|{attr}", "helper"))
@@ -664,10 +777,24 @@ class HandleModel:
             if id(call.node) in registered:
                 continue
             helper = self.callee(call) or _applied_method(self.facts, call)
-            if helper is None or helper.node is (scope.info.node if scope.info else None):
+            if helper is None:
+                other = self.other_object_method(call)
+                if other is not None and call.use.role == "discarded":
+                    # ``self.taps[name].attach(fn)``: the stores of that class it fills
+                    stores = self._filled_and_removed(other, depth)
+                    if stores:
+                        flow = Flow(stores=stores, target=f"{self.facts.code(call.node.func)}()")
+                        found.append(
+                            Acquisition(call.node, call.site, flow, helper=other, use=call.use, on_other=True)
+                        )
+                continue
+            if helper.node is (scope.info.node if scope.info else None):
                 continue
             if self._is_setup_call(call, helper, scope, depth):
-                stores = self.class_removed(helper.class_name)  # type: ignore[arg-type]
+                if any(word in helper.name.lower() for word in SETUP_WORDS):
+                    stores = self.class_removed(helper.class_name)  # type: ignore[arg-type]
+                else:
+                    stores = self._filled_and_removed(helper, depth)
                 if stores:
                     flow = Flow(stores=stores, target=f"{self.facts.code(call.node.func)}()")
                     found.append(Acquisition(call.node, call.site, flow, helper=helper, use=call.use))
@@ -694,6 +821,38 @@ class HandleModel:
         raw = f"{self.owner(name.value, scope_id)}|{name.value}"
         before = [v for p, v in scope.values.get(raw, ()) if p < position]
         return before[-1] if before else None
+
+    def removes_an_earlier_list(self, removal: Removal, registration: Registration) -> bool:
+        """The removal runs before the registration in its scope, through a local name
+        that is bound anew in between, and no loop holds both (``for h in hs:
+        h.remove()``, then ``hs = []``, then ``hs.append(reg(...))``): it removes what an
+        earlier list held, not what this registration adds."""
+        scope_id = self.scope_id(registration.site)
+        scope = self._summary(scope_id)
+        start = scope.positions.get(id(removal.call), -1)
+        end = scope.positions.get(id(registration.call), -1)
+        owner, _, code = removal.store.partition("|")
+        if start < 0 or end <= start or owner != f"def:{scope_id}" or "." in code:
+            return False
+        if not any(start < at < end for at, _ in scope.values.get(removal.store, ())):
+            return False
+        loops = [f.node for f in removal.site.frames if f.kind in ("for", "while")]
+        return not any(registration.site.inside(loop) for loop in loops)
+
+    def store_label(self, store: str, scope_id: int) -> str:
+        """A store's code as a message names it in a scope: ``self.live`` for the
+        scope's own instance, ``Tap.live`` for the instances of another class
+        (:meth:`other_object_method`)."""
+        owner, _, code = store.partition("|")
+        root, dot, rest = code.partition(".")
+        if (
+            owner.startswith("class:")
+            and dot
+            and root in ("self", "cls")
+            and owner != self.owner("self", scope_id)
+        ):
+            return f"{owner[6:]}.{rest}"
+        return code
 
     def store_codes(self, stores: set[str]) -> list[str]:
         """The code of each store (``handles``, ``self._hooks``)."""
@@ -778,19 +937,39 @@ class HandleModel:
     def _fills_own_stores(self, method: FunctionInfo, depth: int) -> bool:
         """The method registers hooks and keeps every handle in a store of its instance
         (``self.handles.append(m.register_forward_hook(...))``)."""
+        return bool(self._own_stores(method, depth))
+
+    def _own_stores(self, method: FunctionInfo, depth: int) -> set[str]:
+        """The stores of its instance a method keeps the handles it registers in (every
+        one of them, possibly through a local: ``h = reg(...)``, ``self.h = h``); empty when
+        it registers none or keeps one elsewhere."""
         if depth >= HELPER_DEPTH or method.class_name is None:
-            return False
+            return set()
         root = f"class:{self._root_class(method.class_name)}|"
-        found = False
+        local = f"def:{id(method.node)}|"
+        found: set[str] = set()
         for acquisition in self.acquisitions(id(method.node), depth + 1):
             if acquisition.registration is None:
                 continue
             flow = acquisition.flow
-            stores = {self.find(s) for s in flow.stores}
-            if not stores or flow.escapes is not None or not all(s.startswith(root) for s in stores):
-                return False
-            found = True
+            # a store is the instance's when it or an alias is (``self.h = h``)
+            owned = [any(m.startswith(root) for m in self._members(s)) for s in flow.stores]
+            if (
+                flow.escapes is not None
+                or not any(owned)
+                or not all(mine or s.startswith(local) for s, mine in zip(flow.stores, owned))
+            ):
+                return set()
+            found.update(self.find(s) for s, mine in zip(flow.stores, owned) if mine)
         return found
+
+    def _filled_and_removed(self, method: FunctionInfo, depth: int) -> set[str]:
+        """The stores of its instance a method fills with handles (:meth:`_own_stores`)
+        that some method of its class removes."""
+        filled = self._own_stores(method, depth)
+        if not filled:
+            return set()
+        return {s for s in self.class_removed(method.class_name) if self.find(s) in filled}  # type: ignore[arg-type]
 
     def class_removed(self, class_name: str) -> set[str]:
         """The ``self.*`` stores that some method of a class (or its same-file bases)
@@ -845,7 +1024,11 @@ class HandleModel:
         start = scope.positions.get(id(call_node), -1) if call_node is not None else -1
         windows: dict[str, tuple[int, int]] = {}
         if start >= 0 and len(todo) == 1 and isinstance(nodes[0], cst.Name) and use.role == "bound":
-            later = [p for p in scope.bindings.get(todo[0], ()) if p > start]
+            later = [
+                p
+                for p in scope.bindings.get(todo[0], ())
+                if p > start and not self._wraps(scope, todo[0], p, nodes[0].value)
+            ]
             windows[self.find(todo[0])] = (start, min(later) if later else 1 << 60)
             flow.window = (self.find(todo[0]), *windows[self.find(todo[0])], scope_id)
         events: dict[str, list[tuple[str, str | None, int]]] = {}
@@ -869,6 +1052,33 @@ class HandleModel:
                 elif kind in ("returned", "yielded", "passed") and flow.escapes is None:
                     flow.escapes = kind
         return flow
+
+    def _is_record(self, call: cst.Call) -> bool:
+        """A call of a record class of this file (``LensHandle(h, permanent)``, a
+        dataclass pairing a handle with a flag): one without methods of its own (dunder
+        methods aside), so it holds what it is given and does nothing with it."""
+        if not isinstance(call.func, cst.Name):
+            return False
+        node = self.facts.classes.get(call.func.value)
+        if node is None:
+            return False
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        return not any(
+            isinstance(s, cst.FunctionDef)
+            and not (s.name.value.startswith("__") and s.name.value.endswith("__"))
+            for s in body
+        )
+
+    def _wraps(self, scope: _HandleSummary, raw: str, position: int, name: str) -> bool:
+        """The binding of ``raw`` at ``position`` keeps what the name held: ``h =
+        Record(h, ...)`` (a class of this file built around it, such as a dataclass
+        that pairs a handle with a flag) or ``h = list(h)``."""
+        for at, value in scope.values.get(raw, ()):
+            if at != position or not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+                continue
+            if self._is_record(value) or value.func.value in COLLECTION_BUILTINS:
+                return any(isinstance(a.value, cst.Name) and a.value.value == name for a in value.args)
+        return False
 
     def nested_fill_site(self, acquisition: Acquisition) -> Site | None:
         """Where the function around a nested def runs it, when the def puts its hooks
@@ -960,6 +1170,8 @@ def hook_key(facts: ModuleFacts, model: HandleModel, acquisition: Acquisition) -
     a ``partial`` wraps; the called code for a helper that returns handles."""
     registration = acquisition.registration
     if registration is None:
+        if acquisition.on_other and acquisition.helper is not None:
+            return acquisition.helper.qualname  # ``self.points[n].add(fn)``, ``point.add(fn)``: one method
         return facts.code(acquisition.node.func)
     hook = registration.hook_arg
     if isinstance(hook, cst.Name):
@@ -970,6 +1182,16 @@ def hook_key(facts: ModuleFacts, model: HandleModel, acquisition: Acquisition) -
 
 
 # -- small syntactic helpers ---------------------------------------------------------------------
+def _on_self(call: cst.Call) -> bool:
+    """``self.m(...)`` or ``cls.m(...)``."""
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value in ("self", "cls")
+    )
+
+
 def _is_chain(node: cst.CSTNode | None) -> bool:
     while isinstance(node, cst.Attribute):
         node = node.value

@@ -120,6 +120,8 @@ def removed_in_pass(facts: ModuleFacts, registration: Registration, scope: cst.C
     model = handle_model(facts)
     flow = model.acquisition_of(registration).flow
     for removal in model.removals_of(flow.stores, model.scope_id(site), flow.window):
+        if model.removes_an_earlier_list(removal, registration):
+            continue
         if (
             not flow.single
             or removal.site.inside(scope)

@@ -53,8 +53,11 @@ class HookRegisteredPerCall(Rule):
     created in the call (an activation), since the hook dies with it. So is an
     install-once registration (guarded by a flag or an attribute that is tested
     first), and handles kept in a list that is removed in the same function.
-    Also not flagged: a different hook on every iteration
-    (`for fn in hooks: m.register_forward_hook(fn)`), and a per-call lifecycle
+    Also not flagged: a different hook on every iteration of a loop
+    (`for fn in hooks: m.register_forward_hook(fn)`); in a function that runs once per
+    call only the receiver of a module hook decides, so a fresh `partial` or lambda on
+    each call to the same submodule is flagged, and a removal of an earlier list (bound anew before the
+    registration) does not count. Nor is a per-call lifecycle
     whose handle another function of the file removes (registered in a pre-hook,
     removed in a backward hook through the same attribute). A tensor hook that an
     `autograd.Function.forward` puts on an argument that every same-file
@@ -190,7 +193,14 @@ class HookRegisteredPerCall(Rule):
             if params:
                 seed.discard(params[0])  # the hooked module lives on
         varying = varying_in_call(facts, function, seed)
-        if receiver_names & varying or argument_names(registration) & varying:
+        if receiver_names & varying:
+            return None  # a new object on each call (an argument, an activation)
+        # For a module hook only the receiver decides here: a fresh ``partial``/lambda on
+        # each call is one more hook on the same module each call (unlike case 1's finite
+        # collection).  A tensor built from this call's values (``loss = f(batch)``) is
+        # new on each call even where its binding does not show it: a hook given this
+        # call's values is taken as one on such a tensor.
+        if registration.api.owner == "tensor" and argument_names(registration) & varying:
             return None
         if self._removed_or_guarded(facts, registration, function):
             return None
@@ -258,6 +268,76 @@ class HookRegisteredPerCall(Rule):
         return with_over_rest_of_block(facts, registration)
 
     VALID = [
+        # A fresh `partial` on every call, removed in the same call.
+        Valid(
+            """
+from functools import partial
+
+from torch import nn
+
+
+def _shift(mod, args, out, by):
+    return out + by
+
+
+class Shifted(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x, by):
+        handle = self.inner.register_forward_hook(partial(_shift, by=by))
+        try:
+            return self.inner(x)
+        finally:
+            handle.remove()
+"""
+        ),
+        # The previous call's hook is removed before the next one goes on.
+        Valid(
+            """
+from functools import partial
+
+from torch import nn
+
+
+def _shift(mod, args, out, by):
+    return out + by
+
+
+class Shifted(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self._shift = None
+
+    def forward(self, x, by):
+        if self._shift is not None:
+            self._shift.remove()
+        self._shift = self.inner.register_forward_hook(partial(_shift, by=by))
+        return self.inner(x)
+"""
+        ),
+        # Per step, a fresh `partial` on each block, and every handle removed in the step.
+        Valid(
+            """
+from functools import partial
+
+
+def _tag(mod, args, out, step):
+    out.step = step
+
+
+def training_step(model, batch, step):
+    handles = []
+    for block in batch.blocks:
+        handles.append(block.register_forward_hook(partial(_tag, step=step)))
+    loss = model(batch).sum()
+    for handle in handles:
+        handle.remove()
+    return loss
+"""
+        ),
         # A tensor hook on an activation inside an autograd Function's forward dies with it.
         Valid(
             """
@@ -378,6 +458,112 @@ def hook_autograd_graph(output, on_grad):
         ),
     ]
     INVALID = [
+        # A hook on the model that hooks every block again on each call, with a fresh
+        # `partial`: the blocks are the same ones every call, so the hooks pile up (only
+        # the last call's are removed when the context ends).
+        Invalid(
+            """
+from contextlib import contextmanager
+from functools import partial
+
+
+def _route(mod, args, kwargs, weights):
+    kwargs["weights"] = weights
+    return args, kwargs
+
+
+class Router:
+    def __init__(self, model, scorer):
+        self.model = model
+        self.scorer = scorer
+
+    @contextmanager
+    def routed(self):
+        added = []
+
+        def mix(mod, args, kwargs):
+            weights = self.scorer(*args)
+            for block in self.model.children():
+                added.append(block.register_forward_pre_hook(partial(_route, weights=weights), with_kwargs=True))
+            return args, kwargs
+
+        top = self.model.register_forward_pre_hook(mix, with_kwargs=True)
+        try:
+            yield
+        finally:
+            top.remove()
+            for handle in added[-len(list(self.model.children())) :]:
+                handle.remove()
+""",
+            line=22,
+            message="inside hook `mix` (once per hook call)",
+        ),
+        # A lambda over this call's `scale`, on a submodule that lives on.
+        Invalid(
+            """
+from torch import nn
+
+
+class Steered(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x, scale):
+        self.inner.register_forward_hook(lambda mod, args, out: out * scale)
+        return self.inner(x)
+""",
+            expected="""
+from torch import nn
+
+
+class Steered(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x, scale):
+        with self.inner.register_forward_hook(lambda mod, args, out: out * scale):
+            return self.inner(x)
+""",
+            line=10,
+            message="inside `forward()` (once per call)",
+        ),
+        # The first list is removed in `finally`; the second is a new list whose handles
+        # nothing removes: the removal before it was of the earlier list.
+        Invalid(
+            """
+from functools import partial
+
+import torch
+
+
+def _set_mix(mod, args, kwargs, mix):
+    kwargs["mix"] = mix
+    return args, kwargs
+
+
+def install(model, blocks, mixer):
+    def twice(mod, args, kwargs):
+        probes = []
+        for block in blocks:
+            probes.append(block.register_forward_pre_hook(partial(_set_mix, mix=None), with_kwargs=True))
+        try:
+            with torch.no_grad():
+                first = model.base(*args, **kwargs)
+        finally:
+            for probe in probes:
+                probe.remove()
+        probes = []
+        for block in blocks:
+            probes.append(block.register_forward_pre_hook(partial(_set_mix, mix=mixer(first)), with_kwargs=True))
+        return args, kwargs
+
+    return model.register_forward_pre_hook(twice, with_kwargs=True)
+""",
+            line=24,
+            message="inside hook `twice` (once per hook call)",
+        ),
         # Gradient clipping hooks re-registered every step: gradients scaled k times.
         Invalid(
             """

@@ -55,7 +55,13 @@ class HookRemovalNotExceptionSafe(Rule):
     `self.register_hooks(...)` followed by a same-class removal method
     (`self.cleanup()`) is a setup/teardown pair, as is a call of a same-class method
     whose body keeps every handle it registers on `self`, whatever its name, called
-    directly or run on every submodule (`self.net.apply(self._attach)`); a class whose `__enter__` keeps
+    directly or run on every submodule (`self.net.apply(self._attach)`), also through a
+    local (`h = reg(...)`, then `self.h = h`). A method called
+    on another object (`self.points[name].add(fn)`, `probe.release()`) is followed when
+    the file has exactly one class whose method of that name registers hooks or removes
+    handles (any other method of that name only passes the call on): what it keeps on its
+    `self` is that class's store (the message says `Probe.active`), and a handle wrapped
+    in a record class of the file (`Entry(handle, sticky)`) is still that handle. A class whose `__enter__` keeps
     handles on `self` that `__exit__` does not remove is flagged too. One bug is one
     finding: the same hook into the same store, removed by one statement, is reported
     at its first registration, and the message counts the others.
@@ -188,7 +194,7 @@ class HookRemovalNotExceptionSafe(Rule):
         ):  # name the container that is removed (``probes``, not ``h`` of ``_, h = probes.pop(k)``)
             same = [r for r in later if r.call is removal.call]
             store = next((r.store for r in same if r.kind != "direct"), removal.store)
-            target = store.partition("|")[2] or target
+            target = model.store_label(store, model.scope_id(acquisition.site)) or target
         path_r = statement_path(facts, _statement_site(site))
         path_m = statement_path(facts, _statement_site(removal.site))
         if path_r is None or path_m is None:
@@ -265,6 +271,179 @@ class HookRemovalNotExceptionSafe(Rule):
         return try_finally(facts, body, [removal_statement]), "Remove the hooks in `finally`"
 
     VALID = [
+        # A helper method keeps the handle on the instance through a local; the caller
+        # removes it in `finally`.
+        Valid(
+            """
+class LayerInputs:
+    def __init__(self, model, layer):
+        self.model = model
+        self.layer = layer
+        self.layer_handle = None
+        self.inputs = None
+
+    def _keep_inputs(self, module, args, output):
+        self.inputs = args
+
+    def _hook_layer(self, layer):
+        handle = layer.register_forward_hook(self._keep_inputs)
+        self.layer_handle = handle
+
+    def explain(self, batch):
+        self._hook_layer(self.layer)
+        try:
+            output = self.model(batch)
+        finally:
+            self.layer_handle.remove()
+        return output, self.inputs
+"""
+        ),
+        # The hook stays on across calls until `close()`: no removal in `explain` to guard.
+        Valid(
+            """
+class LayerInputs:
+    def __init__(self, model, layer):
+        self.model = model
+        self.layer = layer
+        self.layer_handle = None
+        self.inputs = None
+
+    def _keep_inputs(self, module, args, output):
+        self.inputs = args
+
+    def _hook_layer(self, layer):
+        handle = layer.register_forward_hook(self._keep_inputs)
+        self.layer_handle = handle
+
+    def explain(self, batch):
+        if self.layer_handle is None:
+            self._hook_layer(self.layer)
+        return self.model(batch), self.inputs
+
+    def close(self):
+        if self.layer_handle is not None:
+            self.layer_handle.remove()
+            self.layer_handle = None
+"""
+        ),
+        # A method of another object registers (`self.probes[key].watch(fn)`) and the
+        # caller removes through that object's class in `finally`.
+        Valid(
+            """
+from torch import nn
+
+
+class Probe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.active = []
+
+    def watch(self, fn):
+        self.active.append(self.register_forward_hook(lambda mod, args, out: fn(out)))
+
+    def release(self):
+        for handle in self.active:
+            handle.remove()
+        self.active = []
+
+    def forward(self, x):
+        return x
+
+
+class Probed(nn.Module):
+    def __init__(self, body):
+        super().__init__()
+        self.body = body
+        self.probes = {"out": Probe()}
+
+    def forward(self, x):
+        return self.probes["out"](self.body(x))
+
+    def drop_probes(self):
+        for probe in self.probes.values():
+            probe.release()
+
+    def run_probed(self, x, watchers):
+        try:
+            for key, fn in watchers:
+                self.probes[key].watch(fn)
+            out = self(x)
+        finally:
+            self.drop_probes()
+        return out
+"""
+        ),
+        # Two classes of the file have a registering `watch`: which one `probe.watch`
+        # runs is not known, so nothing is said.
+        Valid(
+            """
+class ShapeProbe:
+    def __init__(self):
+        self.handles = []
+        self.shapes = []
+
+    def watch(self, module):
+        self.handles.append(module.register_forward_hook(lambda mod, args, out: self.shapes.append(out.shape)))
+
+    def release(self):
+        for handle in self.handles:
+            handle.remove()
+
+
+class GradProbe:
+    def __init__(self):
+        self.handles = []
+        self.norms = []
+
+    def watch(self, module):
+        self.handles.append(module.register_full_backward_hook(lambda mod, gin, gout: self.norms.append(gout[0].norm())))
+
+    def release(self):
+        for handle in self.handles:
+            handle.remove()
+
+
+def probe_layer(probe, layer, model, batch):
+    probe.watch(layer)
+    model(batch).sum().backward()
+    probe.release()
+"""
+        ),
+        # `self._drop()` removes the runner's own `self.active`, not the probe's: a store
+        # on another object is that object's class's, whatever its attribute's name.
+        Valid(
+            """
+class Probe:
+    def __init__(self):
+        self.active = []
+
+    def watch(self, module, fn):
+        self.active.append(module.register_forward_hook(lambda mod, args, out: fn(out)))
+
+    def release(self):
+        for handle in self.active:
+            handle.remove()
+        self.active = []
+
+
+class Runner:
+    def __init__(self, model, probe):
+        self.model = model
+        self.probe = probe
+        self.active = []
+
+    def _drop(self):
+        for handle in self.active:
+            handle.remove()
+        self.active = []
+
+    def run(self, x, fn):
+        self.probe.watch(self.model, fn)
+        out = self.model(x)
+        self._drop()
+        return out
+"""
+        ),
         # A method that keeps its handles on the instance, run on every submodule by
         # `Module.apply`; the caller removes them in `finally`.
         Valid(
@@ -462,6 +641,258 @@ def layer_table(model, x):
         ),
     ]
     INVALID = [
+        # A helper method binds the handle to a local, then to `self.layer_handle`; the
+        # caller removes it after the forward, outside `finally`.
+        Invalid(
+            """
+class LayerInputs:
+    def __init__(self, model, layer):
+        self.model = model
+        self.layer = layer
+        self.layer_handle = None
+        self.inputs = None
+
+    def _keep_inputs(self, module, args, output):
+        self.inputs = args
+
+    def _hook_layer(self, layer):
+        handle = layer.register_forward_hook(self._keep_inputs)
+        self.layer_handle = handle
+
+    def explain(self, batch):
+        self._hook_layer(self.layer)
+        output = self.model(batch)
+        self.layer_handle.remove()
+        return output, self.inputs
+""",
+            expected="""
+class LayerInputs:
+    def __init__(self, model, layer):
+        self.model = model
+        self.layer = layer
+        self.layer_handle = None
+        self.inputs = None
+
+    def _keep_inputs(self, module, args, output):
+        self.inputs = args
+
+    def _hook_layer(self, layer):
+        handle = layer.register_forward_hook(self._keep_inputs)
+        self.layer_handle = handle
+
+    def explain(self, batch):
+        try:
+            self._hook_layer(self.layer)
+            output = self.model(batch)
+        finally:
+            self.layer_handle.remove()
+        return output, self.inputs
+""",
+            line=16,
+            message="`self.layer_handle` is removed outside `finally`/`with`",
+        ),
+        # Registration through a method of another object (the file's only `watch`
+        # keeps the handle on its own instance), removal through that class's `release`
+        # after the forward, outside `finally`.
+        Invalid(
+            """
+from torch import nn
+
+
+class Probe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.active = []
+
+    def watch(self, fn):
+        self.active.append(self.register_forward_hook(lambda mod, args, out: fn(out)))
+
+    def release(self):
+        for handle in self.active:
+            handle.remove()
+        self.active = []
+
+    def forward(self, x):
+        return x
+
+
+class Probed(nn.Module):
+    def __init__(self, body):
+        super().__init__()
+        self.body = body
+        self.probes = {"out": Probe()}
+
+    def forward(self, x):
+        return self.probes["out"](self.body(x))
+
+    def drop_probes(self):
+        for probe in self.probes.values():
+            probe.release()
+
+    def run_probed(self, x, watchers):
+        for key, fn in watchers:
+            self.probes[key].watch(fn)
+        out = self(x)
+        self.drop_probes()
+        return out
+""",
+            expected="""
+from torch import nn
+
+
+class Probe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.active = []
+
+    def watch(self, fn):
+        self.active.append(self.register_forward_hook(lambda mod, args, out: fn(out)))
+
+    def release(self):
+        for handle in self.active:
+            handle.remove()
+        self.active = []
+
+    def forward(self, x):
+        return x
+
+
+class Probed(nn.Module):
+    def __init__(self, body):
+        super().__init__()
+        self.body = body
+        self.probes = {"out": Probe()}
+
+    def forward(self, x):
+        return self.probes["out"](self.body(x))
+
+    def drop_probes(self):
+        for probe in self.probes.values():
+            probe.release()
+
+    def run_probed(self, x, watchers):
+        try:
+            for key, fn in watchers:
+                self.probes[key].watch(fn)
+            out = self(x)
+        finally:
+            self.drop_probes()
+        return out
+""",
+            line=36,
+            message="`Probe.active` is removed outside `finally`/`with`",
+        ),
+        # The point wraps each handle in a record of the file before keeping it; the
+        # root's own `add` only passes the call on, so `self.points[name].add` is the
+        # point's. The records' handles are removed in a loop after the forward.
+        Invalid(
+            """
+from dataclasses import dataclass
+
+from torch import nn
+
+
+@dataclass
+class Entry:
+    handle: object
+    sticky: bool = False
+
+
+class Point(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.entries = []
+
+    def add(self, fn, sticky=False):
+        handle = self.register_forward_hook(lambda mod, args, out: fn(out))
+        handle = Entry(handle, sticky)
+        self.entries.append(handle)
+
+    def clear(self):
+        for entry in self.entries:
+            entry.handle.remove()
+        self.entries = []
+
+    def forward(self, x):
+        return x
+
+
+class Root(nn.Module):
+    def __init__(self, points):
+        super().__init__()
+        self.points = points
+
+    def add(self, name, fn):
+        self.points[name].add(fn)
+
+    def forward(self, x):
+        return self.points["out"](x)
+
+    def run_with(self, x, fns):
+        for name, fn in fns.items():
+            self.points[name].add(fn)
+        out = self(x)
+        for point in self.points.values():
+            point.clear()
+        return out
+""",
+            line=44,
+            message="`Point.entries` is removed outside `finally`/`with`",
+        ),
+        # A function builds a recorder, attaches it to every child, runs the model and
+        # detaches after it: a raise in the forward leaves the hooks on the model.
+        Invalid(
+            """
+class Recorder:
+    def __init__(self):
+        self.handles = []
+        self.seen = []
+
+    def attach_to(self, module):
+        handle = module.register_forward_hook(lambda mod, args, out: self.seen.append(out.shape))
+        self.handles.append(handle)
+
+    def detach(self):
+        while self.handles:
+            self.handles.pop().remove()
+
+
+def record_shapes(model, batch):
+    recorder = Recorder()
+    for module in model.children():
+        recorder.attach_to(module)
+    model(batch)
+    recorder.detach()
+    return recorder.seen
+""",
+            expected="""
+class Recorder:
+    def __init__(self):
+        self.handles = []
+        self.seen = []
+
+    def attach_to(self, module):
+        handle = module.register_forward_hook(lambda mod, args, out: self.seen.append(out.shape))
+        self.handles.append(handle)
+
+    def detach(self):
+        while self.handles:
+            self.handles.pop().remove()
+
+
+def record_shapes(model, batch):
+    recorder = Recorder()
+    try:
+        for module in model.children():
+            recorder.attach_to(module)
+        model(batch)
+    finally:
+        recorder.detach()
+    return recorder.seen
+""",
+            line=18,
+            message="`Recorder.handles` is removed outside `finally`/`with`",
+        ),
         # A removal just after a `finally` block is not covered by it.
         Invalid(
             """
