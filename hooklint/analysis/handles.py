@@ -92,7 +92,8 @@ class Flow:
 @dataclass
 class Acquisition:
     """A call that puts hooks on something: a registration, or a call of a same-file
-    function that returns handles (``helper`` set)."""
+    function that returns handles (``helper`` set), or of another file's function or
+    method that returns handles or keeps them on ``self`` (``evidence`` set)."""
 
     node: cst.Call
     site: Site
@@ -101,6 +102,8 @@ class Acquisition:
     helper: FunctionInfo | None = None
     #: What the code does with the call's value.
     use: HandleUse | None = None
+    #: ``(name, place)`` of the other file's definition the acquisition rests on.
+    evidence: tuple | None = None
 
     @property
     def call(self) -> cst.Call:
@@ -664,6 +667,9 @@ class HandleModel:
             if id(call.node) in registered:
                 continue
             helper = self.callee(call) or _applied_method(self.facts, call)
+            if helper is None and self.facts.project is not None:
+                found.extend(self._external_acquisitions(call, scope_id, scope))
+                continue
             if helper is None or helper.node is (scope.info.node if scope.info else None):
                 continue
             if self._is_setup_call(call, helper, scope, depth):
@@ -681,6 +687,31 @@ class HandleModel:
         if depth == 0:
             self._acquisitions[scope_id] = found
         return found
+
+    def _external_acquisitions(
+        self, call: CallSite, scope_id: int, scope: _HandleSummary
+    ) -> list[Acquisition]:
+        """A call of another file's function or method (:mod:`hooklint.project`) that
+        returns the handles it registers, or a setup call (``self.m()``,
+        ``net.apply(self.m)``) of a base class's method that keeps them on ``self``,
+        read as a same-file helper's."""
+        from hooklint.project.queries import external_acquisition
+
+        found = external_acquisition(self.facts.project, call)
+        if found is None:
+            return []
+        name, where, returns, fills = found
+        evidence = (name, where)
+        if returns:
+            flow = self._helper_flow(call, scope_id)
+            return [Acquisition(call.node, call.site, flow, use=call.use, evidence=evidence)]
+        owner = self.owner("self", scope_id) if scope.info is not None else ""
+        if not (fills and owner.startswith("class:") and call.use.role == "discarded"):
+            return []
+        flow = Flow(
+            stores={f"{owner}|{attr}" for attr in fills}, target=f"{self.facts.code(call.node.func)}()"
+        )
+        return [Acquisition(call.node, call.site, flow, use=call.use, evidence=evidence)]
 
     def _helper_flow(self, call: CallSite, scope_id: int) -> Flow:
         flow = self.flow(call.use, scope_id, call.node)
@@ -778,18 +809,25 @@ class HandleModel:
     def _fills_own_stores(self, method: FunctionInfo, depth: int) -> bool:
         """The method registers hooks and keeps every handle in a store of its instance
         (``self.handles.append(m.register_forward_hook(...))``)."""
+        return bool(self.own_stores_filled(method, depth))
+
+    def own_stores_filled(self, method: FunctionInfo, depth: int = 0) -> set[str]:
+        """The ``self.*`` stores (by code) of a method that registers hooks and keeps
+        every handle in a store of its instance; empty when it is not one."""
         if depth >= HELPER_DEPTH or method.class_name is None:
-            return False
+            return set()
         root = f"class:{self._root_class(method.class_name)}|"
-        found = False
+        local = f"def:{id(method.node)}|"  # a name the handle passes through on its way
+        found: set[str] = set()
         for acquisition in self.acquisitions(id(method.node), depth + 1):
             if acquisition.registration is None:
                 continue
             flow = acquisition.flow
             stores = {self.find(s) for s in flow.stores}
-            if not stores or flow.escapes is not None or not all(s.startswith(root) for s in stores):
-                return False
-            found = True
+            kept = {s for s in stores if s.startswith(root)}
+            if not kept or flow.escapes is not None or not all(s.startswith(local) for s in stores - kept):
+                return set()
+            found.update(s.partition("|")[2] for s in kept)
         return found
 
     def class_removed(self, class_name: str) -> set[str]:
