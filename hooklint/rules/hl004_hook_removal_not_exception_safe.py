@@ -267,8 +267,11 @@ class HookRemovalNotExceptionSafe(Rule):
                     [removal_statement],
                 ), ("Use the handle as a context manager (`with register(...):`)")
             return try_finally(facts, between, [removal_statement]), "Remove the hook in `finally`"
-        if registration.handle.role == "collected":
-            body = between  # ``handles = [...]`` must run before `try`, or `finally` sees no list
+        from_helper = registration.registration is None  # a helper's (or another file's) handles
+        if registration.handle.role == "collected" or (from_helper and registration.handle.role == "bound"):
+            # ``handles = [...]`` or ``hs = helper()`` runs before `try`: if it raised
+            # inside, `finally` would find no name to remove
+            body = between
         else:
             body = at_r.block[at_r.index : at_m.index]
         return try_finally(facts, body, [removal_statement]), "Remove the hooks in `finally`"
@@ -500,6 +503,40 @@ def layer_table(model, x):
         ),
     ]
     INVALID = [
+        # Handles a helper returns, bound to a name: the fix leaves the call before
+        # `try` (had it raised inside, `finally` would find no `watching` to remove).
+        Invalid(
+            """
+def _watch_all(model, seen):
+    return [m.register_forward_hook(lambda mod, i, o: seen.append(o.shape)) for m in model.children()]
+
+
+def shapes(model, batch):
+    seen = []
+    watching = _watch_all(model, seen)
+    model(batch)
+    for handle in watching:
+        handle.remove()
+    return seen
+""",
+            expected="""
+def _watch_all(model, seen):
+    return [m.register_forward_hook(lambda mod, i, o: seen.append(o.shape)) for m in model.children()]
+
+
+def shapes(model, batch):
+    seen = []
+    watching = _watch_all(model, seen)
+    try:
+        model(batch)
+    finally:
+        for handle in watching:
+            handle.remove()
+    return seen
+""",
+            line=7,
+            message="`watching` is removed outside `finally`/`with`",
+        ),
         # The registration sits in a `try` whose `finally` does other work: the removal
         # after the block is skipped when the forward inside it raises. (No fix: the
         # handle is bound inside the `try`, so the existing `finally` cannot remove it.)
