@@ -349,6 +349,11 @@ class HandleModel:
             scope.events.setdefault(raw, []).append((kind, other, self._position))
 
     def _assign(self, scope: _HandleSummary, node: cst.Assign) -> None:
+        pairs = _paired_elements(node)
+        if pairs is not None:  # ``h, self._h = self._h, None``: one assignment per element
+            for target, value in pairs:
+                self._assign(scope, cst.Assign(targets=[cst.AssignTarget(target)], value=value))
+            return
         targets = [t.target for t in node.targets]
         value = node.value
         for target in targets:
@@ -1008,10 +1013,33 @@ def hook_key(facts: ModuleFacts, model: HandleModel, acquisition: Acquisition) -
 
 
 # -- small syntactic helpers ---------------------------------------------------------------------
+def _paired_elements(node: cst.Assign) -> list[tuple[cst.BaseExpression, cst.BaseExpression]] | None:
+    """``a, b = x, y`` (one target, as many plain elements on both sides): the
+    ``(target, value)`` pairs, which Python assigns as if one by one (all values are
+    evaluated first: a swap reads the old values); None for any other assignment."""
+    if len(node.targets) != 1:
+        return None
+    target, value = node.targets[0].target, node.value
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))):
+        return None
+    if len(target.elements) != len(value.elements) or len(target.elements) < 2:
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        return None
+    # Python reads every value before binding any target; the handle model's aliases
+    # are unions (flow-insensitive), so taking the pairs one by one gives the same ones.
+    return [(e.value, v.value) for e, v in zip(target.elements, value.elements)]
+
+
 def _is_chain(node: cst.CSTNode | None) -> bool:
+    """A name or an attribute chain on one (``h``, ``self._hooks``); not ``None``,
+    ``True`` or ``False``, which libcst also spells as names but which hold no handle."""
     while isinstance(node, cst.Attribute):
         node = node.value
-    return isinstance(node, cst.Name)
+    return isinstance(node, cst.Name) and node.value not in _CONSTANT_NAMES
+
+
+_CONSTANT_NAMES = frozenset({"None", "True", "False"})
 
 
 def applied_function(facts: ModuleFacts, call: CallSite) -> FunctionInfo | None:
