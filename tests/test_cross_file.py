@@ -5,8 +5,10 @@ under an empty ``[tool.hooklint]``), and the released llm-compressor pair.
 Cases: a mixin's registration wrapper re-exported through a package ``__init__``
 (mixin_wrapper), a removal helper in a base class reached by a relative import
 (base_removal), a capture hook imported from a sibling module (imported_hook), a
-mixin from outside the project (outside), and a ``super()`` post-hook whose body is
-in the base class's file (super_post_hook).
+mixin from outside the project (outside), a ``super()`` post-hook whose body is
+in the base class's file (super_post_hook), and a base class's method that returns a
+handle and another, run by ``Module.apply``, that keeps handles on ``self``
+(base_acquire).
 """
 
 from __future__ import annotations
@@ -36,6 +38,12 @@ EXPECTED = {
     "imported_hook/valid": [],
     "super_post_hook/invalid": [("track/timing.py", 21, 13, "HL001", "(state change in base.py:7)")],
     "super_post_hook/valid": [],
+    "base_acquire/invalid": [
+        ("attr/layer.py", 14, 19, "HL004", "(hooks from `Saliency._scale_inputs`, base.py:16)"),
+        ("attr/layer.py", 15, 9, "HL004", "(hooks from `Saliency._attach`, base.py:12)"),
+        ("attr/layer.py", 16, 17, "HL004", "`watch` is removed outside"),
+    ],
+    "base_acquire/valid": [],
 }
 #: What the same packages give with each file analysed alone (--no-cross-file).
 ALONE = {
@@ -43,6 +51,9 @@ ALONE = {
     "base_removal/valid": [("rec/features.py", 15, 33, "HL002")],  # the base's removal is not seen
     "imported_hook/invalid": [],  # the hook's body is unknown
     "super_post_hook/invalid": [],  # what super()._enter/_leave change is unknown
+    # The base class's handle-returning helper and its setup method run by ``Module.apply``
+    # are unknown: only the file's own registration is seen.
+    "base_acquire/invalid": [("attr/layer.py", 16, 17, "HL004")],
 }
 
 
@@ -363,10 +374,20 @@ def test_the_text_pre_scan_gives_the_helpers_that_resolution_gives(case, tmp_pat
         store._memory.clear()
         full = [view.helper_names() for view in _every_file_view(root)]
     assert fast == full
-    # (the cases whose evidence is a wrapper or a removal helper: not an imported hook
-    # body, a base's state change, a base that only forgets its handles)
+    # (the cases whose evidence is a wrapper, a removal helper or a handle-acquiring
+    # helper: not an imported hook body, a base's state change, a base that only
+    # forgets its handles)
     assert any(fast) == (
-        case in ("mixed", "chain", "mixin_wrapper/invalid", "mixin_wrapper/valid", "base_removal/valid")
+        case
+        in (
+            "mixed",
+            "chain",
+            "mixin_wrapper/invalid",
+            "mixin_wrapper/valid",
+            "base_removal/valid",
+            "base_acquire/invalid",
+            "base_acquire/valid",
+        )
     )
 
 
@@ -384,6 +405,26 @@ def test_summaries_are_json_data_with_wrappers_and_removal_helpers():
         "attrs": ["self.handles"],
     }
     assert summarise("def broken(:\n") == {"imports": {}, "classes": {}, "functions": {}}
+
+
+def test_summaries_say_which_methods_return_or_keep_the_handles_they_register():
+    from hooklint.project.summary import is_summary, summarise
+
+    base = summarise((CASES / "base_acquire" / "valid" / "attr" / "base.py").read_text(encoding="utf-8"))
+    methods = base["classes"]["Saliency"]["methods"]
+    assert methods["_scale_inputs"].get("returns_handles") is True and "fills" not in methods["_scale_inputs"]
+    assert methods["_attach"]["fills"] == ["self.handles"]  # through the local name `handle`
+    assert "returns_handles" not in methods["_attach"] and "fills" not in methods["_clear"]
+    # A method that drops one of its handles keeps nothing for a caller to remove.
+    dropping = summarise(
+        "class T:\n    def on(self, m, f):\n        self.hs.append(m.register_forward_hook(f))\n"
+        "        m.register_forward_pre_hook(f)\n"
+    )
+    assert "fills" not in dropping["classes"]["T"]["methods"]["on"]
+    for bad in ({"returns_handles": 1}, {"fills": "self.handles"}, {"fills": [3]}):
+        broken = json.loads(json.dumps(base))
+        broken["classes"]["Saliency"]["methods"]["_attach"].update(bad)
+        assert not is_summary(broken)
 
 
 # -- the released llm-compressor pair -----------------------------------------------------

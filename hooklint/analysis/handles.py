@@ -92,7 +92,8 @@ class Flow:
 @dataclass
 class Acquisition:
     """A call that puts hooks on something: a registration, or a call of a same-file
-    function that returns handles (``helper`` set)."""
+    function that returns handles (``helper`` set), or of another file's function or
+    method that returns handles or keeps them on ``self`` (``evidence`` set)."""
 
     node: cst.Call
     site: Site
@@ -103,6 +104,8 @@ class Acquisition:
     use: HandleUse | None = None
     #: ``helper`` is a method called on another object (:meth:`HandleModel.other_object_method`).
     on_other: bool = False
+    #: ``(name, place)`` of the other file's definition the acquisition rests on.
+    evidence: tuple | None = None
 
     @property
     def call(self) -> cst.Call:
@@ -368,6 +371,11 @@ class HandleModel:
             scope.events.setdefault(raw, []).append((kind, other, self._position))
 
     def _assign(self, scope: _HandleSummary, node: cst.Assign) -> None:
+        pairs = _paired_elements(node)
+        if pairs is not None:  # ``h, self._h = self._h, None``: one assignment per element
+            for target, value in pairs:
+                self._assign(scope, cst.Assign(targets=[cst.AssignTarget(target)], value=value))
+            return
         targets = [t.target for t in node.targets]
         value = node.value
         for target in targets:
@@ -787,6 +795,8 @@ class HandleModel:
                         found.append(
                             Acquisition(call.node, call.site, flow, helper=other, use=call.use, on_other=True)
                         )
+                elif other is None and self.facts.project is not None:
+                    found.extend(self._external_acquisitions(call, scope_id, scope))
                 continue
             if helper.node is (scope.info.node if scope.info else None):
                 continue
@@ -808,6 +818,31 @@ class HandleModel:
         if depth == 0:
             self._acquisitions[scope_id] = found
         return found
+
+    def _external_acquisitions(
+        self, call: CallSite, scope_id: int, scope: _HandleSummary
+    ) -> list[Acquisition]:
+        """A call of another file's function or method (:mod:`hooklint.project`) that
+        returns the handles it registers, or a setup call (``self.m()``,
+        ``net.apply(self.m)``) of a base class's method that keeps them on ``self``,
+        read as a same-file helper's."""
+        from hooklint.project.queries import external_acquisition
+
+        found = external_acquisition(self.facts.project, call)
+        if found is None:
+            return []
+        name, where, returns, fills = found
+        evidence = (name, where)
+        if returns:
+            flow = self._helper_flow(call, scope_id)
+            return [Acquisition(call.node, call.site, flow, use=call.use, evidence=evidence)]
+        owner = self.owner("self", scope_id) if scope.info is not None else ""
+        if not (fills and owner.startswith("class:") and call.use.role == "discarded"):
+            return []
+        flow = Flow(
+            stores={f"{owner}|{attr}" for attr in fills}, target=f"{self.facts.code(call.node.func)}()"
+        )
+        return [Acquisition(call.node, call.site, flow, use=call.use, evidence=evidence)]
 
     def _helper_flow(self, call: CallSite, scope_id: int) -> Flow:
         flow = self.flow(call.use, scope_id, call.node)
@@ -962,6 +997,19 @@ class HandleModel:
                 return set()
             found.update(self.find(s) for s, mine in zip(flow.stores, owned) if mine)
         return found
+
+    def own_stores_filled(self, method: FunctionInfo, depth: int = 0) -> set[str]:
+        """The ``self.*`` stores, by code (``self.handles``), that :meth:`_own_stores`
+        finds: what a caller in another file sees filled (a module summary's ``fills``)."""
+        if method.class_name is None:
+            return set()
+        root = f"class:{self._root_class(method.class_name)}|"
+        return {
+            member.partition("|")[2]
+            for store in self._own_stores(method, depth)
+            for member in self._members(store)
+            if member.startswith(root)
+        }
 
     def _filled_and_removed(self, method: FunctionInfo, depth: int) -> set[str]:
         """The stores of its instance a method fills with handles (:meth:`_own_stores`)
@@ -1192,10 +1240,33 @@ def _on_self(call: cst.Call) -> bool:
     )
 
 
+def _paired_elements(node: cst.Assign) -> list[tuple[cst.BaseExpression, cst.BaseExpression]] | None:
+    """``a, b = x, y`` (one target, as many plain elements on both sides): the
+    ``(target, value)`` pairs, which Python assigns as if one by one (all values are
+    evaluated first: a swap reads the old values); None for any other assignment."""
+    if len(node.targets) != 1:
+        return None
+    target, value = node.targets[0].target, node.value
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))):
+        return None
+    if len(target.elements) != len(value.elements) or len(target.elements) < 2:
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        return None
+    # Python reads every value before binding any target; the handle model's aliases
+    # are unions (flow-insensitive), so taking the pairs one by one gives the same ones.
+    return [(e.value, v.value) for e, v in zip(target.elements, value.elements)]
+
+
 def _is_chain(node: cst.CSTNode | None) -> bool:
+    """A name or an attribute chain on one (``h``, ``self._hooks``); not ``None``,
+    ``True`` or ``False``, which libcst also spells as names but which hold no handle."""
     while isinstance(node, cst.Attribute):
         node = node.value
-    return isinstance(node, cst.Name)
+    return isinstance(node, cst.Name) and node.value not in _CONSTANT_NAMES
+
+
+_CONSTANT_NAMES = frozenset({"None", "True", "False"})
 
 
 def applied_function(facts: ModuleFacts, call: CallSite) -> FunctionInfo | None:

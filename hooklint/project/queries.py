@@ -10,6 +10,8 @@ alone), and get back the same kind of answer a same-file definition gives:
   ``evidence`` names the definition;
 * :func:`external_removal`: what a called helper of another file removes (its
   parameters by name, ``self.*`` attributes by code);
+* :func:`external_acquisition`: another file's function that returns the handles it
+  registers, or a base class's setup method that keeps them on ``self``;
 * :func:`imported_hook`: the body of a hook function imported from another module,
   or of a hook method (``self.m``) a base class in another file defines;
 * :func:`base_method`: the body of the method ``self.m()`` / ``super().m()`` reaches in
@@ -93,6 +95,37 @@ def external_removal(view: FileView, call) -> tuple[list[str], set[str], set[str
     if not removes:
         return None
     return list(entry.get("params", [])), set(removes["params"]), set(removes["attrs"])
+
+
+def external_acquisition(view: FileView, call) -> tuple[str, Place, bool, list[str]] | None:
+    """``(name, place, returns, fills)`` of another file's function or method that
+    ``call`` reaches (``net.apply(self.m)`` reaches ``m``) when it acquires hooks: it
+    returns the handles it registers (``returns``), or is a method that keeps every
+    handle it registers in these ``self.*`` stores (``fills``)."""
+    ref = callee_ref(view, call) or _applied_ref(view, call)
+    entry = view.facts_of(ref) if ref is not None else None
+    if not entry or not (entry.get("returns_handles") or entry.get("fills")):
+        return None
+    if entry.get("fills") and ref.kind != "method":
+        return None
+    return ref.name, place(view, ref), bool(entry.get("returns_handles")), list(entry.get("fills", ()))
+
+
+def _applied_ref(view: FileView, call) -> Ref | None:
+    """``X.apply(self.m)``: the method ``m`` of another file that ``Module.apply`` runs,
+    handed positionally."""
+    if call.attr != "apply" or len(call.node.args) != 1:
+        return None
+    argument = call.node.args[0]
+    value = argument.value
+    if argument.keyword is not None or argument.star or not isinstance(value, cst.Attribute):
+        return None
+    if not (isinstance(value.value, cst.Name) and value.value.value == "self"):
+        return None
+    class_def = call.site.class_def
+    if class_def is None or value.attr.value not in view.helper_names():
+        return None
+    return view.method(class_def.name.value, value.attr.value)
 
 
 def _dotted(node) -> str | None:

@@ -63,6 +63,9 @@ _WORD = re.compile(r"\w+")
 
 
 _DEF_NAME = re.compile(r"def[\s\\]+(\w+)")
+#: ``X.apply(self.m)``: ``Module.apply`` calls the method ``m`` (a setup method that may
+#: keep handles on ``self``).
+_APPLIED_METHOD = re.compile(r"\.apply\(\s*self\s*\.\s*(\w+)\s*\)")
 
 
 def _at_word_start(pattern: re.Pattern, text: str):
@@ -510,7 +513,15 @@ class FileView:
         """Whether ``ref`` (another file's function or method) is a registration
         wrapper or a removal helper: only those are evidence for the fast path."""
         entry = self.facts_of(ref)
-        return bool(entry and (entry.get("wrapper") or entry.get("removes")))
+        return bool(
+            entry
+            and (
+                entry.get("wrapper")
+                or entry.get("removes")
+                or entry.get("returns_handles")
+                or entry.get("fills")
+            )
+        )
 
     def _called_words(self) -> set[str]:
         """Every name the text follows with ``(``."""
@@ -527,7 +538,7 @@ class FileView:
         for class_name in outline.get("classes", {}):
             span = spans.get(class_name)
             text = "".join(lines[span[0] - 1 : span[1]]) if span else self.text
-            called = _words_called_in(text, attributes=True)
+            called = _words_called_in(text, attributes=True) | set(_APPLIED_METHOD.findall(text))
             if called:
                 found[class_name] = called
         return found

@@ -12,6 +12,9 @@ Computed from the module alone and serialisable as JSON (it is cached by content
                  (registers the hook passed at parameter ``i`` and returns or stores the handle)
                + "removes": {"params": [...], "attrs": ["self._hooks", ...]}
                  (removes what those parameters or ``self`` attributes hold, helpers included)
+               + "returns_handles": true   (returns the handles it registers, not a wrapper)
+               + "fills": ["self.handles", ...]
+                 (a method that keeps every handle it registers in these ``self`` stores)
 
 The outline (imports, classes, bases, methods) comes from CPython's AST of the whole
 module, which costs a fraction of a libcst parse; the hook facts come from the facts
@@ -30,7 +33,7 @@ import libcst as cst
 from hooklint.lexical import split_lines
 
 #: Bumped when the summary's shape or meaning changes (part of the cache key).
-VERSION = 3
+VERSION = 4
 
 #: A module can register or remove hooks only if one of these occurs in it (a handle's
 #: ``remove()`` takes no argument: ``os.remove(path)``, ``items.remove(x)`` are not one).
@@ -110,8 +113,8 @@ def _is_function(entry) -> bool:
         return False
     if not all(isinstance(p, str) for p in entry["params"]):
         return False
-    if entry.get("hooky") not in (None, True):
-        return False
+    if any(entry.get(flag, True) is not True for flag in ("hooky", "returns_handles")):
+        return False  # absent or true (``1 == True``: compared by identity)
     wrapper = entry.get("wrapper")
     if wrapper is not None and not (
         isinstance(wrapper, dict)
@@ -120,6 +123,9 @@ def _is_function(entry) -> bool:
         and (wrapper.get("target") is None or type(wrapper.get("target")) is int)
         and (wrapper.get("api") is None or isinstance(wrapper.get("api"), str))
     ):
+        return False
+    fills = entry.get("fills")
+    if fills is not None and not (isinstance(fills, list) and all(isinstance(x, str) for x in fills)):
         return False
     removes = entry.get("removes")
     if removes is not None and not (
@@ -305,6 +311,15 @@ def _add_hook_facts(text: str, tree: ast.Module, summary: dict) -> None:
             params, attrs = model.removed_by(info)
             if params or attrs:
                 entry["removes"] = {"params": sorted(params), "attrs": sorted(attrs)}
+        # Only a function that registers, or calls a same-file function that may, acquires.
+        if any(id(c.node) in registered or (c.attr or c.callee) in defined for c in own):
+            model = model or handle_model(facts)
+            if "wrapper" not in entry and model.returns_handles(info):
+                entry["returns_handles"] = True
+            elif info.class_name is not None:
+                fills = model.own_stores_filled(info)
+                if fills:
+                    entry["fills"] = sorted(fills)
 
 
 _KEEPING_ROLES = ("returned", "bound", "appended", "exit_stack")

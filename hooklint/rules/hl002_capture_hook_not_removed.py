@@ -223,6 +223,28 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # The handle taken off the instance by a swap (`h, self._h = self._h, None`), then
+        # removed: the local name and the attribute hold the same handle.
+        Valid(
+            """
+class Recorder:
+    def __init__(self, module):
+        self.module = module
+        self.samples = []
+        self._handle = None
+
+    def install(self):
+        self._handle = self.module.register_forward_pre_hook(self._record)
+
+    def _record(self, module, args):
+        self.samples.append(args[0].detach())
+
+    def _remove_hook(self):
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            handle.remove()
+"""
+        ),
         # Handles bound, appended to a list, and the list returned: the caller owns them.
         Valid(
             """
@@ -414,6 +436,28 @@ def uninstall(session):
         ),
     ]
     INVALID = [
+        # The same swap with no removal after it: the hook keeps appending.
+        Invalid(
+            """
+class Recorder:
+    def __init__(self, module):
+        self.module = module
+        self.samples = []
+        self._handle = None
+
+    def install(self):
+        self._handle = self.module.register_forward_pre_hook(self._record)
+
+    def _record(self, module, args):
+        self.samples.append(args[0].detach())
+
+    def _forget(self):
+        handle, self._handle = self._handle, None
+        return handle is not None
+""",
+            line=8,
+            message="its handle (`self._handle`) is never removed",
+        ),
         # Bindings are per scope: the `handle.remove()` of another function is another handle.
         Invalid(
             """

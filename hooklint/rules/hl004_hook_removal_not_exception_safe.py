@@ -220,7 +220,10 @@ class HookRemovalNotExceptionSafe(Rule):
         between = at_r.block[at_r.index + 1 : at_m.index]
         # Inside the removal's own blocks, what runs first (``if hs: run(); remove(hs)``).
         inner = [s for level in path_m[path_m.index(at_m) + 1 :] for s in level.block[: level.index]]
-        if all(cannot_raise(s) for s in [*between, *inner]):
+        # And the rest of the blocks the registration sits in (a `try` whose `finally`
+        # does not remove it, a `with` body): a removal after them is not covered either.
+        after = [s for level in below for s in level.block[level.index + 1 :]]
+        if all(cannot_raise(s) for s in [*after, *between, *inner]):
             return None
         in_cm = is_contextmanager(facts, site.function) and any(is_bare_yield(s) for s in between)
         if in_cm:
@@ -229,12 +232,18 @@ class HookRemovalNotExceptionSafe(Rule):
             )
         else:
             message = f"`{target}` is removed outside `finally`/`with`: skipped if the code before it raises"
+        related = ()
+        if acquisition.evidence is not None:  # handles from another file's helper
+            name, where = acquisition.evidence
+            message += f" (hooks from `{name}`, {where.path.rsplit('/', 1)[-1]}:{where.line})"
+            related = (where,)
         edits, fix_message = self._fix(facts, acquisition, target, single, at_r, at_m, between, in_cm)
         finding = Finding(
             node=acquisition.node,
             message=message,
             fix_edits=edits,
             fix_message=fix_message,
+            related=related,
         )
         return finding, at_m.statement
 
@@ -264,13 +273,45 @@ class HookRemovalNotExceptionSafe(Rule):
                     [removal_statement],
                 ), ("Use the handle as a context manager (`with register(...):`)")
             return try_finally(facts, between, [removal_statement]), "Remove the hook in `finally`"
-        if registration.handle.role == "collected":
-            body = between  # ``handles = [...]`` must run before `try`, or `finally` sees no list
+        from_helper = registration.registration is None  # a helper's (or another file's) handles
+        if registration.handle.role == "collected" or (from_helper and registration.handle.role == "bound"):
+            # ``handles = [...]`` or ``hs = helper()`` runs before `try`: if it raised
+            # inside, `finally` would find no name to remove
+            body = between
         else:
             body = at_r.block[at_r.index : at_m.index]
         return try_finally(facts, body, [removal_statement]), "Remove the hooks in `finally`"
 
     VALID = [
+        # The same installer, its hooks removed in `finally`.
+        Valid(
+            """
+class GradTrace:
+    def __init__(self, net):
+        self.net = net
+        self.handles = []
+        self.grads = []
+
+    def _hook_one(self, module):
+        handle = module.register_full_backward_hook(self._keep)
+        self.handles.append(handle)
+
+    def _keep(self, module, grad_in, grad_out):
+        self.grads.append(grad_out[0].norm())
+
+    def _unhook(self):
+        for handle in self.handles:
+            handle.remove()
+
+    def trace(self, batch):
+        try:
+            self.net.apply(self._hook_one)
+            self.net(batch).sum().backward()
+        finally:
+            self._unhook()
+        return self.grads
+"""
+        ),
         # A helper method keeps the handle on the instance through a local; the caller
         # removes it in `finally`.
         Valid(
@@ -641,6 +682,114 @@ def layer_table(model, x):
         ),
     ]
     INVALID = [
+        # Handles a helper returns, bound to a name: the fix leaves the call before
+        # `try` (had it raised inside, `finally` would find no `watching` to remove).
+        Invalid(
+            """
+def _watch_all(model, seen):
+    return [m.register_forward_hook(lambda mod, i, o: seen.append(o.shape)) for m in model.children()]
+
+
+def shapes(model, batch):
+    seen = []
+    watching = _watch_all(model, seen)
+    model(batch)
+    for handle in watching:
+        handle.remove()
+    return seen
+""",
+            expected="""
+def _watch_all(model, seen):
+    return [m.register_forward_hook(lambda mod, i, o: seen.append(o.shape)) for m in model.children()]
+
+
+def shapes(model, batch):
+    seen = []
+    watching = _watch_all(model, seen)
+    try:
+        model(batch)
+    finally:
+        for handle in watching:
+            handle.remove()
+    return seen
+""",
+            line=7,
+            message="`watching` is removed outside `finally`/`with`",
+        ),
+        # The registration sits in a `try` whose `finally` does other work: the removal
+        # after the block is skipped when the forward inside it raises. (No fix: the
+        # handle is bound inside the `try`, so the existing `finally` cannot remove it.)
+        Invalid(
+            """
+def probe(model, batch, log):
+    try:
+        handle = model.register_forward_hook(lambda m, i, o: log.append(o.shape))
+        model(batch)
+    finally:
+        log.append("ran")
+    handle.remove()
+    return log
+""",
+            line=3,
+            message="`handle` is removed outside `finally`/`with`",
+        ),
+        # An installer method that keeps each handle through a local name on its way to
+        # `self.handles`, run on every submodule by `Module.apply`; the removal helper
+        # after the backward is skipped when it raises.
+        Invalid(
+            """
+class GradTrace:
+    def __init__(self, net):
+        self.net = net
+        self.handles = []
+        self.grads = []
+
+    def _hook_one(self, module):
+        handle = module.register_full_backward_hook(self._keep)
+        self.handles.append(handle)
+
+    def _keep(self, module, grad_in, grad_out):
+        self.grads.append(grad_out[0].norm())
+
+    def _unhook(self):
+        for handle in self.handles:
+            handle.remove()
+
+    def trace(self, batch):
+        self.net.apply(self._hook_one)
+        self.net(batch).sum().backward()
+        self._unhook()
+        return self.grads
+""",
+            expected="""
+class GradTrace:
+    def __init__(self, net):
+        self.net = net
+        self.handles = []
+        self.grads = []
+
+    def _hook_one(self, module):
+        handle = module.register_full_backward_hook(self._keep)
+        self.handles.append(handle)
+
+    def _keep(self, module, grad_in, grad_out):
+        self.grads.append(grad_out[0].norm())
+
+    def _unhook(self):
+        for handle in self.handles:
+            handle.remove()
+
+    def trace(self, batch):
+        try:
+            self.net.apply(self._hook_one)
+            self.net(batch).sum().backward()
+        finally:
+            self._unhook()
+        return self.grads
+""",
+            line=19,
+            message="`self.handles` is removed outside `finally`/`with`",
+        ),
         # A helper method binds the handle to a local, then to `self.layer_handle`; the
         # caller removes it after the forward, outside `finally`.
         Invalid(
