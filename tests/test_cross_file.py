@@ -257,25 +257,29 @@ def test_a_link_inside_the_root_to_a_module_outside_it_is_never_read(tmp_path):
     assert view.helper_names() == ("attach",)
 
 
+#: Another file's wrappers and removal helpers, reached or not, and modules without hook code.
+_WIDEN = {
+    "lib/hooks.py": "def attach(m, fn):\n    return m.register_forward_hook(fn)\n\n"
+    "def detach(handles):\n    for h in handles:\n        h.remove()\n\n"
+    "def stored(m, fn):\n    m.register_forward_hook(fn)\n",
+    # a plain module re-exporting the wrapper, across a parenthesised import list
+    "lib/again.py": "from lib.hooks import (  # (re-exported)\n    detach,\n    attach,\n)\n",
+    "lib/plain.py": "import os\n\ndef wipe(path):\n    os.remove(path)\n",
+    "lib/named.py": "def register_forward_hook(m, fn):\n    \"\"\"Like m.register_forward_hook(fn).\"\"\"\n    return None\n",
+    "lib/base.py": "class Base:\n    def add(self, m, fn):\n        return m.register_forward_hook(fn)\n\n"
+    "    def never_called(self, m, fn):\n        return m.register_forward_hook(fn)\n",
+    "app/use.py": "from lib.again import attach, detach\nfrom lib.plain import wipe\nfrom lib.named import register_forward_hook\n"
+    "from lib.hooks import stored\nfrom lib.base import Base\n\n"
+    "class A(Base):\n    def go(self, m, f):\n        self.h = self.add(m, f)\n        attach(m, f)\n"
+    "        detach([])\n        wipe('x')\n        stored(m, f)\n        register_forward_hook(m, f)\n",
+}  # fmt: skip
+
+
 def test_only_other_files_wrappers_and_removal_helpers_the_file_calls_widen_the_fast_path(tmp_path):
     from hooklint.project import store
     from hooklint.project.resolve import FileView
 
-    _tree(tmp_path, {
-        "lib/hooks.py": "def attach(m, fn):\n    return m.register_forward_hook(fn)\n\n"
-        "def detach(handles):\n    for h in handles:\n        h.remove()\n\n"
-        "def stored(m, fn):\n    m.register_forward_hook(fn)\n",
-        # a plain module re-exporting the wrapper, across a parenthesised import list
-        "lib/again.py": "from lib.hooks import (  # (re-exported)\n    detach,\n    attach,\n)\n",
-        "lib/plain.py": "import os\n\ndef wipe(path):\n    os.remove(path)\n",
-        "lib/named.py": "def register_forward_hook(m, fn):\n    \"\"\"Like m.register_forward_hook(fn).\"\"\"\n    return None\n",
-        "lib/base.py": "class Base:\n    def add(self, m, fn):\n        return m.register_forward_hook(fn)\n\n"
-        "    def never_called(self, m, fn):\n        return m.register_forward_hook(fn)\n",
-        "app/use.py": "from lib.again import attach, detach\nfrom lib.plain import wipe\nfrom lib.named import register_forward_hook\n"
-        "from lib.hooks import stored\nfrom lib.base import Base\n\n"
-        "class A(Base):\n    def go(self, m, f):\n        self.h = self.add(m, f)\n        attach(m, f)\n"
-        "        detach([])\n        wipe('x')\n        stored(m, f)\n        register_forward_hook(m, f)\n",
-    })  # fmt: skip
+    _tree(tmp_path, _WIDEN)
     store._memory.clear()
     use = tmp_path / "app" / "use.py"
     view = FileView(str(use), use.read_text(encoding="utf-8"))
@@ -389,6 +393,59 @@ def test_the_text_pre_scan_gives_the_helpers_that_resolution_gives(case, tmp_pat
             "base_acquire/valid",
         )
     )
+
+
+@pytest.mark.parametrize("case", [*sorted(EXPECTED), "mixed", "chain", "widen"])
+def test_a_file_the_text_shows_reaches_no_helper_has_none(case, tmp_path):
+    """``reaches_no_helper`` (decided from the text, without parsing the file) is True
+    only for files whose ``helper_names`` (the outline parsed, each class's own
+    calls) is empty, and it is False for a file that calls another file's wrapper."""
+    from hooklint.project import store
+
+    if case in ("mixed", "chain", "widen"):
+        _tree(tmp_path, {"mixed": _MIXED, "chain": _CHAIN, "widen": _WIDEN}[case])
+        root = tmp_path
+    else:
+        root = _project(tmp_path, case)
+    store._memory.clear()
+    decided = [view.reaches_no_helper() for view in _every_file_view(root)]
+    store._memory.clear()
+    helpers = [view.helper_names() for view in _every_file_view(root)]
+    assert all(not names for names, none in zip(helpers, decided) if none)
+    if case in ("chain", "mixin_wrapper/invalid"):
+        assert not all(decided)  # the file calling the wrapper is not passed over
+
+
+def test_a_project_file_without_a_seed_is_not_parsed(tmp_path, monkeypatch):
+    """A file whose tokens only sit inside longer names, and whose calls reach no other
+    file's helper, is done before CPython parses it; one that calls another file's
+    wrapper is parsed and linted (the finding the wrapper gives)."""
+    import hooklint.engine.lint as lint
+    from hooklint.engine import lint_text
+    from hooklint.project import store
+    from hooklint.project.resolve import FileView
+    from hooklint.rules import all_rules
+    from hooklint.rules.base import RuleContext
+
+    _tree(tmp_path, {
+        "lib/hooks.py": "def attach(m, fn):\n    return m.register_forward_hook(fn)\n",
+        "app/plain.py": "from lib.hooks import attach\n\nclass Counter:\n    def go(self):\n"
+        "        return self.always_callable()\n",
+        "app/use.py": "from lib.hooks import attach\n\nclass Probe:\n    def go(self, m):\n"
+        "        self.feats = []\n        attach(m, lambda mod, i, o: self.feats.append(o))\n"
+        "        # register_forward_hook\n",
+    })  # fmt: skip
+    rules = [r for r in all_rules() if r.screenable and not r.preview]
+    parsed = []
+    original = lint._cpython_parse
+    monkeypatch.setattr(lint, "_cpython_parse", lambda text: parsed.append(text) or original(text))
+    store._memory.clear()
+    for name, expected in (("plain.py", []), ("use.py", ["HL002"])):
+        path = tmp_path / "app" / name
+        text = path.read_text(encoding="utf-8")
+        context = RuleContext(project=FileView(str(path), text))
+        assert [v.code for v in lint_text(text, str(path), rules, context)] == expected
+        assert (text in parsed) == bool(expected)
 
 
 def test_summaries_are_json_data_with_wrappers_and_removal_helpers():

@@ -241,3 +241,16 @@ def test_called_words_on_calls_split_over_lines():
     text = "x = self . watch \\\n (m)\nfoo.bar(1)(2)\nwrap  (f)\n.5(3)\n"
     assert _words_called_in(text) == {"watch", "bar", "wrap", "5"}
     assert _words_called_in(text, attributes=True) == {"watch", "bar", "5"}
+
+
+_HOOK_PIECES = st.sampled_from(
+    ["register_", "forward_", "hook", "{", ".remove(", ")", " ", "\\", "\n", "x", "_", "remove", "."]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_HOOK_PIECES, max_size=12).map("".join))
+def test_the_split_hook_text_search_finds_what_the_one_regex_finds(text):
+    from hooklint.project.summary import _HOOK_TEXT, has_hook_text
+
+    assert has_hook_text(text) == (_HOOK_TEXT.search(text) is not None)

@@ -124,4 +124,5 @@ def _noqa_candidate(text: str, settings: Settings) -> bool:
         return False
     from hooklint import noqa
 
-    return noqa.mentions_hooklint_code(text) and noqa.UNUSED_NOQA in settings.rule_codes
+    # HL100 first: it is off by default, and the text search costs a scan of the file
+    return noqa.UNUSED_NOQA in settings.rule_codes and noqa.mentions_hooklint_code(text)

@@ -460,34 +460,68 @@ class FileView:
         functions): the fast path keeps the code that calls them, as it keeps
         registrations."""
         if self._helpers is None:
-            names: set[str] = set()
             outline = self.summary(self.path) or {}
-            for class_name, called in self._called_methods(outline).items():
-                # ``self.m(...)``/``super().m(...)`` reaches the first base after the class
-                # that defines ``m``: only the bases up to those of the names called are read.
-                for name in sorted(called):
-                    ref = self.method(class_name, name, after_own=True)
-                    if ref is not None and self._is_helper(ref):
-                        names.add(name)
-            called_words = self._called_words()
-            for local in outline.get("imports", {}):
-                if local.startswith("*") or local not in called_words:
-                    continue  # never called here: not looked up
-                # Each module of the import chain is read only if its text says it may
-                # bind the name to a function with hook code.
-                found = self.lookup(self.path, local, hook_code=True)
-                if (
-                    found is not None
-                    and found.kind == "function"
-                    and found.path != self.path
-                    and self._is_helper(found)
-                ):
-                    names.add(local)
-            self._helpers = tuple(sorted(names))
+            self._helpers = self._helpers_reached(outline, self._called_methods(outline))
             # The outline and the class spans are read: the file's AST is not needed
             # again, and is freed now rather than found by the collector later.
             self._tree = None
         return self._helpers
+
+    def reaches_no_helper(self) -> bool:
+        """Whether, decided from the file's text without parsing it, no name the file
+        calls reaches another file's wrapper or removal helper: then
+        :meth:`helper_names` is empty.  Only for a file without hook text, whose outline
+        its text gives (:mod:`hooklint.project.text_outline`, as :func:`summarise` reads
+        it), and with every class taken to call every attribute name the file calls (a
+        superset of the names each class's own lines call: more names looked up, never
+        fewer).  False when it cannot be decided so: the caller parses the file and
+        asks :meth:`helper_names`."""
+        if self._helpers is not None:
+            return not self._helpers
+        from hooklint.project.summary import has_hook_text
+
+        if self._tree is not None or self._outline is not None or has_hook_text(self.text):
+            return False
+        from hooklint.project.text_outline import text_outline
+
+        outline = text_outline(self.text)
+        if outline is None:
+            return False
+        self._outline = outline  # what summary(self.path) would read: the same outline
+        store.remember(self.path, self.text, outline)
+        called = _words_called_in(self.text, attributes=True)
+        if self._helpers_reached(outline, dict.fromkeys(outline["classes"], called) if called else {}):
+            return False
+        self._helpers = ()
+        return True
+
+    def _helpers_reached(self, outline: dict, called_methods: dict[str, set[str]]) -> tuple[str, ...]:
+        """The helper names reached from ``outline`` (the checked file's) by the
+        attribute names ``called_methods`` gives each class and by its imported names
+        that the text calls."""
+        names: set[str] = set()
+        for class_name, called in called_methods.items():
+            # ``self.m(...)``/``super().m(...)`` reaches the first base after the class
+            # that defines ``m``: only the bases up to those of the names called are read.
+            for name in sorted(called):
+                ref = self.method(class_name, name, after_own=True)
+                if ref is not None and self._is_helper(ref):
+                    names.add(name)
+        called_words = self._called_words()
+        for local in outline.get("imports", {}):
+            if local.startswith("*") or local not in called_words:
+                continue  # never called here: not looked up
+            # Each module of the import chain is read only if its text says it may
+            # bind the name to a function with hook code.
+            found = self.lookup(self.path, local, hook_code=True)
+            if (
+                found is not None
+                and found.kind == "function"
+                and found.path != self.path
+                and self._is_helper(found)
+            ):
+                names.add(local)
+        return tuple(sorted(names))
 
     def _may_define_hook_code(self, path: str, name: str) -> bool:
         """False when the module at ``path`` cannot bind ``name`` to a function that

@@ -38,12 +38,18 @@ VERSION = 4
 #: A module can register or remove hooks only if one of these occurs in it (a handle's
 #: ``remove()`` takes no argument: ``os.remove(path)``, ``items.remove(x)`` are not one).
 _HOOK_TEXT = re.compile(r"register_\w*hook|register_\{|\.remove\([\s\\]*\)")
+#: Its two halves, each starting with literal text the regex engine skips ahead to
+#: (the alternation as a whole tries every position of the text).
+_REGISTRATION_TEXT = re.compile(r"register_(?:\w*hook|\{)")
+_REMOVAL_TEXT = re.compile(r"\.remove\([\s\\]*\)")
 
 
 def has_hook_text(text: str) -> bool:
     """Whether :data:`_HOOK_TEXT` occurs in ``text`` (each of its matches holds one of
     the two words looked for first: most modules hold neither)."""
-    return ("register_" in text or ".remove(" in text) and _HOOK_TEXT.search(text) is not None
+    return ("register_" in text and _REGISTRATION_TEXT.search(text) is not None) or (
+        ".remove(" in text and _REMOVAL_TEXT.search(text) is not None
+    )
 
 
 def summarise(text: str, hook_facts: bool = True) -> dict:
@@ -155,7 +161,7 @@ def _hooky(node, lines: list[str] | None) -> bool:
     a registration or removal token."""
     if lines is None:
         return False
-    return _HOOK_TEXT.search(_body_text(node, lines)) is not None
+    return has_hook_text(_body_text(node, lines))
 
 
 def _body_text(node, lines: list[str]) -> str:
