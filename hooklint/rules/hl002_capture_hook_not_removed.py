@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from hooklint.analysis.captures import bulk_removal, captures, handle_fate, hook_of
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
 from hooklint.analysis.handles import handle_model
-from hooklint.analysis.hook_roles import removes_itself
+from hooklint.analysis.hook_roles import removes_itself, undone_by_post_hook
 from hooklint.fixes.capture import keyed_removal, with_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, with_evidence
 
@@ -68,7 +68,9 @@ class CaptureHookNotRemoved(Rule):
     a removal helper; handles that are returned or passed on (the caller's to
     remove); stores obtained per call (a local, an argument, `ContextVar.get()`);
     bounded accumulation (`self.H[name] = self.H[name] + x.T @ x`, a fixed key
-    overwritten); hooks that remove themselves (or all hooks) unconditionally on
+    overwritten); a forward pre-hook's push that the forward hook on the same object
+    pops (a stack of one entry per forward in flight: HL001 asks about
+    `always_call`); hooks that remove themselves (or all hooks) unconditionally on
     their first call.
 
     Handles are followed as HL004 follows them (see its documentation): bound and
@@ -174,6 +176,8 @@ class CaptureHookNotRemoved(Rule):
             found = captures(hook, registration)
             if not found or removes_itself(hook):
                 continue
+            if undone_by_post_hook(facts, registration, [c.node for c in found]):
+                continue  # a push that the forward hook on the same object pops: bounded
             fate = handle_fate(facts, registration)
             if fate.kind not in ("discarded", "kept"):
                 continue
@@ -223,6 +227,23 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # A pre-hook pushes the input length and the forward hook on the same module pops
+        # it: one entry per forward in flight (HL001's question if it lacks always_call).
+        Valid(
+            """
+def _push_length(module, args):
+    module.lengths.append(args[0].shape[1])
+
+def _trim(module, args, output):
+    length = module.lengths.pop()
+    return output[:, :length]
+
+def attach(decoder):
+    decoder.lengths = []
+    decoder.register_forward_pre_hook(_push_length)
+    decoder.register_forward_hook(_trim, always_call=True)
+"""
+        ),
         # Handles bound, appended to a list, and the list returned: the caller owns them.
         Valid(
             """
@@ -414,6 +435,23 @@ def uninstall(session):
         ),
     ]
     INVALID = [
+        # The forward hook on the same module only reads the list: the pushes pile up.
+        Invalid(
+            """
+def _push_length(module, args):
+    module.lengths.append(args[0].shape[1])
+
+def _trim(module, args, output):
+    return output[:, : module.lengths[-1]]
+
+def attach(decoder):
+    decoder.lengths = []
+    decoder.register_forward_pre_hook(_push_length)
+    decoder.register_forward_hook(_trim)
+""",
+            line=9,
+            message="appends to `module.lengths` on every forward",
+        ),
         # Bindings are per scope: the `handle.remove()` of another function is another handle.
         Invalid(
             """
