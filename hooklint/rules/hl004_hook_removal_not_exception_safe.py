@@ -265,6 +265,25 @@ class HookRemovalNotExceptionSafe(Rule):
         return try_finally(facts, body, [removal_statement]), "Remove the hooks in `finally`"
 
     VALID = [
+        # `self._attach` in `Timeline` is Timeline's own method (a subscription, no hook),
+        # not the same-named registration wrapper of the unrelated `Probe`.
+        Valid(
+            """
+class Probe:
+    def _attach(self, module, hook):
+        return module.register_forward_hook(hook)
+
+
+class Timeline:
+    def _attach(self, module, callback):
+        return self.events.subscribe(module, callback)
+
+    def run(self, module, callback, batch):
+        subscription = self._attach(module, callback)
+        module(batch)
+        subscription.remove()
+"""
+        ),
         # A method that keeps its handles on the instance, run on every submodule by
         # `Module.apply`; the caller removes them in `finally`.
         Valid(
@@ -462,6 +481,34 @@ def layer_table(model, x):
         ),
     ]
     INVALID = [
+        # A subclass calls the wrapper it inherits from a class of the same file.
+        Invalid(
+            """
+class Probe:
+    def _attach(self, module, hook):
+        return module.register_forward_hook(hook)
+
+
+class Tracer(Probe):
+    def run(self, module, hook, batch):
+        handle = self._attach(module, hook)
+        module(batch)
+        handle.remove()
+""",
+            expected="""
+class Probe:
+    def _attach(self, module, hook):
+        return module.register_forward_hook(hook)
+
+
+class Tracer(Probe):
+    def run(self, module, hook, batch):
+        with self._attach(module, hook):
+            module(batch)
+""",
+            line=8,
+            message="`handle` is removed outside `finally`/`with`",
+        ),
         # A removal just after a `finally` block is not covered by it.
         Invalid(
             """
