@@ -140,12 +140,12 @@ def _callable(facts, expr, registration, context, depth) -> HookCallable | None:
         return None
     if isinstance(expr, cst.Attribute):
         owner = expr.value
-        value = _held_value(facts, owner, registration, context)
+        value = held_value(facts, owner, registration, context)
         if value is not None:
             method = _instance_method(facts, value, expr.attr.value)
             if method is not None:
                 return HookCallable(method, facts.code(owner), context)
-    value = _held_value(facts, expr, registration, context)
+    value = held_value(facts, expr, registration, context)
     if value is not None:
         if isinstance(value, cst.Call) and _instance_method(facts, value, "__call__") is not None:
             return HookCallable(_instance_method(facts, value, "__call__"), facts.code(expr), context)
@@ -172,8 +172,8 @@ def _instance_method(facts: ModuleFacts, value, name: str) -> HookBody | None:
     )
 
 
-def _held_value(facts: ModuleFacts, expr, registration: Registration, context) -> cst.BaseExpression | None:
-    """The instance ``expr`` holds: the value a name, ``self.attr`` or container item is
+def held_value(facts: ModuleFacts, expr, registration: Registration, context) -> cst.BaseExpression | None:
+    """The instance ``expr`` holds (a ``Cls(...)`` call, or None): the value a name, ``self.attr`` or container item is
     assigned in the registering function (or, for ``self.attr``, in its class)."""
     target = expr.value if isinstance(expr, cst.Subscript) else expr
     wanted = dotted_name(target)
