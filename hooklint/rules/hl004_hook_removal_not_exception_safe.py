@@ -35,8 +35,9 @@ class HookRemovalNotExceptionSafe(Rule):
     after the `yield` of a `@contextmanager` function, which is skipped when the body of
     the caller's `with` raises.
     It fires only when a removal exists (a hook never removed is HL002's or HL009's
-    business) and something other than plain assignments sits between the
-    registration and the removal, and only when the registration's pass reaches the
+    business) and something other than plain assignments (and putting a name into a
+    container: `self.handles.append(handle)`) sits between the registration and the
+    removal, and only when the registration's pass reaches the
     removal: not when a block around the registration ends in `return`, or in
     `continue`/`break` of a loop around both (the handles are removed by a later
     pass or call). A call of a helper of another file whose name says
@@ -265,6 +266,26 @@ class HookRemovalNotExceptionSafe(Rule):
         return try_finally(facts, body, [removal_statement]), "Remove the hooks in `finally`"
 
     VALID = [
+        # Only bookkeeping between the registration and the removal handed to the
+        # finalizer: appending the handle to a list cannot fail.
+        Valid(
+            """
+import weakref
+
+
+class Planner:
+    def __init__(self):
+        self.handles = []
+
+    def install(self, model):
+        handle = model.register_forward_pre_hook(self._plan)
+        self.handles.append(handle)
+        weakref.finalize(self, handle.remove)
+
+    def _plan(self, module, args):
+        pass
+"""
+        ),
         # `self._attach` in `Timeline` is Timeline's own method (a subscription, no hook),
         # not the same-named registration wrapper of the unrelated `Probe`.
         Valid(
@@ -481,6 +502,41 @@ def layer_table(model, x):
         ),
     ]
     INVALID = [
+        # Bookkeeping and then a trial forward: the forward can raise.
+        Invalid(
+            """
+class Planner:
+    def __init__(self):
+        self.handles = []
+
+    def trial(self, model, batch):
+        handle = model.register_forward_pre_hook(self._plan)
+        self.handles.append(handle)
+        model(batch)
+        handle.remove()
+
+    def _plan(self, module, args):
+        pass
+""",
+            expected="""
+class Planner:
+    def __init__(self):
+        self.handles = []
+
+    def trial(self, model, batch):
+        try:
+            handle = model.register_forward_pre_hook(self._plan)
+            self.handles.append(handle)
+            model(batch)
+        finally:
+            handle.remove()
+
+    def _plan(self, module, args):
+        pass
+""",
+            line=6,
+            message="`handle` is removed outside `finally`/`with`",
+        ),
         # A subclass calls the wrapper it inherits from a class of the same file.
         Invalid(
             """
