@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hooklint.analysis.captures import bulk_removal, captures, handle_fate, hook_of
+from hooklint.analysis.captures import bulk_removal, captures, drained_by_forward, handle_fate, hook_of
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
 from hooklint.analysis.handles import handle_model
 from hooklint.analysis.hook_roles import removes_itself, undone_by_post_hook
@@ -70,7 +70,9 @@ class CaptureHookNotRemoved(Rule):
     bounded accumulation (`self.H[name] = self.H[name] + x.T @ x`, a fixed key
     overwritten); a forward pre-hook's push that the forward hook on the same object
     pops (a stack of one entry per forward in flight: HL001 asks about
-    `always_call`); hooks that remove themselves (or all hooks) unconditionally on
+    `always_call`); a module's own method hooked on its layers whose `self.X` store
+    its `forward` (or a method `forward` calls) empties (`self.X.clear()`,
+    `self.X = []`); hooks that remove themselves (or all hooks) unconditionally on
     their first call.
 
     Handles are followed as HL004 follows them (see its documentation): bound and
@@ -178,6 +180,8 @@ class CaptureHookNotRemoved(Rule):
                 continue
             if undone_by_post_hook(facts, registration, [c.node for c in found]):
                 continue  # a push that the forward hook on the same object pops: bounded
+            if all(drained_by_forward(facts, registration, c.store) for c in found):
+                continue  # a module consuming its own layers' captures in its forward
             fate = handle_fate(facts, registration)
             if fate.kind not in ("discarded", "kept"):
                 continue
@@ -227,6 +231,35 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # A module hooks its own blocks and empties what they captured in its own forward
+        # (through `self._fuse`): the list holds one forward's outputs at most.
+        Valid(
+            """
+import torch
+from torch import nn
+
+class Encoder(nn.Module):
+    def __init__(self, blocks):
+        super().__init__()
+        self.blocks = blocks
+        self._taps = []
+        for block in self.blocks:
+            block.register_forward_hook(self._tap)
+
+    def _tap(self, module, args, output):
+        self._taps.append(output)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self._fuse(x)
+
+    def _fuse(self, x):
+        taps = torch.stack(self._taps)
+        self._taps.clear()
+        return x + taps.sum(0)
+"""
+        ),
         # A pre-hook pushes the input length and the forward hook on the same module pops
         # it: one entry per forward in flight (HL001's question if it lacks always_call).
         Valid(
@@ -435,6 +468,36 @@ def uninstall(session):
         ),
     ]
     INVALID = [
+        # The list is emptied only when the caller asks for the result, not by forward.
+        Invalid(
+            """
+import torch
+from torch import nn
+
+class Encoder(nn.Module):
+    def __init__(self, blocks):
+        super().__init__()
+        self.blocks = blocks
+        self._taps = []
+        for block in self.blocks:
+            block.register_forward_hook(self._tap)
+
+    def _tap(self, module, args, output):
+        self._taps.append(output)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+    def fused(self):
+        taps = torch.stack(self._taps)
+        self._taps.clear()
+        return taps.sum(0)
+""",
+            line=10,
+            message="appends to `self._taps` on every forward",
+        ),
         # The forward hook on the same module only reads the list: the pushes pile up.
         Invalid(
             """
