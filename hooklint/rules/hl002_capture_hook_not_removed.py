@@ -264,7 +264,7 @@ class Encoder(nn.Module):
         # it: one entry per forward in flight (HL001's question if it lacks always_call).
         Valid(
             """
-def _push_length(module, args):
+def _push_len(module, args):
     module.lengths.append(args[0].shape[1])
 
 def _trim(module, args, output):
@@ -273,7 +273,7 @@ def _trim(module, args, output):
 
 def attach(decoder):
     decoder.lengths = []
-    decoder.register_forward_pre_hook(_push_length)
+    decoder.register_forward_pre_hook(_push_len)
     decoder.register_forward_hook(_trim, always_call=True)
 """
         ),
@@ -501,7 +501,7 @@ class Encoder(nn.Module):
         # The forward hook on the same module only reads the list: the pushes pile up.
         Invalid(
             """
-def _push_length(module, args):
+def _push_len(module, args):
     module.lengths.append(args[0].shape[1])
 
 def _trim(module, args, output):
@@ -509,7 +509,7 @@ def _trim(module, args, output):
 
 def attach(decoder):
     decoder.lengths = []
-    decoder.register_forward_pre_hook(_push_length)
+    decoder.register_forward_pre_hook(_push_len)
     decoder.register_forward_hook(_trim)
 """,
             line=9,
