@@ -97,7 +97,9 @@ class HookRemovalNotExceptionSafe(Rule):
     `try`/`finally` otherwise (for a `@contextmanager`, that puts `yield` in
     `try`/`finally`). No fix is offered when the registration and the removal are
     not in the same block, or the span holds a multi-line string, or when the
-    removal statement does more than remove.
+    removal statement does more than remove, or when it hands `h.remove` to a
+    finalizer (`weakref.finalize`, `atexit.register`): that hook is meant to outlive
+    the function.
 
     ## Precision on real code
     Development set (29 released libraries, `python ../shared/accuracy/score.py`):
@@ -224,7 +226,12 @@ class HookRemovalNotExceptionSafe(Rule):
             )
         else:
             message = f"`{target}` is removed outside `finally`/`with`: skipped if the code before it raises"
-        edits, fix_message = self._fix(facts, acquisition, target, single, at_r, at_m, between, in_cm)
+        if removal.kind == "deferred":
+            # `weakref.finalize(obj, h.remove)`, `atexit.register(h.remove)`: the hook is
+            # meant to outlive the function; scoping it to a `with` would end it early.
+            edits, fix_message = [], ""
+        else:
+            edits, fix_message = self._fix(facts, acquisition, target, single, at_r, at_m, between, in_cm)
         finding = Finding(
             node=acquisition.node,
             message=message,
@@ -502,6 +509,25 @@ def layer_table(model, x):
         ),
     ]
     INVALID = [
+        # A trial forward before the finalizer is set up: if it raises, nothing removes
+        # the hook. No fix: the hook is meant to live as long as the planner.
+        Invalid(
+            """
+import weakref
+
+
+class Planner:
+    def install(self, model, batch):
+        handle = model.register_forward_pre_hook(self._plan)
+        model(batch)
+        weakref.finalize(self, handle.remove)
+
+    def _plan(self, module, args):
+        pass
+""",
+            line=6,
+            message="`handle` is removed outside `finally`/`with`",
+        ),
         # Bookkeeping and then a trial forward: the forward can raise.
         Invalid(
             """
