@@ -350,3 +350,73 @@ def store_reads(
                 and facts.code(current.func.value) == store
             ):
                 yield current, current.args[0].value, info.node
+
+
+def drained_by_forward(facts: ModuleFacts, registration: Registration, store: str) -> bool:
+    """Whether the hook is a method of the registering class (``self.method``) and
+    ``store`` (``self.X``) is emptied on every forward of that class: ``forward``, or a method of the class that ``forward`` calls (through
+    ``self.method(...)``, at any depth), empties it (``self.X.clear()``, ``self.X = []``
+    / ``{}`` / ``list()`` / ``dict()``, ``del self.X[:]``).  A module that hooks its own
+    layers and consumes what they captured in its own forward holds at most one
+    forward's captures."""
+    arg = registration.hook_arg
+    if not (isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name) and arg.value.value == "self"):
+        return False
+    class_name = registration.site.class_name
+    if class_name is None or not store.startswith("self.") or facts.method(class_name, "forward") is None:
+        return False
+    attr = store[len("self.") :]
+    todo, seen = ["forward"], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        info = facts.method(class_name, name)
+        if info is None or not info.params:
+            continue
+        self_name = info.params[0]
+        for current in descendants(info.node.body):
+            if _empties(current, self_name, attr):
+                return True
+            if (
+                isinstance(current, cst.Call)
+                and isinstance(current.func, cst.Attribute)
+                and isinstance(current.func.value, cst.Name)
+                and current.func.value.value == self_name
+            ):
+                todo.append(current.func.attr.value)
+    return False
+
+
+_EMPTY_CALLS = frozenset({"list", "dict", "set", "deque", "OrderedDict", "defaultdict"})
+
+
+def _empties(node: cst.CSTNode, self_name: str, attr: str) -> bool:
+    def is_store(expr: cst.BaseExpression) -> bool:
+        return (
+            isinstance(expr, cst.Attribute)
+            and isinstance(expr.value, cst.Name)
+            and expr.value.value == self_name
+            and expr.attr.value == attr
+        )
+
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.attr.value == "clear" and not node.args and is_store(node.func.value)
+    if isinstance(node, cst.Assign):
+        value = node.value
+        empty = (isinstance(value, (cst.List, cst.Dict)) and not value.elements) or (
+            isinstance(value, cst.Call) and dotted_name(value.func) in _EMPTY_CALLS and not value.args
+        )
+        return empty and any(is_store(t.target) for t in node.targets)
+    if isinstance(node, cst.Del):
+        target = node.target
+        return (
+            isinstance(target, cst.Subscript)
+            and is_store(target.value)
+            and len(target.slice) == 1
+            and isinstance(target.slice[0].slice, cst.Slice)
+            and target.slice[0].slice.lower is None
+            and target.slice[0].slice.upper is None
+        )
+    return False

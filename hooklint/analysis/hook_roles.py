@@ -1,6 +1,8 @@
 """What each parameter of a hook receives, small structural queries over one hook
-body (whether it returns a value, whether it removes itself), shared by HL005-HL008, and which callable a registration runs
-(:func:`hook_callable`: also callable objects of same-file classes).
+body (whether it returns a value, whether it removes itself), shared by HL005-HL008,
+which callable a registration runs (:func:`hook_callable`: also callable objects of
+same-file classes), and whether a pre-hook's push is popped by the forward hook on
+the same object (:func:`undone_by_post_hook`, HL002).
 
 The parameter roles look only inside one hook's own function, and only at the
 registration's facts: the API kind and ``with_kwargs=True``.
@@ -138,12 +140,12 @@ def _callable(facts, expr, registration, context, depth) -> HookCallable | None:
         return None
     if isinstance(expr, cst.Attribute):
         owner = expr.value
-        value = _held_value(facts, owner, registration, context)
+        value = held_value(facts, owner, registration, context)
         if value is not None:
             method = _instance_method(facts, value, expr.attr.value)
             if method is not None:
                 return HookCallable(method, facts.code(owner), context)
-    value = _held_value(facts, expr, registration, context)
+    value = held_value(facts, expr, registration, context)
     if value is not None:
         if isinstance(value, cst.Call) and _instance_method(facts, value, "__call__") is not None:
             return HookCallable(_instance_method(facts, value, "__call__"), facts.code(expr), context)
@@ -170,8 +172,8 @@ def _instance_method(facts: ModuleFacts, value, name: str) -> HookBody | None:
     )
 
 
-def _held_value(facts: ModuleFacts, expr, registration: Registration, context) -> cst.BaseExpression | None:
-    """The instance ``expr`` holds: the value a name, ``self.attr`` or container item is
+def held_value(facts: ModuleFacts, expr, registration: Registration, context) -> cst.BaseExpression | None:
+    """The instance ``expr`` holds (a ``Cls(...)`` call, or None): the value a name, ``self.attr`` or container item is
     assigned in the registering function (or, for ``self.attr``, in its class)."""
     target = expr.value if isinstance(expr, cst.Subscript) else expr
     wanted = dotted_name(target)
@@ -292,3 +294,26 @@ def removes_itself(hook: HookBody) -> bool:
                 if "remove" in attr and "hook" in attr:
                     return True
     return False
+
+
+def undone_by_post_hook(facts: ModuleFacts, registration: Registration, nodes: list[cst.CSTNode]) -> bool:
+    """Whether every one of ``nodes`` (places in a forward pre-hook's body) acquires
+    state that a forward hook on the same object gives back (HL001's pairs: a pushed
+    stack popped, an added item removed): the pre-hook's half of a push/pop pair,
+    bounded by one entry per forward in flight, not a store that grows."""
+    if registration.api.kind != "forward_pre" or not nodes:
+        return False
+    from hooklint.analysis.effects import acquired, pair_matches
+
+    pre_hook = hook_callable(facts, registration)
+    if pre_hook is None:
+        return False
+    acquires = acquired(effects_of(facts, pre_hook))
+    posts = [(r, hook_callable(facts, r)) for r in facts.registrations if r.api.kind == "forward"]
+    popped: set[int] = set()
+    for _post, post_hook in HookedObjects([(r, c) for r, c in posts if c is not None]).same_object(
+        registration
+    ):
+        releases = [e for e in effects_of(facts, post_hook) if e.releases]
+        popped |= {id(a.anchor) for a in acquires if any(pair_matches(a, r) for r in releases)}
+    return all(id(node) in popped for node in nodes)

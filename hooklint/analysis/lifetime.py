@@ -17,7 +17,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import CallSite, ModuleFacts, Registration, Site
 from hooklint.analysis.scopes import target_names
-from hooklint.analysis.vocabulary import CONTEXTMANAGERS, STORE_METHODS
+from hooklint.analysis.vocabulary import CONTEXTMANAGERS, ITEM_ADDS, STORE_METHODS
 from hooklint.analysis.walk import child_nodes, descendants
 
 
@@ -159,8 +159,43 @@ def _simple_value(node: cst.BaseExpression | None) -> bool:
     return False
 
 
+def _dotted(node: cst.BaseExpression) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def _keeps_value(small: cst.BaseSmallStatement) -> bool:
+    """``store.append(x)`` (any :data:`ITEM_ADDS` method but ``insert``) or
+    ``store[k] = x`` with ``store`` a name or attribute chain and ``k``, ``x`` names or
+    literals: bookkeeping that puts a value into a container."""
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        call = small.value
+        return (
+            isinstance(call.func, cst.Attribute)
+            and call.func.attr.value in ITEM_ADDS - {"insert"}
+            and _dotted(call.func.value)
+            and len(call.args) == 1
+            and call.args[0].keyword is None
+            and not call.args[0].star
+            and _simple_value(call.args[0].value)
+        )
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target = small.targets[0].target
+        return (
+            isinstance(target, cst.Subscript)
+            and _dotted(target.value)
+            and len(target.slice) == 1
+            and isinstance(target.slice[0].slice, cst.Index)
+            and _simple_value(target.slice[0].slice.value)
+            and _simple_value(small.value)
+        )
+    return False
+
+
 def cannot_raise(statement: cst.CSTNode) -> bool:
-    """``pass``, a docstring, and assignments of names and literals to names."""
+    """``pass``, a docstring, assignments of names and literals to names, and putting
+    a name or literal into a container (:func:`_keeps_value`)."""
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
     for small in statement.body:
@@ -181,6 +216,8 @@ def cannot_raise(statement: cst.CSTNode) -> bool:
             and isinstance(small.target, cst.Name)
             and _simple_value(small.value)
         ):
+            continue
+        if _keeps_value(small):
             continue
         return False
     return True

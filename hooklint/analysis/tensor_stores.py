@@ -151,7 +151,12 @@ def tensor_stores(registration: Registration, graph_roles=GRAPH_ROLES) -> list[T
     if isinstance(node, cst.Lambda):
         nodes.insert(0, node.body)
     analysis = _Body(tensors, module_param, nodes, hook.via == "method", set(roles) - {module_param})
-    return analysis.stores()
+    top = (
+        list(node.body.body)
+        if isinstance(node, cst.FunctionDef) and isinstance(node.body, cst.IndentedBlock)
+        else []
+    )
+    return [store for store in analysis.stores() if analysis.carries_at(store, top)]
 
 
 class _Body:
@@ -163,6 +168,7 @@ class _Body:
         self.aliases: dict[str, list[cst.BaseExpression]] = {}
         self.declared: set[str] = set()
         self.loop_targets: dict[str, cst.BaseExpression] = {}
+        self.fixed: dict[str, frozenset] = {}  # a name's kinds while one binding is read
         for current in nodes:
             if isinstance(current, cst.Assign):
                 for target in current.targets:
@@ -188,6 +194,35 @@ class _Body:
                 if isinstance(current.asname.name, cst.Name):
                     self.aliases.setdefault(current.asname.name.value, [])
 
+    # -- straight-line rebinding ------------------------------------------------------
+    def carries_at(self, store: TensorStore, top: list[cst.BaseStatement]) -> bool:
+        """Whether a stored name still carries the graph where it is stored, when the
+        hook rebinds it only in top-level ``name = value`` statements: the bindings
+        before the store, in order, decide (``x = x[0]``, then ``x = x.detach()``:
+        stored detached), not every binding the name has anywhere in the body."""
+        value = store.value
+        if not isinstance(value, cst.Name) or not top:
+            return True
+        name = value.value
+        where = _top_index(top, store.node)
+        bindings = _top_bindings(top, name)
+        if where is None or bindings is None or name in self.loop_targets:
+            return True
+        if len(bindings) != len(self.aliases.get(name, [])):
+            return True  # bound somewhere else too (a branch, a tuple target)
+        before = [v for index, v in bindings if index < where]
+        if not before:
+            return True
+        role = self.tensors.get(name)
+        current = _NONE if role is None else (_TUPLE_SET if role in TUPLE_ROLES else _TENSOR_SET)
+        for bound in before:
+            self.fixed[name] = current
+            try:
+                current = self.kinds(bound)
+            finally:
+                del self.fixed[name]
+        return _TENSOR in current
+
     # -- does an expression carry a received tensor's graph? -----------------------
     def carries(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` holds a received tensor (or a graph-keeping view of one).
@@ -201,6 +236,8 @@ class _Body:
             return _NONE
         if isinstance(expr, cst.Name):
             name = expr.value
+            if name in self.fixed:
+                return self.fixed[name]
             if name in seen or (name not in self.loop_targets and name not in self.aliases):
                 # ``output = output[0]``: inside its own rebinding the name is the original.
                 role = self.tensors.get(name)
@@ -319,6 +356,32 @@ class _Body:
                         found.append(TensorStore(current, value, fixable, target))
                         break
         return found
+
+
+def _top_index(top: list[cst.BaseStatement], node: cst.CSTNode) -> int | None:
+    """The index of the top-level statement that holds ``node``."""
+    for index, statement in enumerate(top):
+        if statement is node or any(d is node for d in descendants(statement, into_functions=False)):
+            return index
+    return None
+
+
+def _top_bindings(top: list[cst.BaseStatement], name: str) -> list[tuple[int, cst.BaseExpression]] | None:
+    """``(index, value)`` of every top-level ``name = value`` statement (a single
+    target), in order."""
+    found = []
+    for index, statement in enumerate(top):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and small.targets[0].target.value == name
+            ):
+                found.append((index, small.value))
+    return found
 
 
 def _stored_arguments(call: cst.Call, index: int | None):

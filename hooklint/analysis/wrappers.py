@@ -8,7 +8,10 @@ the handle in ``self._hooks``.  A call to such a helper is a registration too.
 Wrappers are found two ways, after the facts pass (nothing here re-walks the module):
 
 * *inferred*: a function or method of the same file whose body passes one of its own
-  parameters as the hook of a registration and returns or stores the handle;
+  parameters as the hook of a registration and returns or stores the handle (a
+  ``self.name(...)`` call runs the method its class, or the nearest of its bases in the
+  file, defines; when that one is abstract, the overrides of the file's subclasses,
+  whose APIs, when they differ, leave the registration's kind unknown);
 * *configured*: the names in the ``registration-wrappers`` setting (last dotted part
   matched: ``HooksMixin.register_hook`` and ``register_hook`` both match
   ``self.register_hook(...)``), for wrappers that live in other files or packages.
@@ -25,6 +28,7 @@ API the one named by a string argument (``"forward_pre"`` →
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -52,8 +56,14 @@ class Wrapper:
 
 
 def infer_wrappers(facts: ModuleFacts) -> dict[str, Wrapper]:
-    """In-file wrappers, keyed by function name."""
-    found: dict[str, Wrapper] = {}
+    """In-file wrappers, keyed by function name (of same-named methods of several
+    classes, the last)."""
+    return {name: wrapper for (_, name), wrapper in _wrappers_by_owner(facts).items()}
+
+
+def _wrappers_by_owner(facts: ModuleFacts) -> dict[tuple[str | None, str], Wrapper]:
+    """In-file wrappers, keyed by ``(class name or None, function name)``."""
+    found: dict[tuple[str | None, str], Wrapper] = {}
     for registration in facts.registrations:
         hook_arg = registration.hook_arg
         if not isinstance(hook_arg, cst.Name):
@@ -75,7 +85,7 @@ def infer_wrappers(facts: ModuleFacts) -> dict[str, Wrapper]:
         target_index = None
         if isinstance(registration.receiver, cst.Name) and registration.receiver.value in params:
             target_index = params.index(registration.receiver.value)
-        found[info.name] = Wrapper(
+        found[(info.class_name, info.name)] = Wrapper(
             info.name,
             params.index(hook_arg.value),
             hook_arg.value,
@@ -92,7 +102,8 @@ def promote_wrapper_calls(
     resolve_hook: Callable[[cst.BaseExpression, object], object],
 ) -> None:
     """Add (or correct) the registrations made through wrapper calls."""
-    wrappers = infer_wrappers(facts)
+    by_owner = _wrappers_by_owner(facts)
+    wrappers = {name: wrapper for (_, name), wrapper in by_owner.items()}
     configured_names = {name.rsplit(".", 1)[-1] for name in configured if name}
     existing = {id(r.call): r for r in facts.registrations}
     for call in facts.calls:
@@ -115,6 +126,10 @@ def promote_wrapper_calls(
                 continue  # a real torch API shadowed by a same-named in-file function: keep both readings apart
             if wrapper.class_name is not None and not _is_self_call(node.func):
                 continue
+            if wrapper.class_name is not None:
+                wrapper = _dispatched_wrapper(facts, by_owner, call.site.class_name, name)
+                if wrapper is None:
+                    continue  # ``self.name`` runs a method that registers nothing
             if (
                 call.site.function is not None
                 and facts.function_for(call.site.function) is not None
@@ -150,6 +165,90 @@ def _external_wrapper(facts: ModuleFacts, call, registration) -> Wrapper | None:
     from hooklint.project.queries import external_wrapper
 
     return external_wrapper(facts.project, call)
+
+
+def _dispatched_wrapper(facts: ModuleFacts, by_owner, class_name: str | None, name: str) -> Wrapper | None:
+    """The wrapper a ``self.name(...)`` call in ``class_name`` runs: the method it
+    resolves to (the class's own, else its bases' in this file), or, when that is
+    abstract or missing, the overrides of the file's subclasses.  None when one of
+    those methods registers nothing.  Overrides that register different APIs make a
+    registration of unknown kind (``api`` None)."""
+    own = _method_class(facts, class_name, name)
+    candidates = [own] if own is not None else []
+    if own is None or _is_abstract(facts.method(own, name).node):
+        candidates = [c for c in _subclasses(facts, class_name) if facts.method(c, name) is not None]
+    wrappers = []
+    for candidate in candidates:
+        wrapper = by_owner.get((candidate, name))
+        if wrapper is None:
+            if not _is_abstract(facts.method(candidate, name).node):
+                return None
+            continue
+        wrappers.append(wrapper)
+    if not wrappers:
+        return None
+    if len({w.api for w in wrappers}) > 1:
+        return dataclasses.replace(wrappers[0], api=None)
+    return wrappers[0]
+
+
+def _method_class(facts: ModuleFacts, class_name: str | None, name: str) -> str | None:
+    """The class of this file whose method ``name`` a ``self.name(...)`` call in
+    ``class_name`` finds first: the class itself, else its bases in this file, in order."""
+    for current in _lineage(facts, class_name):
+        if facts.method(current, name) is not None:
+            return current
+    return None
+
+
+def _lineage(facts: ModuleFacts, class_name: str | None) -> list[str]:
+    """``class_name`` and its bases that are classes of this file, nearest first."""
+    order: list[str] = []
+    todo = [class_name] if class_name is not None else []
+    while todo:
+        current = todo.pop(0)
+        if current in order or current not in facts.classes:
+            continue
+        order.append(current)
+        todo.extend(_base_names(facts.classes[current]))
+    return order
+
+
+def _base_names(class_def: cst.ClassDef) -> list[str]:
+    return [b.value.value for b in class_def.bases if isinstance(b.value, cst.Name) and b.keyword is None]
+
+
+def _subclasses(facts: ModuleFacts, class_name: str | None) -> list[str]:
+    """The classes of this file that have ``class_name`` among their bases (directly or
+    through other classes of the file)."""
+    if class_name is None:
+        return []
+    return [c for c in facts.classes if c != class_name and class_name in _lineage(facts, c)]
+
+
+def _is_abstract(node: cst.FunctionDef) -> bool:
+    """A method with no body of its own: a docstring, ``pass``, ``...`` or ``raise
+    NotImplementedError``, or decorated ``@abstractmethod``."""
+    for decorator in node.decorators:
+        if _called_name(decorator.decorator) == "abstractmethod":
+            return True
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else [node.body]
+    for statement in body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            if isinstance(small, cst.Pass):
+                continue
+            if isinstance(small, cst.Expr) and isinstance(
+                small.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)
+            ):
+                continue
+            if isinstance(small, cst.Raise) and small.exc is not None:
+                exc = small.exc.func if isinstance(small.exc, cst.Call) else small.exc
+                if _called_name(exc) == "NotImplementedError":
+                    continue
+            return False
+    return True
 
 
 def _called_name(func: cst.BaseExpression) -> str | None:

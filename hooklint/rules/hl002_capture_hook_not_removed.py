@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hooklint.analysis.captures import bulk_removal, captures, handle_fate, hook_of
+from hooklint.analysis.captures import bulk_removal, captures, drained_by_forward, handle_fate, hook_of
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
 from hooklint.analysis.handles import handle_model
-from hooklint.analysis.hook_roles import removes_itself
+from hooklint.analysis.hook_roles import removes_itself, undone_by_post_hook
 from hooklint.fixes.capture import keyed_removal, with_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, with_evidence
 
@@ -68,7 +68,11 @@ class CaptureHookNotRemoved(Rule):
     a removal helper; handles that are returned or passed on (the caller's to
     remove); stores obtained per call (a local, an argument, `ContextVar.get()`);
     bounded accumulation (`self.H[name] = self.H[name] + x.T @ x`, a fixed key
-    overwritten); hooks that remove themselves (or all hooks) unconditionally on
+    overwritten); a forward pre-hook's push that the forward hook on the same object
+    pops (a stack of one entry per forward in flight: HL001 asks about
+    `always_call`); a module's own method hooked on its layers whose `self.X` store
+    its `forward` (or a method `forward` calls) empties (`self.X.clear()`,
+    `self.X = []`); hooks that remove themselves (or all hooks) unconditionally on
     their first call.
 
     Handles are followed as HL004 follows them (see its documentation): bound and
@@ -174,6 +178,10 @@ class CaptureHookNotRemoved(Rule):
             found = captures(hook, registration)
             if not found or removes_itself(hook):
                 continue
+            if undone_by_post_hook(facts, registration, [c.node for c in found]):
+                continue  # a push that the forward hook on the same object pops: bounded
+            if all(drained_by_forward(facts, registration, c.store) for c in found):
+                continue  # a module consuming its own layers' captures in its forward
             fate = handle_fate(facts, registration)
             if fate.kind not in ("discarded", "kept"):
                 continue
@@ -243,6 +251,52 @@ class Recorder:
         handle, self._handle = self._handle, None
         if handle is not None:
             handle.remove()
+"""
+        ),
+        # A module hooks its own blocks and empties what they captured in its own forward
+        # (through `self._fuse`): the list holds one forward's outputs at most.
+        Valid(
+            """
+import torch
+from torch import nn
+
+class Encoder(nn.Module):
+    def __init__(self, blocks):
+        super().__init__()
+        self.blocks = blocks
+        self._taps = []
+        for block in self.blocks:
+            block.register_forward_hook(self._tap)
+
+    def _tap(self, module, args, output):
+        self._taps.append(output)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self._fuse(x)
+
+    def _fuse(self, x):
+        taps = torch.stack(self._taps)
+        self._taps.clear()
+        return x + taps.sum(0)
+"""
+        ),
+        # A pre-hook pushes the input length and the forward hook on the same module pops
+        # it: one entry per forward in flight (HL001's question if it lacks always_call).
+        Valid(
+            """
+def _push_len(module, args):
+    module.lengths.append(args[0].shape[1])
+
+def _trim(module, args, output):
+    length = module.lengths.pop()
+    return output[:, :length]
+
+def attach(decoder):
+    decoder.lengths = []
+    decoder.register_forward_pre_hook(_push_len)
+    decoder.register_forward_hook(_trim, always_call=True)
 """
         ),
         # Handles bound, appended to a list, and the list returned: the caller owns them.
@@ -457,6 +511,53 @@ class Recorder:
 """,
             line=8,
             message="its handle (`self._handle`) is never removed",
+        ),
+        # The list is emptied only when the caller asks for the result, not by forward.
+        Invalid(
+            """
+import torch
+from torch import nn
+
+class Encoder(nn.Module):
+    def __init__(self, blocks):
+        super().__init__()
+        self.blocks = blocks
+        self._taps = []
+        for block in self.blocks:
+            block.register_forward_hook(self._tap)
+
+    def _tap(self, module, args, output):
+        self._taps.append(output)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+    def fused(self):
+        taps = torch.stack(self._taps)
+        self._taps.clear()
+        return taps.sum(0)
+""",
+            line=10,
+            message="appends to `self._taps` on every forward",
+        ),
+        # The forward hook on the same module only reads the list: the pushes pile up.
+        Invalid(
+            """
+def _push_len(module, args):
+    module.lengths.append(args[0].shape[1])
+
+def _trim(module, args, output):
+    return output[:, : module.lengths[-1]]
+
+def attach(decoder):
+    decoder.lengths = []
+    decoder.register_forward_pre_hook(_push_len)
+    decoder.register_forward_hook(_trim)
+""",
+            line=9,
+            message="appends to `module.lengths` on every forward",
         ),
         # Bindings are per scope: the `handle.remove()` of another function is another handle.
         Invalid(

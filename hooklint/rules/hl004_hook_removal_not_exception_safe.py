@@ -35,8 +35,9 @@ class HookRemovalNotExceptionSafe(Rule):
     after the `yield` of a `@contextmanager` function, which is skipped when the body of
     the caller's `with` raises.
     It fires only when a removal exists (a hook never removed is HL002's or HL009's
-    business) and something other than plain assignments sits between the
-    registration and the removal, and only when the registration's pass reaches the
+    business) and something other than plain assignments (and putting a name into a
+    container: `self.handles.append(handle)`) sits between the registration and the
+    removal, and only when the registration's pass reaches the
     removal: not when a block around the registration ends in `return`, or in
     `continue`/`break` of a loop around both (the handles are removed by a later
     pass or call). A call of a helper of another file whose name says
@@ -102,7 +103,9 @@ class HookRemovalNotExceptionSafe(Rule):
     `try`/`finally` otherwise (for a `@contextmanager`, that puts `yield` in
     `try`/`finally`). No fix is offered when the registration and the removal are
     not in the same block, or the span holds a multi-line string, or when the
-    removal statement does more than remove.
+    removal statement does more than remove, or when it hands `h.remove` to a
+    finalizer (`weakref.finalize`, `atexit.register`): that hook is meant to outlive
+    the function.
 
     ## Precision on real code
     Development set (29 released libraries, `python ../shared/accuracy/score.py`):
@@ -237,7 +240,12 @@ class HookRemovalNotExceptionSafe(Rule):
             name, where = acquisition.evidence
             message += f" (hooks from `{name}`, {where.path.rsplit('/', 1)[-1]}:{where.line})"
             related = (where,)
-        edits, fix_message = self._fix(facts, acquisition, target, single, at_r, at_m, between, in_cm)
+        if removal.kind == "deferred":
+            # `weakref.finalize(obj, h.remove)`, `atexit.register(h.remove)`: the hook is
+            # meant to outlive the function; scoping it to a `with` would end it early.
+            edits, fix_message = [], ""
+        else:
+            edits, fix_message = self._fix(facts, acquisition, target, single, at_r, at_m, between, in_cm)
         finding = Finding(
             node=acquisition.node,
             message=message,
@@ -483,6 +491,45 @@ class Runner:
         out = self.model(x)
         self._drop()
         return out
+"""
+        ),
+        # Only bookkeeping between the registration and the removal handed to the
+        # finalizer: appending the handle to a list cannot fail.
+        Valid(
+            """
+import weakref
+
+
+class Planner:
+    def __init__(self):
+        self.handles = []
+
+    def install(self, model):
+        handle = model.register_forward_pre_hook(self._plan)
+        self.handles.append(handle)
+        weakref.finalize(self, handle.remove)
+
+    def _plan(self, module, args):
+        pass
+"""
+        ),
+        # `self._attach` in `Timeline` is Timeline's own method (a subscription, no hook),
+        # not the same-named registration wrapper of the unrelated `Probe`.
+        Valid(
+            """
+class Probe:
+    def _attach(self, module, hook):
+        return module.register_forward_hook(hook)
+
+
+class Timeline:
+    def _attach(self, module, callback):
+        return self.events.subscribe(module, callback)
+
+    def run(self, module, callback, batch):
+        subscription = self._attach(module, callback)
+        module(batch)
+        subscription.remove()
 """
         ),
         # A method that keeps its handles on the instance, run on every submodule by
@@ -1041,6 +1088,88 @@ def record_shapes(model, batch):
 """,
             line=18,
             message="`Recorder.handles` is removed outside `finally`/`with`",
+        ),
+        # A trial forward before the finalizer is set up: if it raises, nothing removes
+        # the hook. No fix: the hook is meant to live as long as the planner.
+        Invalid(
+            """
+import weakref
+
+
+class Planner:
+    def install(self, model, batch):
+        handle = model.register_forward_pre_hook(self._plan)
+        model(batch)
+        weakref.finalize(self, handle.remove)
+
+    def _plan(self, module, args):
+        pass
+""",
+            line=6,
+            message="`handle` is removed outside `finally`/`with`",
+        ),
+        # Bookkeeping and then a trial forward: the forward can raise.
+        Invalid(
+            """
+class Planner:
+    def __init__(self):
+        self.handles = []
+
+    def trial(self, model, batch):
+        handle = model.register_forward_pre_hook(self._plan)
+        self.handles.append(handle)
+        model(batch)
+        handle.remove()
+
+    def _plan(self, module, args):
+        pass
+""",
+            expected="""
+class Planner:
+    def __init__(self):
+        self.handles = []
+
+    def trial(self, model, batch):
+        try:
+            handle = model.register_forward_pre_hook(self._plan)
+            self.handles.append(handle)
+            model(batch)
+        finally:
+            handle.remove()
+
+    def _plan(self, module, args):
+        pass
+""",
+            line=6,
+            message="`handle` is removed outside `finally`/`with`",
+        ),
+        # A subclass calls the wrapper it inherits from a class of the same file.
+        Invalid(
+            """
+class Probe:
+    def _attach(self, module, hook):
+        return module.register_forward_hook(hook)
+
+
+class Tracer(Probe):
+    def run(self, module, hook, batch):
+        handle = self._attach(module, hook)
+        module(batch)
+        handle.remove()
+""",
+            expected="""
+class Probe:
+    def _attach(self, module, hook):
+        return module.register_forward_hook(hook)
+
+
+class Tracer(Probe):
+    def run(self, module, hook, batch):
+        with self._attach(module, hook):
+            module(batch)
+""",
+            line=8,
+            message="`handle` is removed outside `finally`/`with`",
         ),
         # A removal just after a `finally` block is not covered by it.
         Invalid(

@@ -20,6 +20,7 @@ from hooklint.analysis.releases import (
     container_kind,
     helper_code,
     is_lambda,
+    released_under_own_mark,
     target_code,
 )
 from hooklint.fixes.release_guard import acquired_flag_guard, tolerant_release
@@ -41,7 +42,10 @@ class UnclampedAlwaysCallRelease(Rule):
     Hooks may be functions, lambdas, instances of same-file classes with
     `__call__`, bound methods of such instances and `functools.partial` of either,
     and different literal dict keys are different state, as for HL001. A release
-    under a check of a flag its pre-hook sets to `True` (HL001's guard) is guarded.
+    under a check of a flag its pre-hook sets to `True` (HL001's guard) is guarded,
+    and so is a method-call pair on an instance of a same-file class whose release
+    method starts with `if not self.flag: return` for a flag its acquire method sets
+    to `True` (`pf.begin()` / `pf.end()`).
 
     ## Why is this bad?
     An `always_call` hook also runs when forward never started because an *earlier*
@@ -128,6 +132,8 @@ class UnclampedAlwaysCallRelease(Rule):
                 match = next(((a, h) for a, h in acquires if pair_matches(a, release)), None)
                 if match is None or _guarded(facts, release, post, flags):
                     continue
+                if released_under_own_mark(facts, release, match[0], post, post_hook.context):
+                    continue  # the release method returns unless the acquire method marked it
                 reported.add(id(release.anchor))
                 yield self._finding(facts, post, post_hook, release, *match)
 
@@ -164,6 +170,28 @@ class UnclampedAlwaysCallRelease(Rule):
         return Finding(node=effect.anchor, message=message, fix_edits=edits, fix_message=title)
 
     VALID = [
+        # The release method itself returns unless the acquire method marked the object:
+        # it undoes only what an acquire did.
+        Valid(
+            """
+class Stopwatch:
+    def start(self):
+        self.running = True
+        self.laps = []
+
+    def stop(self):
+        if not self.running:
+            return
+        self.running = False
+        self.laps.append(len(self.laps))
+
+
+def time_module(module):
+    watch = Stopwatch()
+    module.register_forward_pre_hook(lambda *_: watch.start())
+    module.register_forward_hook(lambda *_: watch.stop(), always_call=True)
+"""
+        ),
         # HL001's fix: always_call plus a clamped decrement.
         Valid(
             """
@@ -284,6 +312,28 @@ class Nesting:
         ),
     ]
     INVALID = [
+        # The same pair without the mark check in `stop`: a lap is recorded for a
+        # forward that never started.
+        Invalid(
+            """
+class Stopwatch:
+    def start(self):
+        self.running = True
+        self.laps = []
+
+    def stop(self):
+        self.running = False
+        self.laps.append(len(self.laps))
+
+
+def time_module(module):
+    watch = Stopwatch()
+    module.register_forward_pre_hook(lambda *_: watch.start())
+    module.register_forward_hook(lambda *_: watch.stop(), always_call=True)
+""",
+            line=14,
+            message="releases `watch`",
+        ),
         # The bitsandbytes hooks after adding always_call but not the clamp.
         Invalid(
             """

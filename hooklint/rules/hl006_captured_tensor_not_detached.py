@@ -28,7 +28,9 @@ class CapturedTensorNotDetached(Rule):
     `feats.append(output[0])`, `module.cache = out.cpu()`, a `global`) as it is, or
     through a view or copy that keeps the graph (`[0]`, `.float()`, `.cpu()`,
     `.view(...)`, a local alias), with no `.detach()` (or `.data`, `.item()`,
-    `.shape`...) on the way.
+    `.shape`...) on the way. A name the hook rebinds only in top-level
+    `name = value` statements is read at the store, binding by binding
+    (`x = x[0]`, `x = x.detach()`, then `store.append(x)` stores a detached tensor).
 
     ## Why is this bad?
     A tensor produced with grad enabled holds its `grad_fn`, and through it every
@@ -139,6 +141,19 @@ class CapturedTensorNotDetached(Rule):
                 )
 
     VALID = [
+        # The hook rebinds the name to a detached copy before it stores it.
+        Valid(
+            """
+inputs_seen = []
+
+def keep_input(module, args, output):
+    first = args[0]
+    first = first.detach().cpu()
+    inputs_seen.append(first)
+
+model.encoder.register_forward_hook(keep_input)
+"""
+        ),
         # Detached (and cloned) captures, on the output and through a tuple unwrap.
         Valid(
             """
@@ -356,6 +371,31 @@ class ChannelScorer:
         ),
     ]
     INVALID = [
+        # The detached copy is made only after the store: the stored tensor keeps its graph.
+        Invalid(
+            """
+inputs_seen = []
+
+def keep_input(module, args, output):
+    first = args[0]
+    inputs_seen.append(first)
+    first = first.detach()
+
+model.encoder.register_forward_hook(keep_input)
+""",
+            expected="""
+inputs_seen = []
+
+def keep_input(module, args, output):
+    first = args[0]
+    inputs_seen.append(first.detach())
+    first = first.detach()
+
+model.encoder.register_forward_hook(keep_input)
+""",
+            line=5,
+            message="`first`",
+        ),
         # The classic closure over a dict of activations.
         Invalid(
             """
