@@ -510,3 +510,66 @@ def test_autoround_capture_after_the_fix_is_clean(tmp_path, monkeypatch):
     root = _released_project(tmp_path, "0.14.0.1")
     for paths in ((".",), (AUTOROUND,)):
         assert [f for f in _run(root, monkeypatch, "--no-cache", *paths) if f["filename"] == AUTOROUND] == []
+
+
+_TWO_STORES_BASE = """\
+class Tracer:
+    def __init__(self, model):
+        self.model = model
+        self.outputs = []
+        self.grads = []
+
+    def _keep_out(self, module, args, output):
+        self.last = output.detach()
+
+    def _keep_grad(self, module, grad_in, grad_out):
+        self.last_grad = grad_out[0].detach()
+
+    def _attach(self, module):
+        self.outputs.append(module.register_forward_hook(self._keep_out))
+        self.grads.append(module.register_full_backward_hook(self._keep_grad))
+
+    def _detach(self):
+        for handle in self.outputs:
+            handle.remove()
+        for handle in self.grads:
+            handle.remove()
+"""
+
+_TWO_STORES_USER = """\
+from .base import Tracer
+
+
+class LayerTracer(Tracer):
+    def _note(self, module, args):
+        self.shape = args[0].shape
+
+    def trace(self, batch):
+        self.model.apply(self._attach)
+        with self.model.register_forward_pre_hook(self._note):
+            self.model(batch).sum().backward()
+        self._detach()
+"""
+
+
+def test_a_base_helper_keeping_two_stores_is_named_alike_in_every_process(tmp_path):
+    """Which of the stores another file's helper keeps a message names does not depend
+    on the process's string hashing (the summaries' lists are sorted; sets are not)."""
+    from _hooklint_cli import run_subprocess, write
+
+    root = tmp_path / "project"
+    write(root, "pyproject.toml", "[tool.hooklint]\n")
+    write(root, "tr/__init__.py", "")
+    write(root, "tr/base.py", _TWO_STORES_BASE)
+    write(root, "tr/layer.py", _TWO_STORES_USER)
+    outputs = set()
+    for seed in ("0", "1", "2", "3"):
+        done = run_subprocess(
+            ["check", "--no-cache", "--format", "concise", "tr/layer.py"], root, env={"PYTHONHASHSEED": seed}
+        )
+        assert done.returncode == 1, done.stdout + done.stderr
+        outputs.add(done.stdout)
+    (output,) = outputs
+    assert (
+        "tr/layer.py:9:9: HL004" in output.decode() and "`self.grads` is removed outside" in output.decode()
+    )

@@ -753,7 +753,7 @@ class HandleModel:
                 found.append(Removal(call.node, call.site, raw, "helper"))
         owner = self.owner("self", scope_id) if scope.info is not None and attrs else ""
         if owner.startswith("class:"):
-            found.extend(Removal(call.node, call.site, f"{owner}|{attr}", "helper") for attr in attrs)
+            found.extend(Removal(call.node, call.site, f"{owner}|{attr}", "helper") for attr in sorted(attrs))
         return found
 
     def returns_handles(self, info: FunctionInfo, depth: int = 0) -> bool:
