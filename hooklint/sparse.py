@@ -287,3 +287,87 @@ def _without_lifecycles(definitions: list[_Definition], candidates: list[_Defini
             ):
                 keep.add(id(d))
     return [d for d in candidates if id(d) not in keep]
+
+
+def _removes(node: ast.AST) -> bool:
+    """Whether a definition's code may remove a handle as the handle model reads one:
+    ``h.remove`` (called, passed, or ``getattr(h, "remove")``) or a call of a function
+    whose name says it removes (``remove_hooks(hs)``, ``self._removeAll()``)."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Attribute) and inner.attr == "remove":
+            return True
+        if isinstance(inner, ast.Constant) and inner.value == "remove":
+            return True
+        if isinstance(inner, ast.Call) and "remove" in last_name(inner.func).lower():
+            return True
+    return False
+
+
+#: What a definition may run by name: any call, whatever it is called on (``self.m(``,
+#: ``tap.attach(``, ``f(``), a method named on ``self``/``cls`` (``net.apply(self.m)``),
+#: and a function handed to ``apply``.
+_RUNS = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_]*)\s*\(|\b(?:self|cls)\.([A-Za-z_][A-Za-z0-9_]*)|\bapply\(\s*([A-Za-z_][A-Za-z0-9_]*)"
+)
+
+
+def summary_source(
+    text: str, tree: ast.Module, hooky: set[tuple[str | None, str]], depth: int, lint_text: str | None = None
+) -> str:
+    """``text`` narrowed for a module summary's hook facts
+    (:func:`hooklint.project.summary._add_hook_facts`), which are read only for the
+    ``hooky`` definitions (``(class name or None, name)``, of the module's top level):
+    those stay, with every definition of a name they may run (:data:`_RUNS`), ``depth``
+    calls deep, every function or method that removes (:func:`_removes`: a class's
+    removing methods say which of its stores are emptied), and everything that is not
+    a top-level function or a method of a top-level class (imports, assignments, class
+    headers and attributes, ``if``/``try`` blocks); the other functions and methods are
+    blanked as :func:`relevant_source` blanks them.  Not the lint's text: its relevance
+    rules (callers, shared state, lifecycles) keep far more.  ``lint_text``: the lint's
+    sparse text of the module (:func:`relevant_source`), what it blanks blanked too (a
+    summary's facts have been read from it: a hooky method that it drops, called
+    by nothing relevant, gets none)."""
+    lines = split_lines(text, keepends=True)
+    definitions: list[tuple[str | None, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            definitions.append((None, statement))
+        elif isinstance(statement, ast.ClassDef):
+            definitions.extend(
+                (statement.name, item)
+                for item in statement.body
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+            )
+    spans = {}
+    for _owner, node in definitions:
+        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        spans[id(node)] = (first, node.end_lineno or node.lineno)
+    reached = [node for owner, node in definitions if (owner, node.name) in hooky]
+    kept = {id(node) for node in reached}
+    names: set[str] = set()
+    for _ in range(depth):
+        fresh = set()
+        for node in reached:
+            first, last = spans[id(node)]
+            fresh.update(w for groups in _RUNS.findall("".join(lines[first - 1 : last])) for w in groups if w)
+        fresh -= names
+        if not fresh:
+            break
+        names |= fresh
+        reached = [node for _, node in definitions if node.name in fresh and id(node) not in kept]
+        kept.update(id(node) for node in reached)
+    for owner, node in definitions:
+        if id(node) not in kept and not _removes(node):
+            first, last = spans[id(node)]
+            indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
+            _blank(lines, first, last, indent if owner is not None else None)
+    if lint_text is not None:
+        # Both keep every line's number: a line that the lint's text changed is its.
+        original = split_lines(text, keepends=True)
+        lines = [
+            theirs if theirs != before else mine
+            for before, mine, theirs in zip(
+                original, lines, split_lines(lint_text, keepends=True), strict=True
+            )
+        ]
+    return "".join(lines)

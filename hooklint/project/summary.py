@@ -19,8 +19,9 @@ Computed from the module alone and serialisable as JSON (it is cached by content
 The outline (imports, classes, bases, methods) comes from CPython's AST of the whole
 module, which costs a fraction of a libcst parse; the hook facts come from the facts
 layer (:func:`hooklint.analysis.collector.collect` and the handle model), run only on
-modules that contain a registration or a ``.remove(`` token, and only on the
-definitions the fast path keeps for those tokens.
+modules that contain a registration or a ``.remove(`` token, only on the definitions
+those facts read (:func:`hooklint.sparse.summary_source`), and written only on the
+entries marked hooky.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import libcst as cst
 from hooklint.lexical import split_lines
 
 #: Bumped when the summary's shape or meaning changes (part of the cache key).
-VERSION = 4
+VERSION = 5
 
 #: A module can register or remove hooks only if one of these occurs in it (a handle's
 #: ``remove()`` takes no argument: ``os.remove(path)``, ``items.remove(x)`` are not one).
@@ -276,17 +277,32 @@ def _params(node, method: bool) -> list[str]:
 
 
 # -- hook facts (the facts layer) ----------------------------------------------------------
-def _add_hook_facts(text: str, tree: ast.Module, summary: dict) -> None:
-    """Wrappers and removal helpers, from the facts of the definitions that hold a
-    registration or removal token and what they call (:mod:`hooklint.sparse` keeps
-    them, as for a lint): the rest of a large module is never parsed by libcst."""
+def _add_hook_facts(text: str, tree: ast.Module, summary: dict, narrow: bool = True) -> None:
+    """Wrappers and removal helpers of the module's hooky functions (the only entries
+    :meth:`~hooklint.project.resolve.FileView.facts_of` reads), from the facts of
+    those definitions and what they call: the lint's sparse text narrowed further
+    (:func:`hooklint.sparse.summary_source`), so the rest of a large module is never
+    parsed by libcst.  ``narrow=False``: from the lint's sparse text itself (the
+    equivalence tests compare the two)."""
     from hooklint.analysis.collector import collect
     from hooklint.analysis.handles import handle_model
     from hooklint.engine import _without_blank_lines, parse_module
     from hooklint.lexical import lex
-    from hooklint.sparse import relevant_source
+    from hooklint.sparse import relevant_source, summary_source
 
-    code, _ = _without_blank_lines(relevant_source(text, tree, _HOOK_TEXT), lex(text))
+    if narrow:
+        from hooklint.analysis.effects import MAX_DEPTH
+        from hooklint.analysis.handles import HELPER_DEPTH
+
+        hooky = {(None, n) for n, e in summary["functions"].items() if e.get("hooky")}
+        hooky.update(
+            (c, n) for c, k in summary["classes"].items() for n, e in k["methods"].items() if e.get("hooky")
+        )
+        lint_text = relevant_source(text, tree, _HOOK_TEXT)
+        sparse = summary_source(text, tree, hooky, max(HELPER_DEPTH, MAX_DEPTH) + 1, lint_text)
+    else:
+        sparse = relevant_source(text, tree, _HOOK_TEXT)
+    code, _ = _without_blank_lines(sparse, lex(text))
     facts = collect(parse_module(code))
     from hooklint.analysis.wrappers import infer_wrappers
 
@@ -304,8 +320,8 @@ def _add_hook_facts(text: str, tree: ast.Module, summary: dict) -> None:
             entry = summary["classes"].get(info.class_name, {}).get("methods", {}).get(info.name)
         else:
             entry = summary["functions"].get(info.name)
-        if entry is None:
-            continue
+        if entry is None or not entry.get("hooky"):
+            continue  # only a hooky entry's facts are read (``FileView.facts_of``)
         own = calls.get(id(info.node), [])
         if any(id(c.node) in registered or isinstance(c.node.func, cst.Name) for c in own):
             wrapper = _wrapper(facts, info, inferred, own, registered)
