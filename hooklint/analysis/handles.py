@@ -528,6 +528,11 @@ class HandleModel:
                         outer_store = self.raw_key(outer, scope.id)
                         if outer_store is not None:
                             scope.removals.append(Removal(call.node, call.site, outer_store, "loop"))
+                else:  # for h in self.fwd + self.bwd / chain(fwd, bwd): h.remove()
+                    for part in _joined(loop.iter):  # type: ignore[attr-defined]
+                        store = self.raw_key(part, scope.id)
+                        if store is not None:
+                            scope.removals.append(Removal(call.node, call.site, store, "loop"))
                 break
 
     def _loop_store(self, scope: _HandleSummary, site: Site, name: str) -> str | None:
@@ -1256,6 +1261,29 @@ def _paired_elements(node: cst.Assign) -> list[tuple[cst.BaseExpression, cst.Bas
     # Python reads every value before binding any target; the handle model's aliases
     # are unions (flow-insensitive), so taking the pairs one by one gives the same ones.
     return [(e.value, v.value) for e, v in zip(target.elements, value.elements)]
+
+
+def _joined(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The containers a loop runs through one after another: ``a + b`` (of names or
+    attribute chains) and ``chain(a, b)`` / ``itertools.chain(a, b)``; empty otherwise."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        left, right = _joined(node.left) or [node.left], _joined(node.right) or [node.right]
+        parts = [*left, *right]
+    elif isinstance(node, cst.Call) and (
+        (isinstance(node.func, cst.Name) and node.func.value == "chain")
+        or (
+            isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "chain"
+            and isinstance(node.func.value, cst.Name)
+            and node.func.value.value == "itertools"
+        )
+    ):
+        parts = [a.value for a in node.args if a.keyword is None and not a.star]
+        if len(parts) != len(node.args):
+            return []
+    else:
+        return []
+    return parts if all(_is_chain(p) for p in parts) else []
 
 
 def _is_chain(node: cst.CSTNode | None) -> bool:

@@ -231,6 +231,32 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # One loop removes two stores run one after the other (`a + b`, `chain(a, b)`).
+        Valid(
+            """
+class Tracer:
+    def __init__(self, model):
+        self.model = model
+        self.outputs = []
+        self.grads = []
+        self.seen = []
+
+    def _keep_out(self, module, args, output):
+        self.seen.append(output.detach())
+
+    def _keep_grad(self, module, grad_in, grad_out):
+        self.seen.append(grad_out[0].detach())
+
+    def attach(self):
+        for module in self.model.children():
+            self.outputs.append(module.register_forward_hook(self._keep_out))
+            self.grads.append(module.register_full_backward_hook(self._keep_grad))
+
+    def detach(self):
+        for handle in self.outputs + self.grads:
+            handle.remove()
+"""
+        ),
         # The handle taken off the instance by a swap (`h, self._h = self._h, None`), then
         # removed: the local name and the attribute hold the same handle.
         Valid(
@@ -490,6 +516,37 @@ def uninstall(session):
         ),
     ]
     INVALID = [
+        # The chained loop leaves out the store the backward hooks' handles went into.
+        Invalid(
+            """
+import itertools
+
+
+class Tracer:
+    def __init__(self, model):
+        self.model = model
+        self.outputs = []
+        self.grads = []
+        self.seen = []
+
+    def _keep_out(self, module, args, output):
+        self.seen.append(output.detach())
+
+    def _keep_grad(self, module, grad_in, grad_out):
+        self.seen.append(grad_out[0].detach())
+
+    def attach(self):
+        for module in self.model.children():
+            self.outputs.append(module.register_forward_hook(self._keep_out))
+            self.grads.append(module.register_full_backward_hook(self._keep_grad))
+
+    def detach(self):
+        for handle in itertools.chain(self.outputs, self.seen):
+            handle.remove()
+""",
+            line=20,
+            message="its handle (`self.grads`) is never removed",
+        ),
         # The same swap with no removal after it: the hook keeps appending.
         Invalid(
             """
