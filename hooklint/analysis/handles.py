@@ -717,24 +717,35 @@ class HandleModel:
                 owner = f"class:{self._root_class(other.class_name)}"  # type: ignore[arg-type]
                 found.extend(Removal(call.node, call.site, f"{owner}|{a}", "helper") for a in sorted(attrs))
                 attrs = set()
-            if params:
-                names = helper.params
-                if helper.class_name is not None and isinstance(call.node.func, cst.Attribute):
-                    names = names[1:]
-                for index, arg in enumerate(call.node.args):
-                    name = (
-                        arg.keyword.value
-                        if arg.keyword is not None
-                        else (names[index] if index < len(names) else None)
-                    )
-                    raw = self.raw_key(arg.value, scope_id)
-                    if name in params and raw is not None:
-                        found.append(Removal(call.node, call.site, raw, "helper"))
-            if attrs and helper.class_name is not None:
-                for attr in sorted(attrs):  # one order in every run (the message names the first)
-                    owner = self.owner("self", scope_id) if scope.info is not None else ""
-                    if owner.startswith("class:"):
-                        found.append(Removal(call.node, call.site, f"{owner}|{attr}", "helper"))
+            names = helper.params
+            if helper.class_name is not None and isinstance(call.node.func, cst.Attribute):
+                names = names[1:]
+            if helper.class_name is None:
+                attrs = set()
+            found.extend(self._helper_removals(call, scope_id, scope, names, params, attrs))
+        return found
+
+    def _helper_removals(
+        self, call: CallSite, scope_id: int, scope: _HandleSummary, names, params: set[str], attrs: set[str]
+    ) -> list[Removal]:
+        """What a call of a helper removes, given what the helper removes of its
+        parameters (``params``, among its parameter ``names`` as the call passes them)
+        and of its ``self`` (``attrs``, codes: the caller's instance's stores)."""
+        found = []
+        if params:
+            for index, arg in enumerate(call.node.args):
+                name = (
+                    arg.keyword.value
+                    if arg.keyword is not None
+                    else (names[index] if index < len(names) else None)
+                )
+                raw = self.raw_key(arg.value, scope_id)
+                if name in params and raw is not None:
+                    found.append(Removal(call.node, call.site, raw, "helper"))
+        owner = self.owner("self", scope_id) if scope.info is not None and attrs else ""
+        if owner.startswith("class:"):
+            # one order in every run (a message names the first)
+            found.extend(Removal(call.node, call.site, f"{owner}|{attr}", "helper") for attr in sorted(attrs))
         return found
 
     def _external_removals(self, call: CallSite, scope_id: int, scope: _HandleSummary) -> list[Removal]:
@@ -746,20 +757,7 @@ class HandleModel:
         if removes is None:
             return []
         names, params, attrs = removes
-        found = []
-        for index, arg in enumerate(call.node.args):
-            name = (
-                arg.keyword.value
-                if arg.keyword is not None
-                else (names[index] if index < len(names) else None)
-            )
-            raw = self.raw_key(arg.value, scope_id)
-            if name in params and raw is not None:
-                found.append(Removal(call.node, call.site, raw, "helper"))
-        owner = self.owner("self", scope_id) if scope.info is not None and attrs else ""
-        if owner.startswith("class:"):
-            found.extend(Removal(call.node, call.site, f"{owner}|{attr}", "helper") for attr in sorted(attrs))
-        return found
+        return self._helper_removals(call, scope_id, scope, names, params, attrs)
 
     def returns_handles(self, info: FunctionInfo, depth: int = 0) -> bool:
         """The function returns the handles it registers (or gets from a helper)."""
