@@ -1310,14 +1310,28 @@ def applied_function(facts: ModuleFacts, call: CallSite) -> FunctionInfo | None:
     return None
 
 
+def applied_self_method(call: CallSite) -> str | None:
+    """``m`` of ``net.apply(self.m)``: the name of the calling class's method that
+    ``Module.apply`` runs, handed positionally."""
+    if call.attr != "apply" or len(call.node.args) != 1:
+        return None
+    argument = call.node.args[0]
+    value = argument.value
+    if argument.keyword is not None or argument.star or not isinstance(value, cst.Attribute):
+        return None
+    if not (isinstance(value.value, cst.Name) and value.value.value == "self"):
+        return None
+    return value.attr.value
+
+
 def _applied_method(facts: ModuleFacts, call: CallSite) -> FunctionInfo | None:
     """``net.apply(self._attach)``: the method of this class that ``Module.apply`` runs
     (handed positionally)."""
-    argument = call.node.args[0] if len(call.node.args) == 1 else None
-    if argument is None or argument.keyword is not None or argument.star:
+    name = applied_self_method(call)
+    class_def = call.site.class_def
+    if name is None or class_def is None:
         return None
-    applied = applied_function(facts, call)
-    return applied if applied is not None and applied.class_name is not None else None
+    return facts.method(class_def.name.value, name)
 
 
 def _getattr_remove(call: cst.Call) -> cst.BaseExpression | None:

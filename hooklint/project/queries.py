@@ -114,18 +114,13 @@ def external_acquisition(view: FileView, call) -> tuple[str, Place, bool, list[s
 def _applied_ref(view: FileView, call) -> Ref | None:
     """``X.apply(self.m)``: the method ``m`` of another file that ``Module.apply`` runs,
     handed positionally."""
-    if call.attr != "apply" or len(call.node.args) != 1:
-        return None
-    argument = call.node.args[0]
-    value = argument.value
-    if argument.keyword is not None or argument.star or not isinstance(value, cst.Attribute):
-        return None
-    if not (isinstance(value.value, cst.Name) and value.value.value == "self"):
-        return None
+    from hooklint.analysis.handles import applied_self_method
+
+    name = applied_self_method(call)
     class_def = call.site.class_def
-    if class_def is None or value.attr.value not in view.helper_names():
+    if name is None or class_def is None or name not in view.helper_names():
         return None
-    return view.method(class_def.name.value, value.attr.value)
+    return view.method(class_def.name.value, name)
 
 
 def _dotted(node) -> str | None:
