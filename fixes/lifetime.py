@@ -16,7 +16,8 @@ import libcst as cst
 from hooklint.fixes.edits import Locator, comments_in, indentation_of
 
 from hooklint.analysis.facts import ModuleFacts, Registration
-from hooklint.analysis.lifetime import has_multiline_string, statement_path
+from hooklint.analysis.lifetime import cannot_raise, has_multiline_string, statement_path
+from hooklint.analysis.statements import chains_bound, chains_read
 from hooklint.violation import Edit, Location
 
 #: A part of a rewrite: ("text", str) a new line at the block's indentation;
@@ -147,8 +148,29 @@ def with_over_rest_of_block(facts: ModuleFacts, registration: Registration) -> l
     return with_over_rest(facts, level.statement, registration.call, rest)
 
 
-def try_finally(facts: ModuleFacts, body: Sequence[cst.CSTNode], cleanup: Sequence[cst.CSTNode]) -> list:
-    """Put ``body`` in ``try:`` and the ``cleanup`` statements that follow it in ``finally:``."""
+def try_finally(
+    facts: ModuleFacts,
+    body: Sequence[cst.CSTNode],
+    cleanup: Sequence[cst.CSTNode],
+    acquire: cst.CSTNode | None = None,
+) -> list:
+    """Put ``body`` in ``try:`` and the ``cleanup`` statements that follow it in ``finally:``.
+
+    A statement of ``body`` that binds a name the cleanup reads (``hooks = [h]`` before
+    ``hooks[0].remove()``) stays above ``try``, with the statements before it: a
+    ``finally`` reached before it ran would find the name unbound, or holding an older
+    value, and raise in place of the error it should let through.  Those statements
+    must not raise, except ``acquire``, a statement that only registers (if it raises,
+    nothing is registered); when one could, there is no fix (no edits).
+    """
+    reads = set().union(*(chains_read(s) for s in cleanup))
+    last = max((i for i, s in enumerate(body) if chains_bound(s) & reads), default=-1)
+    if last >= 0:
+        if any(s is not acquire and not cannot_raise(s) for s in body[: last + 1]):
+            return []
+        body = body[last + 1 :]
+        if not body:
+            return []
     parts: tuple[Part, ...] = (
         ("text", "try:"),
         ("indent", body[0], body[-1]),

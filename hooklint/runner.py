@@ -77,7 +77,8 @@ class CheckOutcome:
             return "All checks passed!"
         noun = "error" if found == 1 else "errors"
         if diff:
-            return f"Would fix {self.fixed} {noun} ({len(self.remaining)} remaining)."
+            fixes = "error" if self.fixed == 1 else "errors"
+            return f"Would fix {self.fixed} {fixes} ({len(self.remaining)} remaining)."
         text = f"Found {found} {noun}"
         if self.fixed:
             text += f" ({self.fixed} fixed, {len(self.remaining)} remaining)"

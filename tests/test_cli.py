@@ -243,6 +243,15 @@ def test_diff_with_nothing_to_fix_exits_0(tree):
     assert "---" not in result.stdout and "+++" not in result.stdout
 
 
+def test_diff_summary_counts_the_fixes_in_their_own_number():
+    from hooklint.runner import CheckOutcome
+
+    remaining = [object()]  # only counted
+    assert CheckOutcome([], [], remaining, 1).summary(False, True) == "Would fix 1 error (1 remaining)."
+    assert CheckOutcome([], [], remaining, 0).summary(False, True) == "Would fix 0 errors (1 remaining)."
+    assert CheckOutcome([], [], [], 2).summary(False, True) == "Would fix 2 errors (0 remaining)."
+
+
 # -- colour -------------------------------------------------------------------------------
 def _run_on_tty(cwd, env):
     master, slave = pty.openpty()

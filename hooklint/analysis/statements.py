@@ -12,6 +12,8 @@ from __future__ import annotations
 import libcst as cst
 
 from hooklint.analysis.facts import ModuleFacts
+from hooklint.analysis.names import dotted_name
+from hooklint.analysis.walk import child_nodes, descendants
 
 
 def is_loop(statement: cst.CSTNode) -> bool:
@@ -82,3 +84,61 @@ def leaves_before(path) -> bool:
                 if isinstance(small, (cst.Continue, cst.Break)) and not inner_loop:
                     return True
     return False
+
+
+def _bound_targets(target: cst.CSTNode, out: set[str]) -> None:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            _bound_targets(element.value, out)
+    elif isinstance(target, cst.StarredElement):
+        _bound_targets(target.value, out)
+    else:
+        chain = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+        if chain is not None:  # a subscript changes a container; it binds nothing
+            out.add(chain)
+
+
+def chains_bound(statement: cst.CSTNode) -> set[str]:
+    """What a statement binds anywhere in it, as code: names and attribute chains
+    (``h``, ``self.h``) assigned by ``=``, ``+=``, an annotation, ``for``, ``with ... as``,
+    ``:=``, ``import``, ``def`` or ``class``; not a comprehension's variables, nor what
+    nested ``def``/``lambda``/``class`` bodies bind."""
+    out: set[str] = set()
+    for node in [statement, *descendants(statement, into_functions=False)]:
+        if isinstance(node, cst.AssignTarget):
+            _bound_targets(node.target, out)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
+            _bound_targets(node.target, out)
+        elif isinstance(node, cst.For):
+            _bound_targets(node.target, out)
+        elif isinstance(node, cst.AsName):  # ``with ... as``, ``except ... as``, ``import ... as``
+            _bound_targets(node.name, out)
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            out.add(node.name.value)
+        elif isinstance(node, cst.ImportAlias) and node.asname is None:
+            out.add((dotted_name(node.name) or "").split(".")[0])
+    out.discard("")
+    return out
+
+
+def chains_read(statement: cst.CSTNode) -> set[str]:
+    """The names and attribute chains a statement reads, less the variables of its own
+    loops: ``for h in self.hs: h.remove()`` reads ``self`` and ``self.hs``, and
+    ``[h.remove() for h in hs]`` reads ``hs``."""
+    out: set[str] = set()
+    own: set[str] = set()
+    stack: list[cst.CSTNode] = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.For, cst.CompFor)):
+            _bound_targets(node.target, own)
+        if isinstance(node, cst.Attribute):
+            chain = dotted_name(node)
+            if chain is not None:
+                out.add(chain)
+            stack.append(node.value)  # not ``attr``: the ``remove`` of ``h.remove`` is no name
+        elif isinstance(node, cst.Name):
+            out.add(node.value)
+        else:
+            stack.extend(child_nodes(node))
+    return out - own

@@ -17,7 +17,13 @@ from hooklint.analysis.lifetime import (
     statement_path,
     word_count,
 )
-from hooklint.analysis.statements import is_bare_yield, is_loop, is_simple_line, leaves_before, only_removes
+from hooklint.analysis.statements import (
+    is_bare_yield,
+    is_loop,
+    is_simple_line,
+    leaves_before,
+    only_removes,
+)
 from hooklint.fixes.lifetime import try_finally, with_replacing
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
@@ -269,6 +275,8 @@ class HookRemovalNotExceptionSafe(Rule):
             if (
                 not in_cm
                 and "." not in target
+                # both uses are in the two dropped statements (not an alias: `a = h; a.remove()`)
+                and word_count(facts.code(removal_statement), target) == 1
                 and registration_statement_alone(registration)
                 and is_simple_line(removal_statement)
                 and word_count(scope_code, target) == 2
@@ -280,15 +288,25 @@ class HookRemovalNotExceptionSafe(Rule):
                     between,
                     [removal_statement],
                 ), ("Use the handle as a context manager (`with register(...):`)")
-            return try_finally(facts, between, [removal_statement]), "Remove the hook in `finally`"
+            edits = try_finally(facts, between, [removal_statement])
+            return edits, "Remove the hook in `finally`" if edits else ""
         from_helper = registration.registration is None  # a helper's (or another file's) handles
         if registration.handle.role == "collected" or (from_helper and registration.handle.role == "bound"):
             # ``handles = [...]`` or ``hs = helper()`` runs before `try`: if it raised
             # inside, `finally` would find no name to remove
-            body = between
+            body, acquire = between, None
         else:
             body = at_r.block[at_r.index : at_m.index]
-        return try_finally(facts, body, [removal_statement]), "Remove the hooks in `finally`"
+            direct = registration.registration
+            acquire = (
+                at_r.statement
+                if direct is not None
+                and at_r.statement is direct.site.statement
+                and registration_statement_alone(direct)
+                else None
+            )
+        edits = try_finally(facts, body, [removal_statement], acquire)
+        return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
         # The same installer, its hooks removed in `finally`.
@@ -1108,7 +1126,8 @@ class Planner:
             line=6,
             message="`handle` is removed outside `finally`/`with`",
         ),
-        # Bookkeeping and then a trial forward: the forward can raise.
+        # Bookkeeping and then a trial forward: the forward can raise. The registration
+        # stays above `try` (a `finally` reached when it raised would find no `handle`).
         Invalid(
             """
 class Planner:
@@ -1130,8 +1149,8 @@ class Planner:
         self.handles = []
 
     def trial(self, model, batch):
+        handle = model.register_forward_pre_hook(self._plan)
         try:
-            handle = model.register_forward_pre_hook(self._plan)
             self.handles.append(handle)
             model(batch)
         finally:
@@ -1581,6 +1600,43 @@ class LayerTimes:
 """,
             line=19,
             message="`self.handles` is removed outside `finally`/`with`",
+        ),
+        # The handle is removed under another name. The fix keeps the registration and
+        # the alias above `try` (the alias cannot raise): dropping `tap = ...` for a
+        # `with` would leave `current` bound to a name that no longer exists.
+        Invalid(
+            """
+def sample_activations(layer, model, batch, store):
+    tap = layer.register_forward_hook(lambda mod, args, out: store.append(out.detach()))
+    current = tap
+    model(batch)
+    current.remove()
+""",
+            """
+def sample_activations(layer, model, batch, store):
+    tap = layer.register_forward_hook(lambda mod, args, out: store.append(out.detach()))
+    current = tap
+    try:
+        model(batch)
+    finally:
+        current.remove()
+""",
+            line=2,
+        ),
+        # The list the removal reads is made after a call that can raise: no `try` can
+        # start early enough to cover that call and late enough to find the list bound,
+        # so no fix is offered (the finding stands).
+        Invalid(
+            """
+def profile_block(block, batch, timer):
+    handle = block.register_forward_pre_hook(timer.start)
+    timer.reset()
+    live = [handle]
+    block(batch)
+    live[0].remove()
+""",
+            None,
+            line=2,
         ),
     ]
 
