@@ -111,7 +111,9 @@ class HookRemovalNotExceptionSafe(Rule):
     not in the same block, or the span holds a multi-line string, or when the
     removal statement does more than remove, or when it hands `h.remove` to a
     finalizer (`weakref.finalize`, `atexit.register`): that hook is meant to outlive
-    the function.
+    the function. What binds a name the removal reads (the registration, `hooks = [h]`,
+    an alias) stays above `try`, so that `finally` never meets an unbound name; when
+    such a statement comes after code that can raise, no fix is offered.
 
     ## Precision on real code
     Development set (29 released libraries, `python ../shared/accuracy/score.py`):
@@ -745,7 +747,22 @@ def layer_table(model, x):
     return rows
 """
         ),
+        # Two registrations, then the `try`: only the second registration runs between
+        # the first and the `try`, and the `finally` removes both.
+        Valid(
+            """
+def load_with_remap(optimizer, state, before, after):
+    first = optimizer.register_load_state_dict_pre_hook(before)
+    second = optimizer.register_load_state_dict_post_hook(after)
+    try:
+        optimizer.load_state_dict(state)
+    finally:
+        first.remove()
+        second.remove()
+"""
+        ),
     ]
+
     INVALID = [
         # Handles a helper returns, bound to a name: the fix leaves the call before
         # `try` (had it raised inside, `finally` would find no `watching` to remove).
