@@ -205,8 +205,10 @@ def run_package(model, tokenizer, calibration, args) -> dict:
         seqlen=args.seqlen,
         batch_size=args.batch_size,
         seed=args.seed,
+        **({"enable_torch_compile": False} if args.package_eager else {}),
     )
     return {
+        "torch_compile": not args.package_eager,
         "perplexity": round(perplexity(model, args.heldout), 3),
         "seconds": round(watch.wall, 2),
         "seconds_per_block": round(watch.wall / args.blocks, 3),
@@ -286,6 +288,12 @@ def main(argv=None) -> list[dict]:
         help="iterations for the other hooklint runs (default: --iters)",
     )
     parser.add_argument("--skip-package", action="store_true")
+    parser.add_argument(
+        "--package-eager",
+        action="store_true",
+        help="run the package with enable_torch_compile=False (its default compiles the block "
+        "forward and the quantizer): the same method, other float rounding",
+    )
     parser.add_argument("--no-live-bytes", action="store_true", help="skip the gc scan per iteration")
     parser.add_argument(
         "--mask-last",
