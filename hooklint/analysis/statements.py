@@ -105,19 +105,14 @@ def chains_bound(statement: cst.CSTNode) -> set[str]:
     nested ``def``/``lambda``/``class`` bodies bind."""
     out: set[str] = set()
     for node in [statement, *descendants(statement, into_functions=False)]:
-        if isinstance(node, cst.AssignTarget):
-            _bound_targets(node.target, out)
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
-            _bound_targets(node.target, out)
-        elif isinstance(node, cst.For):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For)):
             _bound_targets(node.target, out)
         elif isinstance(node, cst.AsName):  # ``with ... as``, ``except ... as``, ``import ... as``
             _bound_targets(node.name, out)
         elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             out.add(node.name.value)
         elif isinstance(node, cst.ImportAlias) and node.asname is None:
-            out.add((dotted_name(node.name) or "").split(".")[0])
-    out.discard("")
+            out.add(dotted_name(node.name).split(".")[0])  # `import a.b` binds `a`
     return out
 
 

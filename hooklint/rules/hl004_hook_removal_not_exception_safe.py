@@ -762,7 +762,6 @@ def load_with_remap(optimizer, state, before, after):
 """
         ),
     ]
-
     INVALID = [
         # Handles a helper returns, bound to a name: the fix leaves the call before
         # `try` (had it raised inside, `finally` would find no `watching` to remove).
