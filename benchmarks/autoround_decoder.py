@@ -157,6 +157,7 @@ def run_hooklint(model, calibration, args, use_cache: bool, iters=None, blocks=N
         seed=args.seed,
         progress=False,
         on_iteration=record,
+        amp_dtype=torch.bfloat16 if args.amp else None,
     )
     blocks = list(model.model.layers)[: args.blocks if blocks is None else blocks]
     with Stopwatch() as watch:
@@ -172,6 +173,7 @@ def run_hooklint(model, calibration, args, use_cache: bool, iters=None, blocks=N
         "iters": quantizer.iters,
         "coverage": quantizer.coverage.summary(2),
         "use_cache_restored": model.config.use_cache is use_cache,
+        "amp_dtype": "bfloat16" if args.amp else None,
     }
     if stats and stats[0].initial_loss is not None:
         row["best_over_initial_loss_mean"] = round(
@@ -206,9 +208,16 @@ def run_package(model, tokenizer, calibration, args) -> dict:
         batch_size=args.batch_size,
         seed=args.seed,
         **({"enable_torch_compile": False} if args.package_eager else {}),
+        **({"amp": False} if args.package_fp32 else {}),
     )
+    # The package's ``amp`` (its default) casts the model to bf16 where the CPU has bf16
+    # instructions, and leaves it so: the dtype it tuned in is recorded, and the
+    # perplexity is measured in float32 like every other row (bf16 weights are exact there).
+    tuned_dtype = next(model.parameters()).dtype
+    torch.nn.Module.float(model)  # transformers refuses .float() on a model it calls quantized
     return {
         "torch_compile": not args.package_eager,
+        "package_dtype": str(tuned_dtype).removeprefix("torch."),
         "perplexity": round(perplexity(model, args.heldout), 3),
         "seconds": round(watch.wall, 2),
         "seconds_per_block": round(watch.wall / args.blocks, 3),
@@ -293,6 +302,18 @@ def main(argv=None) -> list[dict]:
         action="store_true",
         help="run the package with enable_torch_compile=False (its default compiles the block "
         "forward and the quantizer): the same method, other float rounding",
+    )
+    parser.add_argument(
+        "--package-fp32",
+        action="store_true",
+        help="run the package with amp=False: float32 throughout (its default, amp=True, casts "
+        "the model to bf16 where the CPU has bf16 instructions)",
+    )
+    parser.add_argument(
+        "--amp",
+        action="store_true",
+        help="hooklint runs with amp_dtype=torch.bfloat16 (the tuning forward and backward under "
+        "torch.autocast)",
     )
     parser.add_argument("--no-live-bytes", action="store_true", help="skip the gc scan per iteration")
     parser.add_argument(

@@ -11,6 +11,7 @@ never replaced, wrapped or hooked.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 from collections.abc import Callable
@@ -147,6 +148,9 @@ class TuneSettings:
     gradient_accumulate_steps: int
     rng: random.Random
     """The sample-order stream, shared by all blocks of one quantize call."""
+    amp_dtype: torch.dtype | None = None
+    """The dtype the tuning forward runs its matrix products in, by
+    :class:`torch.autocast` (``None``: the block's own dtype, no autocast)."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +171,11 @@ def tune_block(
     on_iteration: Callable[[int, float], None],
 ) -> TuneResult:
     """Minimise MSE(quantized block(inputs), targets) over the tuners' parameters.
+
+    With ``settings.amp_dtype`` the block's forward runs under
+    :class:`torch.autocast` (its matrix products and attention in that dtype,
+    their backward too); the weights, the tuned parameters, the targets and the
+    loss stay in their own dtype.
 
     Positions a calibration item's 2-D ``attention_mask`` marks as padding
     (``inputs.loss_mask``) are left out of the mean.
@@ -199,7 +208,8 @@ def tune_block(
         loss_sum = None
         batches = sampler.next_batch().split(per_step)
         for indices in batches:
-            output = inputs.call(block, indices, quantized_forward)
+            with _autocast(block, settings.amp_dtype):
+                output = inputs.call(block, indices, quantized_forward)
             target = targets[indices.to(targets.device)].to(output.device)
             token_weights = inputs.loss_weights(indices, output.device)
             if token_weights is None:
@@ -265,6 +275,14 @@ class _EpochSampler:
         batch = self.order[self.position : self.position + self.size]
         self.position += self.size
         return torch.tensor(batch, dtype=torch.long)
+
+
+def _autocast(block: nn.Module, dtype: torch.dtype | None):
+    """``torch.autocast`` to ``dtype`` on the block's device type; a no-op context for ``None``."""
+    if dtype is None:
+        return contextlib.nullcontext()
+    device = next((p.device for p in block.parameters()), torch.device("cpu"))
+    return torch.autocast(device_type=device.type, dtype=dtype)
 
 
 def _forward_with(block: nn.Module, weights: dict[str, torch.Tensor]):
