@@ -29,7 +29,7 @@ import libcst as cst
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration, parameter_names
 from hooklint.analysis.names import dotted_name
 from hooklint.analysis.scopes import local_names, target_names
-from hooklint.analysis.vocabulary import STORE_VERBS
+from hooklint.analysis.vocabulary import MODULE_HOOK_DICTS, STORE_VERBS
 from hooklint.analysis.walk import descendants
 
 _CONCAT = frozenset(
@@ -51,23 +51,16 @@ class Capture:
 
 
 def hook_of(facts: ModuleFacts, registration: Registration) -> HookBody | None:
-    """The registration's hook body; also a callable object ``Capture(...)`` whose class
-    in this file defines ``__call__``."""
+    """The registration's hook body; also a callable object of a class in this file
+    that defines ``__call__`` — built in the call (``Capture(...)``), or held by a name,
+    ``self`` attribute or container item (``self.rec``), or a bound method of one —
+    as :func:`hooklint.analysis.hook_roles.hook_callable` resolves it."""
     if registration.hook is not None:
         return registration.hook
-    arg = registration.hook_arg
-    if isinstance(arg, cst.Call) and isinstance(arg.func, cst.Name) and arg.func.value in facts.classes:
-        method = facts.method(arg.func.value, "__call__")
-        if method is not None:
-            return HookBody(
-                method.node,
-                f"{arg.func.value}.__call__",
-                "method",
-                function=method,
-                imports=facts.imports,
-                is_method=True,
-            )
-    return None
+    from hooklint.analysis.hook_roles import hook_callable
+
+    found = hook_callable(facts, registration)
+    return found.body if found is not None else None
 
 
 def captures(hook: HookBody, registration: Registration | None = None) -> list[Capture]:
@@ -129,6 +122,13 @@ class _HookTaint:
         self.tainted: set[str] = set()
         self.aliases: set[str] = set()  # locals bound to a shared store (``buf = self.buf``)
         self.incremented: set[str] = set()  # codes the hook increments (per-call keys)
+
+    def _same_every_call(self, name: str, call: cst.Call) -> bool:
+        """``id(module)`` of the hooked module (or ``id(self)``): one key per hook, not a
+        new one per call."""
+        if name != "id" or len(call.args) != 1 or not isinstance(call.args[0].value, cst.Name):
+            return False
+        return call.args[0].value.value in {self.module_param, self.self_name} - {None}
 
     def taint(self, body: cst.CSTNode, seeds: set[str]) -> None:
         self.tainted = set(seeds)
@@ -239,7 +239,8 @@ class _HookTaint:
                 if isinstance(current, cst.Call):
                     name = dotted_name(current.func)
                     if name is not None and name.rsplit(".", 1)[-1] in _PER_CALL_KEY_CALLS:
-                        return True
+                        if not self._same_every_call(name, current):
+                            return True
                 code = _code(current) if isinstance(current, (cst.Name, cst.Attribute)) else None
                 if code is not None and code in self.incremented:
                     return True
@@ -321,6 +322,20 @@ def bulk_removal(facts: ModuleFacts, class_name: str | None) -> str | None:
             ):
                 return facts.code(call.node)
     return None
+
+
+def unhooked_by_dict(facts: ModuleFacts, class_name: str | None) -> bool:
+    """Whether a method of ``class_name`` reaches into a module's hook dicts
+    (``del layer._forward_hooks[key]``, ``m._forward_pre_hooks.clear()``): hooks taken
+    off there need no handle, so a discarded one is not evidence of a hook left on."""
+    if class_name is None:
+        return False
+    return any(
+        isinstance(node, cst.Attribute) and node.attr.value in MODULE_HOOK_DICTS
+        for info in facts.functions
+        if info.class_name == class_name
+        for node in facts.body_nodes(info.node)
+    )
 
 
 def store_reads(

@@ -281,7 +281,43 @@ class HandleModel:
             root = root.value
         if not isinstance(root, cst.Name):
             return None
-        return f"{self.owner(root.value, scope_id)}|{self.facts.code(base)}"
+        owner = self.owner(root.value, scope_id)
+        code = self.facts.code(base)
+        if owner == "module" and base is not root:
+            cls = self._module_instances().get(root.value)
+            if cls is not None:  # ``REGISTRY.handles`` is ``self.handles`` of ``REGISTRY = Registry()``
+                key = f"{owner}|{code}"
+                # (the global's key stays the root: messages name ``REGISTRY.handles``)
+                self._union(f"class:{self._root_class(cls)}|self{code[len(root.value) :]}", key)
+                return key
+        return f"{owner}|{code}"
+
+    def _module_instances(self) -> dict[str, str]:
+        """Module globals bound once, at the top level, to an instance of a class of this
+        file (``REGISTRY = Registry()``): name -> class name."""
+        found = self.__dict__.get("_instances")
+        if found is None:
+            counts: dict[str, int] = {}
+            classes: dict[str, str] = {}
+            for statement in self.facts.module.body:
+                if not isinstance(statement, cst.SimpleStatementLine):
+                    continue
+                for small in statement.body:
+                    if not isinstance(small, cst.Assign):
+                        continue
+                    for target in small.targets:
+                        if isinstance(target.target, cst.Name):
+                            name = target.target.value
+                            counts[name] = counts.get(name, 0) + 1
+                            value = small.value
+                            if (
+                                isinstance(value, cst.Call)
+                                and isinstance(value.func, cst.Name)
+                                and value.func.value in self.facts.classes
+                            ):
+                                classes[name] = value.func.value
+            found = self.__dict__["_instances"] = {n: c for n, c in classes.items() if counts[n] == 1}
+        return found
 
     def find(self, key: str) -> str:
         parent = self._parent.get(key, key)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hooklint.analysis.captures import bulk_removal, captures, drained_by_forward, handle_fate, hook_of
+from hooklint.analysis.captures import (
+    bulk_removal,
+    captures,
+    drained_by_forward,
+    handle_fate,
+    hook_of,
+    unhooked_by_dict,
+)
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
 from hooklint.analysis.handles import handle_model
 from hooklint.analysis.hook_roles import removes_itself, undone_by_post_hook
@@ -185,6 +192,8 @@ class CaptureHookNotRemoved(Rule):
             fate = handle_fate(facts, registration)
             if fate.kind not in ("discarded", "kept"):
                 continue
+            if fate.kind == "discarded" and unhooked_by_dict(facts, registration.site.class_name):
+                continue  # its class takes the hook out of the module's hook dict instead
             if handle_model(facts).dies_with_scope(registration):
                 continue  # a model built in this call and never handed out: its hooks go with it
             if handle_model(facts).lives_on_module(registration):
@@ -231,6 +240,71 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # The handles go into a module-level book whose own method removes them all.
+        Valid(
+            """
+class HookBook:
+    def __init__(self):
+        self.entries = {}
+
+    def close_all(self):
+        for handle in self.entries.values():
+            handle.remove()
+        self.entries = {}
+
+
+BOOK = HookBook()
+
+
+class Tracer:
+    def __init__(self):
+        self.seen = []
+
+    def watch(self, model):
+        for name, child in model.named_children():
+            handle = child.register_forward_hook(lambda m, a, o: self.seen.append(o.detach()))
+            BOOK.entries[name] = handle
+"""
+        ),
+        # Keyed by the hooked module's identity: one slot per module, rewritten on each forward.
+        Valid(
+            """
+class ShapeTable:
+    def __init__(self):
+        self.shapes = {}
+
+    def _note(self, module, args, output):
+        self.shapes[id(module)] = tuple(output.shape)
+
+    def attach(self, model):
+        for child in model.children():
+            child.register_forward_hook(self._note)
+"""
+        ),
+        # The handle is dropped, but the teardown takes the hook out of the module's own hook
+        # dict, which needs no handle.
+        Valid(
+            """
+class Tap:
+    def __init__(self):
+        self.seen = []
+
+    def __call__(self, module, args, output):
+        self.seen.append(output.detach())
+
+
+class Probe:
+    def __init__(self, layer):
+        self.layer = layer
+        self.tap = Tap()
+        layer.register_forward_hook(self.tap)
+
+    def close(self):
+        for key, hook in list(self.layer._forward_hooks.items()):
+            if hook is self.tap:
+                del self.layer._forward_hooks[key]
+"""
+        ),
         # One loop removes two stores run one after the other (`a + b`, `chain(a, b)`).
         Valid(
             """
@@ -516,6 +590,93 @@ def uninstall(session):
         ),
     ]
     INVALID = [
+        # The same book with no method that removes what it holds.
+        Invalid(
+            """
+class HookBook:
+    def __init__(self):
+        self.entries = {}
+
+
+BOOK = HookBook()
+
+
+class Tracer:
+    def __init__(self):
+        self.seen = []
+
+    def watch(self, model):
+        for name, child in model.named_children():
+            handle = child.register_forward_hook(lambda m, a, o: self.seen.append(o.detach()))
+            BOOK.entries[name] = handle
+""",
+            line=15,
+            message="its handle (`BOOK.entries`, `handle`) is never removed",
+        ),
+        # Keyed by the output's identity: every forward makes a new tensor, so a new key.
+        Invalid(
+            """
+class OutputTable:
+    def __init__(self):
+        self.outputs = {}
+
+    def _note(self, module, args, output):
+        self.outputs[id(output)] = output.detach()
+
+    def attach(self, model):
+        for child in model.children():
+            child.register_forward_hook(self._note)
+""",
+            line=10,
+            message="adds a new key to `self.outputs`",
+        ),
+        # A callable object kept on `self` is the hook: emptying its list per run bounds one
+        # probe, but every probe ever built keeps its hook appending on later forwards.
+        Invalid(
+            """
+class Tap:
+    def __init__(self):
+        self.seen = []
+
+    def __call__(self, module, args, output):
+        self.seen.append(output)
+
+
+class Probe:
+    def __init__(self, model, names):
+        self.model = model
+        self.tap = Tap()
+        for name in names:
+            model.get_submodule(name).register_forward_hook(self.tap)
+
+    def collect(self, batch):
+        self.tap.seen = []
+        self.model(batch)
+        return self.tap.seen
+""",
+            line=14,
+            message="capture hook `Tap.__call__` appends to `self.seen`",
+        ),
+        # The same object through a local name, handed back to the caller without its handles.
+        Invalid(
+            """
+class Tap:
+    def __init__(self):
+        self.seen = []
+
+    def __call__(self, module, args, output):
+        self.seen.append(output.detach())
+
+
+def watch(layers):
+    tap = Tap()
+    for layer in layers:
+        layer.register_forward_hook(tap)
+    return tap
+""",
+            line=12,
+            message="its handle is discarded, so it is never removed",
+        ),
         # The chained loop leaves out the store the backward hooks' handles went into.
         Invalid(
             """
