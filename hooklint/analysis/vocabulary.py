@@ -31,6 +31,9 @@ class HookApi:
     owner: str  # module, tensor, optimizer, global_module, global_optimizer, autograd_node
     since: tuple[int, int] = (1, 8)
     accepts_always_call: bool = False
+    #: The most positional arguments torch's signature takes: a call with more is
+    #: another library's method of the same name (``self.register_backward_hook(site, fn)``).
+    positional: int = 1
 
     @property
     def is_global(self) -> bool:
@@ -41,15 +44,15 @@ class HookApi:
 _MODULE = [
     HookApi("register_forward_pre_hook", "forward_pre", "module"),
     HookApi("register_forward_hook", "forward", "module", accepts_always_call=True),
-    HookApi("register_full_backward_pre_hook", "full_backward_pre", "module", (2, 0)),
-    HookApi("register_full_backward_hook", "full_backward", "module"),
+    HookApi("register_full_backward_pre_hook", "full_backward_pre", "module", (2, 0), positional=2),
+    HookApi("register_full_backward_hook", "full_backward", "module", positional=2),
     HookApi("register_backward_hook", "backward", "module"),
     HookApi("register_state_dict_pre_hook", "state_dict_pre", "module", (2, 0)),
     HookApi("register_state_dict_post_hook", "state_dict_post", "module", (2, 5)),
     HookApi("register_load_state_dict_pre_hook", "load_state_dict_pre", "module", (2, 5)),
     HookApi("register_load_state_dict_post_hook", "load_state_dict_post", "module", (1, 12)),
     HookApi("_register_state_dict_hook", "state_dict_post", "module"),
-    HookApi("_register_load_state_dict_pre_hook", "load_state_dict_pre", "module"),
+    HookApi("_register_load_state_dict_pre_hook", "load_state_dict_pre", "module", positional=2),
 ]
 _TENSOR = [
     HookApi("register_hook", "tensor", "tensor"),
@@ -71,7 +74,7 @@ _GLOBAL = [
     HookApi("register_module_parameter_registration_hook", "parameter_registration", "global_module", (2, 0)),
     HookApi("register_optimizer_step_pre_hook", "step_pre", "global_optimizer", (2, 0)),
     HookApi("register_optimizer_step_post_hook", "step_post", "global_optimizer", (2, 0)),
-    HookApi("register_multi_grad_hook", "multi_grad", "autograd_graph", (2, 0)),
+    HookApi("register_multi_grad_hook", "multi_grad", "autograd_graph", (2, 0), positional=2),
 ]
 
 #: Methods called on a receiver (``module.register_forward_hook(fn)``).
@@ -79,7 +82,7 @@ METHOD_APIS: dict[str, HookApi] = {api.name: api for api in _MODULE + _TENSOR + 
 #: Process-wide functions (``register_module_forward_hook(fn)``), matched by their last name.
 GLOBAL_APIS: dict[str, HookApi] = {api.name: api for api in _GLOBAL}
 #: A registration reached through ``getattr(obj, f"register_{kind}_hook")``.
-DYNAMIC_API = HookApi("register_<dynamic>_hook", "dynamic", "module")
+DYNAMIC_API = HookApi("register_<dynamic>_hook", "dynamic", "module", positional=2)
 
 #: Context managers that install saved-tensor (pack/unpack) hooks for the thread
 #: (import aliases resolved).

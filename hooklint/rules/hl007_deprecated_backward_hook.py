@@ -127,6 +127,21 @@ def clip_input_grads(module, grad_input, grad_output):
 layer.register_full_backward_hook(clip_input_grads)
 """
         ),
+        # A base class of another file has its own `register_backward_hook(event, callback)`:
+        # two positional arguments, which torch's never takes.
+        Valid(
+            """
+from pipelines.base import Pipeline
+
+
+class OverlapPipeline(Pipeline):
+    def setup(self):
+        def step(pipeline):
+            pipeline.optimizer.step()
+
+        self.register_backward_hook(self.loss_event, step)
+"""
+        ),
         # A wrapper class that defines its own `register_backward_hook` (RemoteModule's shape).
         Valid(
             """
