@@ -67,6 +67,28 @@ def assigns_alone(statement: cst.CSTNode, value: cst.CSTNode) -> bool:
     )
 
 
+def in_kept_lambda(site) -> bool:
+    """Whether ``site`` is inside a lambda that its statement returns or binds
+    (``return lambda: [h.remove() for h in hs]``, ``self.undo = lambda: h.remove()``):
+    that code runs when someone calls the lambda later, not where it is written.  A
+    lambda handed to a call (``model.apply(lambda m: ...)``, ``map(...)``) is not one."""
+    lambdas = []
+    for frame in reversed(site.frames):
+        if frame.kind in ("def", "class"):
+            break
+        if frame.kind == "lambda":
+            lambdas.append(frame.node)
+    if not lambdas:
+        return False
+    outer = lambdas[-1]
+    statement = site.statement
+    smalls = statement.body if isinstance(statement, cst.SimpleStatementLine) else [statement]
+    for small in smalls:
+        if isinstance(small, (cst.Return, cst.Assign, cst.AnnAssign)) and small.value is outer:
+            return True
+    return False
+
+
 def leaves_before(path) -> bool:
     """``path`` (:class:`hooklint.analysis.lifetime.Level`s, from the block shared with
     a later statement down to a statement's own block): after the statement, control

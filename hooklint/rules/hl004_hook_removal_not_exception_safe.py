@@ -18,6 +18,7 @@ from hooklint.analysis.lifetime import (
     word_count,
 )
 from hooklint.analysis.statements import (
+    in_kept_lambda,
     is_bare_yield,
     is_loop,
     is_simple_line,
@@ -69,7 +70,13 @@ class HookRemovalNotExceptionSafe(Rule):
     handles (any other method of that name only passes the call on): what it keeps on its
     `self` is that class's store (the message says `Probe.active`), and a handle wrapped
     in a record class of the file (`Entry(handle, sticky)`) is still that handle. A class whose `__enter__` keeps
-    handles on `self` that `__exit__` does not remove is flagged too. One bug is one
+    handles on `self` that `__exit__` does not remove is flagged too, and so is a one-shot
+    hook whose only removal is in its own body (`handle.remove()` inside the hook): it
+    comes off only if it fires, so a module the forward never reaches, or every module
+    when the forward raises first, keeps it (a module's own one-shot hook on `self`, such
+    as lazy initialisation, is left alone). A remover handed back to the caller
+    (`return lambda: [h.remove() for h in hs]`) is the caller's removal, not one here.
+    One bug is one
     finding: the same hook into the same store, removed by one statement, is reported
     at its first registration, and the message counts the others.
 
@@ -131,7 +138,9 @@ class HookRemovalNotExceptionSafe(Rule):
         groups: dict[tuple, list] = {}
         for scope_id in model.scopes():
             for acquisition in model.acquisitions(scope_id):
-                found = self._check(facts, model, acquisition)
+                found = self._check(facts, model, acquisition) or self._removes_only_itself(
+                    model, acquisition
+                )
                 if found is None:
                     continue
                 finding, removal_statement = found
@@ -140,8 +149,12 @@ class HookRemovalNotExceptionSafe(Rule):
                     groups[key][1].append(acquisition.call)
                 else:
                     groups[key] = [finding, []]
-        yield from self._exit_leaves_hooks(facts, model)
+        exits = list(self._exit_leaves_hooks(facts, model))
+        yield from exits
+        reported = {id(f.node) for f in exits}
         for finding, others in groups.values():
+            if id(finding.node) in reported:
+                continue  # one bug, one finding: `__exit__` leaving them is the same hooks
             if others:
                 more = "registration" if len(others) == 1 else "registrations"
                 finding = dataclasses.replace(
@@ -176,6 +189,41 @@ class HookRemovalNotExceptionSafe(Rule):
                 )
                 break
 
+    def _removes_only_itself(
+        self, model: HandleModel, acquisition: Acquisition
+    ) -> tuple[Finding, cst.CSTNode] | None:
+        """A one-shot hook: every removal of its handle is in the hook's own body, so it
+        comes off only if it fires.  A module the forward never reaches keeps it, and so
+        does every module when the forward raises before reaching them.  A module's own
+        one-shot hook (``self.register_forward_pre_hook(self._init)``, lazy
+        initialisation) is left alone: it is meant to wait for that module's forward."""
+        registration = acquisition.registration
+        if registration is None and acquisition.helper is not None:
+            # ``self._h = self._register_hook()``: the helper's one returned registration
+            returned = [
+                a.registration
+                for a in model.acquisitions(id(acquisition.helper.node))
+                if a.registration is not None and a.flow.escapes == "returned"
+            ]
+            registration = returned[0] if len(returned) == 1 else None
+        flow = acquisition.flow
+        if registration is None or registration.hook is None or flow.target is None:
+            return None
+        if registration.receiver_code in (None, "self", "cls") or flow.escapes is not None or flow.scoped:
+            return None
+        removals = model.removals_of(flow.stores)
+        hook = registration.hook.node
+        if not removals or any(r.site.function is not hook for r in removals):
+            return None
+        finding = Finding(
+            node=acquisition.node,
+            message=(
+                f"`{flow.target}` is removed only by its own hook `{registration.hook.name}`: "
+                "kept if it never fires (module not reached, forward raised)"
+            ),
+        )
+        return finding, removals[0].call
+
     def _check(
         self, facts: ModuleFacts, model: HandleModel, acquisition: Acquisition
     ) -> tuple[Finding, cst.CSTNode] | None:
@@ -185,13 +233,17 @@ class HookRemovalNotExceptionSafe(Rule):
         target, single = flow.target, flow.single
         site = acquisition.site
         later = model.removals_of(flow.stores, model.scope_id(site), flow.window)
+        # A remover lambda handed back (``return lambda: ...``) runs later, in the caller.
+        later = [r for r in later if not in_kept_lambda(r.site)]
         if not later and not single:
             # A nested def fills a list of the function around it, which calls (or hands
             # out: ``model.apply(attach)``) the def and removes the list: the span runs there.
             site = model.nested_fill_site(acquisition)
             if site is None:
                 return None
-            later = model.removals_of(flow.stores, model.scope_id(site))
+            later = [
+                r for r in model.removals_of(flow.stores, model.scope_id(site)) if not in_kept_lambda(r.site)
+            ]
         if not later:
             return None
         if any(r.site.in_finally or r.site.in_except for r in later):
@@ -311,6 +363,52 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # A one-shot hook with a fallback: `disarm()` removes it when it never fired.
+        Valid(
+            """
+class LazyWidth:
+    def __init__(self, module):
+        self.module = module
+        self.width = None
+        self._pending = None
+
+    def _first(self, mod, args, output):
+        self.width = output.shape[-1]
+        self._pending.remove()
+
+    def arm(self):
+        self._pending = self.module.register_forward_hook(self._first)
+
+    def disarm(self):
+        if self._pending is not None:
+            self._pending.remove()
+"""
+        ),
+        # A module's own one-shot hook (lazy initialisation) waits for that module's forward.
+        Valid(
+            """
+import torch.nn as nn
+
+
+class LazyScale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = None
+        self._init_handle = self.register_forward_pre_hook(self._initialise)
+
+    def _initialise(self, module, args):
+        self.scale = nn.Parameter(args[0].new_ones(args[0].shape[-1]))
+        self._init_handle.remove()
+"""
+        ),
+        # The remover is handed to the caller: nothing runs here between registration and removal.
+        Valid(
+            """
+def record_outputs(layers, store):
+    handles = [layer.register_forward_hook(lambda m, a, o: store.append(o.detach())) for layer in layers]
+    return lambda: [handle.remove() for handle in handles]
+"""
+        ),
         # The same installer, its hooks removed in `finally`.
         Valid(
             """
@@ -763,6 +861,47 @@ def load_with_remap(optimizer, state, before, after):
         ),
     ]
     INVALID = [
+        # Each hook removes only itself, when it fires: a module the forward skips (or every
+        # module, when the forward raises first) keeps it, and the list it appends to.
+        Invalid(
+            """
+def first_calls(model, batch):
+    order = []
+
+    def watch(module):
+        def note(mod, args):
+            order.append(type(mod).__name__)
+            handle.remove()
+
+        handle = module.register_forward_pre_hook(note)
+
+    for module in model.modules():
+        watch(module)
+    model(batch)
+    return order
+""",
+            line=9,
+            message="`handle` is removed only by its own hook `note`",
+        ),
+        # The same through a helper that returns the one-shot hook's handle; nothing else removes it.
+        Invalid(
+            """
+class FirstShape:
+    def __init__(self, layer):
+        self.layer = layer
+        self.shape = None
+        self._handle = self._arm()
+
+    def _arm(self):
+        def once(module, args, output):
+            self.shape = tuple(output.shape)
+            self._handle.remove()
+
+        return self.layer.register_forward_hook(once)
+""",
+            line=5,
+            message="`self._handle` is removed only by its own hook `once`",
+        ),
         # Handles a helper returns, bound to a name: the fix leaves the call before
         # `try` (had it raised inside, `finally` would find no `watching` to remove).
         Invalid(
