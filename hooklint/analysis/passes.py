@@ -16,6 +16,7 @@ from hooklint.analysis.handles import handle_model
 from hooklint.analysis.lifetime import names_in, varying_names
 from hooklint.analysis.scopes import target_names
 from hooklint.analysis.vocabulary import TAKE_ITEM_FUNCTIONS, TAKE_ITEM_METHODS
+from hooklint.analysis.walk import descendants
 
 
 def is_statement_loop(frame: Frame) -> bool:
@@ -63,8 +64,37 @@ def argument_names(registration: Registration) -> set[str]:
 
 def varying_in_loop(facts: ModuleFacts, frame: Frame) -> set[str]:
     """Names new on each pass of a loop: its targets, the items a ``while`` loop takes
-    out of a work list (:func:`drained_items`), and what is bound from them."""
-    return varying_names(facts, frame.node, loop_targets(frame) | drained_items(frame))
+    out of a work list (:func:`drained_items`), what is bound from them, and what a pass
+    picks out of an inner search keyed on them (:func:`selected_by_search`)."""
+    varying = varying_names(facts, frame.node, loop_targets(frame) | drained_items(frame))
+    selected = selected_by_search(frame, varying)
+    return varying_names(facts, frame.node, varying | selected) if selected else varying
+
+
+def selected_by_search(frame: Frame, varying: set[str]) -> set[str]:
+    """Targets of a ``for`` inside the loop that an ``if`` in its body compares with a name
+    new on each pass (``for name, m in model.named_modules(): if name == wanted:``), and
+    names bound from them there (``found = candidate``): each pass picks another item.
+    Without such a test the inner loop visits the same items on every pass."""
+    selected: set[str] = set()
+    body = getattr(frame.node, "body", None)
+    if body is None or not isinstance(frame.node, (cst.For, cst.While)):
+        return selected
+    for inner in descendants(body, into_functions=False):
+        if type(inner) is not cst.For:
+            continue
+        targets = target_names(inner.target)
+        nodes = list(descendants(inner.body, into_functions=False))
+        if not any(
+            type(n) is cst.If and (names_in(n.test) & targets) and (names_in(n.test) & varying) for n in nodes
+        ):
+            continue
+        selected |= targets
+        for n in nodes:
+            if type(n) is cst.Assign and names_in(n.value) & targets:
+                for target in n.targets:
+                    selected |= target_names(target.target)
+    return selected
 
 
 def drained_items(frame: Frame) -> set[str]:

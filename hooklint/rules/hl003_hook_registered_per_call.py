@@ -268,6 +268,33 @@ class HookRegisteredPerCall(Rule):
         return with_over_rest_of_block(facts, registration)
 
     VALID = [
+        # The inner loop is a lookup: each pass hooks the module its own name picks out.
+        Valid(
+            """
+def hook_named(model, names, note):
+    handles = []
+    for wanted in names:
+        for name, module in model.named_modules():
+            if name == wanted:
+                handles.append(module.register_forward_hook(note))
+    return handles
+"""
+        ),
+        # A search keyed on the pass's item, its result bound and hooked: another module each pass.
+        Valid(
+            """
+def hook_matching(model, suffixes, graph_names, note):
+    modules = dict(model.named_modules())
+    for suffix in suffixes:
+        match = None
+        for name in graph_names:
+            if name.endswith(suffix):
+                match = name
+                break
+        if match is not None:
+            modules[match].register_forward_hook(note)
+"""
+        ),
         # A fresh `partial` on every call, removed in the same call.
         Valid(
             """
@@ -458,6 +485,18 @@ def hook_autograd_graph(output, on_grad):
         ),
     ]
     INVALID = [
+        # Every epoch hooks every module again: the inner loop visits the same modules each time.
+        Invalid(
+            """
+def train(model, epochs, note, step):
+    for epoch in range(epochs):
+        for module in model.modules():
+            module.register_forward_hook(note)
+        step(model, epoch)
+""",
+            line=4,
+            message="on every iteration of this loop",
+        ),
         # A hook on the model that hooks every block again on each call, with a fresh
         # `partial`: the blocks are the same ones every call, so the hooks pile up (only
         # the last call's are removed when the context ends).
