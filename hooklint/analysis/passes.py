@@ -74,7 +74,8 @@ def varying_in_loop(facts: ModuleFacts, frame: Frame) -> set[str]:
 def selected_by_search(frame: Frame, varying: set[str]) -> set[str]:
     """Targets of a ``for`` inside the loop that an ``if`` in its body compares with a name
     new on each pass (``for name, m in model.named_modules(): if name == wanted:``), and
-    names bound from them there (``found = candidate``): each pass picks another item.
+    names bound from them there (``short = name.split(".")[-1]``, ``found = candidate``):
+    each pass picks another item.
     Without such a test the inner loop visits the same items on every pass."""
     selected: set[str] = set()
     body = getattr(frame.node, "body", None)
@@ -83,17 +84,17 @@ def selected_by_search(frame: Frame, varying: set[str]) -> set[str]:
     for inner in descendants(body, into_functions=False):
         if type(inner) is not cst.For:
             continue
-        targets = target_names(inner.target)
         nodes = list(descendants(inner.body, into_functions=False))
-        if not any(
-            type(n) is cst.If and (names_in(n.test) & targets) and (names_in(n.test) & varying) for n in nodes
-        ):
-            continue
-        selected |= targets
+        # the inner pass's item and what its body binds from it (``short = name.split(".")[-1]``)
+        items = set(target_names(inner.target))
         for n in nodes:
-            if type(n) is cst.Assign and names_in(n.value) & targets:
+            if type(n) is cst.Assign and names_in(n.value) & items:
                 for target in n.targets:
-                    selected |= target_names(target.target)
+                    items |= target_names(target.target)
+        if any(
+            type(n) is cst.If and (names_in(n.test) & items) and (names_in(n.test) & varying) for n in nodes
+        ):
+            selected |= items
     return selected
 
 
