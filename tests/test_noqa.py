@@ -202,14 +202,16 @@ def test_add_noqa_puts_the_directive_after_a_string_that_spans_the_first_line(tr
     source = (
         "from torch.nn.modules.module import register_module_forward_hook\n"
         "def install(fn):\n"
-        '    register_module_forward_hook(fn, """\n'
+        '    register_module_forward_hook(fn, always_call="""\n'
         "    # noqa: not a comment\n"
         '    """)\n'
     )
     path, result = _add(tree, source)
     assert result.exit_code == 0, result.output
     text = path.read_text()
-    assert '    """)  # noqa: HL009\n' in text and 'register_module_forward_hook(fn, """\n' in text
+    assert (
+        '    """)  # noqa: HL009\n' in text and 'register_module_forward_hook(fn, always_call="""\n' in text
+    )
     assert check("m.py", "--no-cache").exit_code == 0
 
 
