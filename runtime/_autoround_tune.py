@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hooklint.runtime import require_torch
-from hooklint.runtime._autoround_capture import BlockInputs
+from hooklint.runtime._autoround_capture import BlockInputs, _device_of
 from hooklint.runtime._autoround_layers import WeightSpec, from_matrix, to_matrix
 from hooklint.runtime._autoround_quant import (
     GroupCodes,
@@ -281,8 +281,7 @@ def _autocast(block: nn.Module, dtype: torch.dtype | None):
     """``torch.autocast`` to ``dtype`` on the block's device type; a no-op context for ``None``."""
     if dtype is None:
         return contextlib.nullcontext()
-    device = next((p.device for p in block.parameters()), torch.device("cpu"))
-    return torch.autocast(device_type=device.type, dtype=dtype)
+    return torch.autocast(device_type=_device_of(block, torch.device("cpu")).type, dtype=dtype)
 
 
 def _forward_with(block: nn.Module, weights: dict[str, torch.Tensor]):

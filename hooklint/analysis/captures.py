@@ -324,6 +324,12 @@ def bulk_removal(facts: ModuleFacts, class_name: str | None) -> str | None:
     return None
 
 
+def touches_hook_dict(nodes) -> bool:
+    """Whether any of ``nodes`` names one of a module's hook dicts (``m._forward_hooks``):
+    code that reaches in there can take hooks off without their handles."""
+    return any(isinstance(node, cst.Attribute) and node.attr.value in MODULE_HOOK_DICTS for node in nodes)
+
+
 def unhooked_by_dict(facts: ModuleFacts, class_name: str | None) -> bool:
     """Whether a method of ``class_name`` reaches into a module's hook dicts
     (``del layer._forward_hooks[key]``, ``m._forward_pre_hooks.clear()``): hooks taken
@@ -331,10 +337,9 @@ def unhooked_by_dict(facts: ModuleFacts, class_name: str | None) -> bool:
     if class_name is None:
         return False
     return any(
-        isinstance(node, cst.Attribute) and node.attr.value in MODULE_HOOK_DICTS
+        touches_hook_dict(facts.body_nodes(info.node))
         for info in facts.functions
         if info.class_name == class_name
-        for node in facts.body_nodes(info.node)
     )
 
 

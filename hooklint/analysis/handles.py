@@ -150,6 +150,7 @@ class HandleModel:
         self._locals: dict[int, tuple[set[str], set[str]]] = {}
         self._owners: dict[tuple[str, int], str] = {}
         self._parent: dict[str, str] = {}
+        self._instances: dict[str, str] | None = None  # see _module_instances
         self._summaries: dict[int, _HandleSummary] = {}
         self._calls: dict[int, list[CallSite]] = {}
         for call in facts.calls:
@@ -295,7 +296,7 @@ class HandleModel:
     def _module_instances(self) -> dict[str, str]:
         """Module globals bound once, at the top level, to an instance of a class of this
         file (``REGISTRY = Registry()``): name -> class name."""
-        found = self.__dict__.get("_instances")
+        found = self._instances
         if found is None:
             counts: dict[str, int] = {}
             classes: dict[str, str] = {}
@@ -316,7 +317,7 @@ class HandleModel:
                                 and value.func.value in self.facts.classes
                             ):
                                 classes[name] = value.func.value
-            found = self.__dict__["_instances"] = {n: c for n, c in classes.items() if counts[n] == 1}
+            found = self._instances = {n: c for n, c in classes.items() if counts[n] == 1}
         return found
 
     def find(self, key: str) -> str:

@@ -38,14 +38,13 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from hooklint.analysis.captures import captures, hook_of
+from hooklint.analysis.captures import captures, hook_of, touches_hook_dict
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Registration
 from hooklint.analysis.given import is_given
 from hooklint.analysis.handles import HELPER_DEPTH, HandleModel, applied_function, handle_model
 from hooklint.analysis.module_kinds import NOT_MODULE, class_kind
 from hooklint.analysis.vocabulary import (
     CONTEXTMANAGERS,
-    MODULE_HOOK_DICTS,
     UNHOOK_WORDS,
     lifecycle_teardowns,
 )
@@ -220,8 +219,7 @@ def _class_unhooks(facts: ModuleFacts, model: HandleModel, class_name: str) -> b
     for info in facts.functions:
         if info.class_name != class_name:
             continue
-        nodes = descendants(info.node.body, into_functions=False)
-        if any(isinstance(n, cst.Attribute) and n.attr.value in MODULE_HOOK_DICTS for n in nodes):
+        if touches_hook_dict(descendants(info.node.body, into_functions=False)):
             return True
         for call in facts.calls:
             name = (call.callee or call.attr or "").rsplit(".", 1)[-1].lower().lstrip("_")
@@ -397,7 +395,7 @@ def _teardown_unhooks(facts: ModuleFacts, model: HandleModel, lifecycle: Lifecyc
 
 
 def _unhooks(facts, model: HandleModel, nodes, calls, visited: set[int], depth: int) -> bool:
-    if any(isinstance(n, cst.Attribute) and n.attr.value in MODULE_HOOK_DICTS for n in nodes):
+    if touches_hook_dict(nodes):
         return True
     for call in calls:
         name = (call.callee or call.attr or "").rsplit(".", 1)[-1].lower()

@@ -78,10 +78,9 @@ def selected_by_search(frame: Frame, varying: set[str]) -> set[str]:
     each pass picks another item.
     Without such a test the inner loop visits the same items on every pass."""
     selected: set[str] = set()
-    body = getattr(frame.node, "body", None)
-    if body is None or not isinstance(frame.node, (cst.For, cst.While)):
-        return selected
-    for inner in descendants(body, into_functions=False):
+    if not isinstance(frame.node, (cst.For, cst.While)):
+        return selected  # a comprehension: no statements to search in
+    for inner in descendants(frame.node.body, into_functions=False):
         if type(inner) is not cst.For:
             continue
         nodes = list(descendants(inner.body, into_functions=False))

@@ -32,6 +32,12 @@ if TYPE_CHECKING:
     import libcst as cst
 
 
+def _removals_run_here(model: HandleModel, stores, scope_id: int, window=None) -> list:
+    """The removals of ``stores`` in one scope that run there: a remover lambda handed
+    back (``return lambda: [h.remove() for h in hs]``) runs later, in the caller."""
+    return [r for r in model.removals_of(stores, scope_id, window) if not in_kept_lambda(r.site)]
+
+
 class HookRemovalNotExceptionSafe(Rule):
     """A hook's handle is removed after code that can raise, outside `finally`/`with`.
 
@@ -232,18 +238,14 @@ class HookRemovalNotExceptionSafe(Rule):
             return None
         target, single = flow.target, flow.single
         site = acquisition.site
-        later = model.removals_of(flow.stores, model.scope_id(site), flow.window)
-        # A remover lambda handed back (``return lambda: ...``) runs later, in the caller.
-        later = [r for r in later if not in_kept_lambda(r.site)]
+        later = _removals_run_here(model, flow.stores, model.scope_id(site), flow.window)
         if not later and not single:
             # A nested def fills a list of the function around it, which calls (or hands
             # out: ``model.apply(attach)``) the def and removes the list: the span runs there.
             site = model.nested_fill_site(acquisition)
             if site is None:
                 return None
-            later = [
-                r for r in model.removals_of(flow.stores, model.scope_id(site)) if not in_kept_lambda(r.site)
-            ]
+            later = _removals_run_here(model, flow.stores, model.scope_id(site))
         if not later:
             return None
         if any(r.site.in_finally or r.site.in_except for r in later):
