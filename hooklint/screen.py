@@ -46,6 +46,13 @@ from functools import lru_cache
 
 from hooklint.analysis import vocabulary
 from hooklint.analysis.vocabulary import REMOVE_METHOD, SETUP_WORDS
+from hooklint.guarded_regex import (
+    Guarded,
+    after_no_name_or_dot,
+    after_no_self_or_cls,
+    names_alternation,
+    not_after_word,
+)
 from hooklint.lexical import Lexed, closing_bracket, lex, word_before
 from hooklint.sparse import WORD, last_name, owner_calls
 
@@ -58,10 +65,10 @@ _CALLABLE_OBJECT = frozenset({"__call__", "__init__"})
 #: A name not followed by a call's parenthesis: used as a value.
 _REFERENCE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
 #: A name called as a function or a method of ``self``/``cls``: ``helper(``, ``self._enter(``.
-_BARE_CALLED = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-_SELF_CALLED = re.compile(r"\b(?:self|cls)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_BARE_CALLED = Guarded(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(", after_no_name_or_dot)
+_SELF_CALLED = Guarded(r"(?:self|cls)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(", not_after_word)
 #: A method called on another object: ``tap.detach_all(``, ``self.taps[k].attach(``.
-_OTHER_CALLED = re.compile(r"(?<!\bself)(?<!\bcls)\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_OTHER_CALLED = Guarded(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(", after_no_self_or_cls)
 #: A call of a method whose name says it installs hooks (``self.register_hooks(model)``):
 #: the handle model acquires, there, what the class removes elsewhere.
 _SETUP_CALL = r"\b(?:self|cls)\.\w*(?:" + "|".join(re.escape(w) for w in SETUP_WORDS) + r")\w*(?=\s*\()"
@@ -409,7 +416,7 @@ def _add_other_object_callers(units, seeds, seed_codes, module_level, module_see
     names = sorted({u.name for u in seeds if id(u) in members and not u.is_class})
     if not names:
         return
-    calls = re.compile(r"(?<!\bself)(?<!\bcls)\.\s*(?:" + "|".join(re.escape(n) for n in names) + r")\s*\(")
+    calls = Guarded(r"\.\s*" + names_alternation(names) + r"\s*\(", after_no_self_or_cls)
     calling = {lines.number_at(m.start()) for m in calls.finditer(lines.code_text)}
     if not calling:
         return

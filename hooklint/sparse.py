@@ -28,14 +28,23 @@ import ast
 import re
 from dataclasses import dataclass
 
+from hooklint.guarded_regex import (
+    Guarded,
+    after_no_name_or_dot,
+    after_no_name_or_self_dot,
+    after_no_self_or_cls,
+    names_alternation,
+    not_after_word,
+)
 from hooklint.lexical import split_lines
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: Text that keeps a definition whatever the selected rules' tokens are.
 ALWAYS_KEPT = ("remove", "hook", "__exit__")
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_CALLED = re.compile(r"(?:(?<![\w.])|(?<=\bself\.)|(?<=\bcls\.))([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-_SELF_ATTRIBUTE = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
+#: A name called as a function or as a method of ``self``/``cls``.
+_CALLED = Guarded(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(", after_no_name_or_self_dot)
+_SELF_ATTRIBUTE = Guarded(r"self\.([A-Za-z_][A-Za-z0-9_]*)", not_after_word)
 _HANDS_OUT = re.compile(r"\b(?:return|yield)\b(.*)")
 #: Where a line puts a value: ``h = ...``, ``self.hs[k] = ...``, ``hs.append(...)``.
 _BOUND = re.compile(
@@ -61,7 +70,7 @@ def hands_out(code: str, registers: re.Pattern) -> bool:
             bound.update(n for pair in _BOUND.findall(line) for n in pair if n)
     if not bound:
         return False
-    named = re.compile(r"(?<![\w.])(?:" + "|".join(re.escape(n) for n in sorted(bound)) + r")\b")
+    named = Guarded(names_alternation(sorted(bound)) + r"\b", after_no_name_or_dot)
     return any(named.search(out) for out in outs)
 
 
@@ -155,8 +164,8 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
         if d.is_method and (d.name in direct or not direct.isdisjoint(_CALLED.findall(d.text)))
     }
     if acting:
-        other = re.compile(
-            r"(?<!\bself)(?<!\bcls)\.\s*(" + "|".join(re.escape(n) for n in sorted(acting)) + r")\s*\("
+        other = Guarded(
+            r"\.\s*" + names_alternation(sorted(acting), capture=True) + r"\s*\(", after_no_self_or_cls
         )
         called_on_others = set(other.findall(text))
         if called_on_others:
@@ -265,9 +274,7 @@ def _without_lifecycles(definitions: list[_Definition], candidates: list[_Defini
         if d.is_method:
             methods.setdefault(d.owner, set()).add(d.name)
     names = {d.name for d in kept}
-    mentions = (
-        re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\b") if names else None
-    )
+    mentions = Guarded(names_alternation(sorted(names)) + r"\b", not_after_word) if names else None
     keep: set[int] = set()
     for d in candidates:
         if d.is_class or mentions is None:

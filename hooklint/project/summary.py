@@ -31,6 +31,7 @@ import re
 
 import libcst as cst
 
+from hooklint.guarded_regex import Guarded, names_alternation, not_after_word
 from hooklint.lexical import split_lines
 
 #: Bumped when the summary's shape or meaning changes (part of the cache key).
@@ -231,7 +232,7 @@ def _spread_hooky(defs, entries: dict[str, dict], lines: list[str] | None) -> No
     hooky = [name for name, entry in entries.items() if entry.get("hooky")]
     if not hooky:
         return
-    calls = re.compile(r"\b(?:{})\s*\(".format("|".join(re.escape(n) for n in hooky)))
+    calls = Guarded(names_alternation(hooky) + r"\s*\(", not_after_word)
     for node in defs:
         entry = entries.get(node.name)
         if entry is not None and not entry.get("hooky") and calls.search(_body_text(node, lines)):
