@@ -74,8 +74,8 @@ def site_guards(facts: ModuleFacts, site: Site) -> list[cst.BaseExpression]:
 
 def mentions(facts: ModuleFacts, guards: Iterable[cst.BaseExpression], names: Iterable[str]) -> bool:
     """Whether any guard tests one of ``names`` (a whole name: ``self.h``, not ``x.h``)."""
-    names = list(names)
-    return any(word_count(facts.code(guard), name) for guard in guards for name in names if name)
+    names = [name for name in names if name]
+    return any(word_count(code, name) for code in map(facts.code, guards) for name in names)
 
 
 def stored_names(facts: ModuleFacts, function: cst.FunctionDef | None) -> set[str]:
