@@ -47,8 +47,9 @@ from functools import lru_cache
 from hooklint.analysis import vocabulary
 from hooklint.analysis.vocabulary import REMOVE_METHOD, SETUP_WORDS
 from hooklint.guarded_regex import (
+    NO_NAME_OR_DOT,
+    CalledNames,
     Guarded,
-    after_no_name_or_dot,
     after_no_self_or_cls,
     names_alternation,
     not_after_word,
@@ -65,7 +66,7 @@ _CALLABLE_OBJECT = frozenset({"__call__", "__init__"})
 #: A name not followed by a call's parenthesis: used as a value.
 _REFERENCE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
 #: A name called as a function or a method of ``self``/``cls``: ``helper(``, ``self._enter(``.
-_BARE_CALLED = Guarded(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(", after_no_name_or_dot)
+_BARE_CALLED = CalledNames(NO_NAME_OR_DOT)
 _SELF_CALLED = Guarded(r"(?:self|cls)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(", not_after_word)
 #: A method called on another object: ``tap.detach_all(``, ``self.taps[k].attach(``.
 _OTHER_CALLED = Guarded(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(", after_no_self_or_cls)

@@ -29,9 +29,10 @@ import re
 from dataclasses import dataclass
 
 from hooklint.guarded_regex import (
+    NO_NAME_OR_SELF_DOT,
+    CalledNames,
     Guarded,
     after_no_name_or_dot,
-    after_no_name_or_self_dot,
     after_no_self_or_cls,
     names_alternation,
     not_after_word,
@@ -43,7 +44,7 @@ _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 ALWAYS_KEPT = ("remove", "hook", "__exit__")
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: A name called as a function or as a method of ``self``/``cls``.
-_CALLED = Guarded(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(", after_no_name_or_self_dot)
+_CALLED = CalledNames(NO_NAME_OR_SELF_DOT)
 _SELF_ATTRIBUTE = Guarded(r"self\.([A-Za-z_][A-Za-z0-9_]*)", not_after_word)
 _HANDS_OUT = re.compile(r"\b(?:return|yield)\b(.*)")
 #: Where a line puts a value: ``h = ...``, ``self.hs[k] = ...``, ``hs.append(...)``.
