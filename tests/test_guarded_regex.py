@@ -48,6 +48,8 @@ PAIRS = [
         r"\b" + names_alternation(METHODS) + r"\s*\(",
         Guarded(names_alternation(METHODS) + r"\s*\(", not_after_word),
     ),
+    (r"\bimport[\s\\(]*\*", Guarded(r"import[\s\\(]*\*", not_after_word)),
+    (r"\bdef[\s\\]+(\w+)", Guarded(r"def[\s\\]+(\w+)", not_after_word)),
     # names that are prefixes and suffixes of one another
     (
         r"\b" + names_alternation(["self", "elf", "f", "selfself"]) + r"\b",
@@ -69,6 +71,7 @@ CORNERS = [
     "cls.f(",
     "xself.f( self.f(",
     "xself.self.a xself.cls.f( self.self.x",
+    "from m import * ximport * import(*) undef f(): def  g(): defdef h(): def\\\n k(",
 ]
 
 
@@ -105,6 +108,11 @@ def test_generated_text() -> None:
         "register_hook",
         "s",
         "elf",
+        "\t",
+        "def",
+        "import",
+        "*",
+        "\\",
     ]
     rng = random.Random(20261203)
     for _ in range(3000):

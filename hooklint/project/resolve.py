@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from hooklint.guarded_regex import Guarded, not_after_word
 from hooklint.lexical import word_before
 from hooklint.project import store
 
@@ -55,41 +56,27 @@ def _words_called_in(text: str, attributes: bool = False) -> set[str]:
     return {word[::-1] for word in pattern.findall(text[::-1])}
 
 
-# These start with a literal and check the word boundary before it in Python: a
-# leading ``\b`` keeps the regex engine from searching for the literal, ten times slower.
-_STAR_IMPORT = re.compile(r"import[\s\\(]*\*")
+# These start with a literal; ``\b`` before it is tested on each match
+# (:class:`~hooklint.guarded_regex.Guarded`): a leading ``\b`` keeps the regex engine
+# from searching for the literal, ten times slower.
+_STAR_IMPORT = Guarded(r"import[\s\\(]*\*", not_after_word)
 _COMMENT = re.compile(r"#[^\n]*")
 _WORD = re.compile(r"\w+")
 
 
-_DEF_NAME = re.compile(r"def[\s\\]+(\w+)")
+_DEF_NAME = Guarded(r"def[\s\\]+(\w+)", not_after_word)
 #: ``X.apply(self.m)``: ``Module.apply`` calls the method ``m`` (a setup method that may
 #: keep handles on ``self``).
 _APPLIED_METHOD = re.compile(r"\.apply\(\s*self\s*\.\s*(\w+)\s*\)")
 
 
-def _at_word_start(pattern: re.Pattern, text: str):
-    """The matches of ``pattern`` that no word character precedes: those of ``\b`` +
-    ``pattern``, a match preceded by one retried a character later."""
-    position = 0
-    while True:
-        match = pattern.search(text, position)
-        if match is None:
-            return
-        if word_before(text, match.start()):
-            position = match.start() + 1
-        else:
-            yield match
-            position = match.end()
-
-
 def _star_import(text: str) -> bool:
-    return next(_at_word_start(_STAR_IMPORT, text), None) is not None
+    return _STAR_IMPORT.search(text) is not None
 
 
 def _def_names(text: str) -> frozenset:
     r"""Every name written after a ``def`` keyword (as ``\bdef[\s\\]+(\w+)`` finds them)."""
-    return frozenset(m.group(1) for m in _at_word_start(_DEF_NAME, text))
+    return frozenset(_DEF_NAME.findall(text))
 
 
 _known_texts: dict[str, tuple[tuple[int, int], tuple | None]] = {}
