@@ -351,6 +351,39 @@ def test_every_module_of_an_import_chain_is_parsed_only_if_its_text_may_bind_hoo
     assert str(tmp_path / "lib" / "maths.py") in view.dependencies()
 
 
+#: Re-exports whose ends the texts show: a name re-exported from a plain module or
+#: from outside the project, one that is a module, and one renamed on the way to a wrapper.
+_REEXPORTS = {
+    "lib/__init__.py": "from .again import scale, outside, sub, hook_it\n",
+    "lib/again.py": "from .maths import scale\nfrom torch.nn import outside\nfrom . import sub\n"
+    "from .hooks import attach as hook_it\n\ndef unused(m):\n    m.h.remove()\n",
+    "lib/maths.py": "def scale(x):\n    return 2 * x\n",
+    "lib/sub.py": "X = 1\n",
+    "lib/hooks.py": "def attach(m, fn):\n    return m.register_forward_hook(fn)\n",
+    "app/plain.py": "from lib import scale, outside, sub\n\ndef go(m):\n    scale(1)\n    outside(m)\n    sub(m)\n",
+    "app/renamed.py": "from lib import hook_it\n\ndef go(m, f):\n    hook_it(m, f)\n",
+}
+
+
+def test_an_import_chain_the_texts_show_ends_without_hook_code_parses_no_module_of_it(tmp_path):
+    from hooklint.project import store
+    from hooklint.project.resolve import FileView
+
+    _tree(tmp_path, _REEXPORTS)
+    store._memory.clear()
+    plain = tmp_path / "app" / "plain.py"
+    view = FileView(str(plain), plain.read_text(encoding="utf-8"))
+    assert view.helper_names() == ()
+    # each name is imported on the way (``lib/again.py`` also has hook text), but the
+    # texts show where it ends: a plain def, torch, a submodule; no module is parsed
+    assert set(store._memory) == {(view.path, False)}
+    for name in ("__init__", "again", "maths"):
+        assert str(tmp_path / "lib" / f"{name}.py") in view.dependencies()
+    renamed = tmp_path / "app" / "renamed.py"
+    view = FileView(str(renamed), renamed.read_text(encoding="utf-8"))
+    assert view.helper_names() == ("hook_it",)  # ``attach as hook_it``: followed by its own name
+
+
 def _every_file_view(root: Path):
     from hooklint.project.resolve import FileView
 
@@ -358,7 +391,7 @@ def _every_file_view(root: Path):
         yield FileView(str(path), path.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("case", [*sorted(EXPECTED), "mixed", "chain"])
+@pytest.mark.parametrize("case", [*sorted(EXPECTED), "mixed", "chain", "reexports"])
 def test_the_text_pre_scan_gives_the_helpers_that_resolution_gives(case, tmp_path, monkeypatch):
     """The fast path that decides from a module's text that an imported name cannot
     reach hook code (never parsing that module) gives the same helper names, for
@@ -366,8 +399,8 @@ def test_the_text_pre_scan_gives_the_helpers_that_resolution_gives(case, tmp_pat
     from hooklint.project import store
     from hooklint.project.resolve import FileView
 
-    if case in ("mixed", "chain"):
-        _tree(tmp_path, _MIXED if case == "mixed" else _CHAIN)
+    if case in ("mixed", "chain", "reexports"):
+        _tree(tmp_path, {"mixed": _MIXED, "chain": _CHAIN, "reexports": _REEXPORTS}[case])
         root = tmp_path
     else:
         root = _project(tmp_path, case)
@@ -386,6 +419,7 @@ def test_the_text_pre_scan_gives_the_helpers_that_resolution_gives(case, tmp_pat
         in (
             "mixed",
             "chain",
+            "reexports",
             "mixin_wrapper/invalid",
             "mixin_wrapper/valid",
             "base_removal/valid",

@@ -82,12 +82,14 @@ def _def_names(text: str) -> frozenset:
 _known_texts: dict[str, tuple[tuple[int, int], tuple | None]] = {}
 
 
-def _text_facts(path: str) -> tuple[str, bool, bool, frozenset, frozenset] | None:
+def _text_facts(path: str) -> tuple[str, bool, bool, frozenset, frozenset, tuple] | None:
     """``(digest, holds a star import, holds a hook token, words of its import
-    statements, names it may define with hook code)`` of the module at ``path``, read
-    once per process and file version; None when it cannot be read.  The last is
-    every name written after ``def`` when the text holds a hook token (a superset of
-    its hooky functions), else empty."""
+    statements, names it may define with hook code, its import statements)`` of the
+    module at ``path``, read once per process and file version; None when it cannot
+    be read.  The fifth is every name written after ``def`` when the text holds a
+    hook token (a superset of its hooky functions), else empty; the last, the text of
+    each ``import`` keyword's statement from the start of its line
+    (:func:`_import_statements`)."""
     try:
         status = os.stat(path)
     except OSError:
@@ -104,7 +106,8 @@ def _text_facts(path: str) -> tuple[str, bool, bool, frozenset, frozenset] | Non
         star = _star_import(text)
         hook_text = has_hook_text(text)
         defined = _def_names(text) if hook_text else frozenset()
-        found = (digest, star, hook_text, _import_words(text), defined)
+        words, statements = _import_statements(text)
+        found = (digest, star, hook_text, words, defined, statements)
     if len(_known_texts) > 4096:
         _known_texts.clear()
     _known_texts[path] = (stamp, found)
@@ -115,7 +118,15 @@ def _import_words(text: str) -> frozenset:
     """The words of every ``import`` keyword's statement (to the closing parenthesis
     of its list or over backslash continuations, comments left out): a superset of
     the names the module's imports bind (a keyword inside a string only adds words)."""
+    return _import_statements(text)[0]
+
+
+def _import_statements(text: str) -> tuple[frozenset, tuple[str, ...]]:
+    """:func:`_import_words`, and the text of each ``import`` keyword's statement
+    from the start of its line to its end (the ``from a.b`` before the keyword
+    included), for :func:`_import_sources`."""
     words: set[str] = set()
+    statements: list[str] = []
     start = text.find("import")
     while start >= 0:
         after = start + len("import")
@@ -132,8 +143,37 @@ def _import_words(text: str) -> frozenset:
                 if depth <= 0 and not code.rstrip().endswith("\\"):
                     break
                 position = end + 1
+            statements.append(text[text.rfind("\n", 0, start) + 1 : end])
         start = text.find("import", after)
-    return frozenset(words)
+    return frozenset(words), tuple(statements)
+
+
+def _import_sources(statements: tuple[str, ...], name: str) -> list[tuple[str, str, int]] | None:
+    """What the import statements among ``statements`` (:func:`_import_statements`)
+    that mention ``name`` may bind it to: ``(module, attribute, level)`` for each
+    ``from module import attribute [as name]`` (``import a.b [as name]`` binds a
+    module: not listed); None when a statement that mentions it cannot be read
+    alone (its line starts inside a string, or with a ``try:``): then anything.
+    Every such statement counts, also one inside a function or under an ``if``: a
+    superset of the outline's top-level imports."""
+    import ast
+
+    found: list[tuple[str, str, int]] = []
+    for statement in statements:
+        if name not in statement or re.search(rf"(?<!\w){re.escape(name)}(?!\w)", statement) is None:
+            continue
+        try:
+            tree = ast.parse(statement.strip())
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name == "*":
+                        return None
+                    if (alias.asname or alias.name) == name:
+                        found.append((node.module or "", alias.name, node.level))
+    return found
 
 
 def _class_spans(tree, text: str) -> dict[str, tuple[int, int]]:
@@ -200,6 +240,7 @@ class FileView:
         self._used: dict[str, str] = {}
         self._lookups: dict[tuple[str, str], Ref | None] = {}
         self._hook_lookups: dict[tuple[str, str], Ref | None] = {}
+        self._may_hook: dict[tuple[str, str], bool] = {}
         self._helpers: tuple[str, ...] | None = None
         self._mros: dict[str, tuple[list[Ref], object]] = {}
         self._tree = None
@@ -512,22 +553,47 @@ class FileView:
 
     def _may_define_hook_code(self, path: str, name: str) -> bool:
         """False when the module at ``path`` cannot bind ``name`` to a function that
-        holds hook code, read from its text without parsing it: a module (a package
-        ``__init__`` too) with no star import and no import statement that names
-        ``name``, where ``name`` is not written after a ``def`` or the text holds no
-        registration or removal token.  Such a module defines ``name`` without hook
-        code (a hooky function, one that calls a hooky function of its module
-        included, is a ``def`` of a module with a token), binds it as a class, a
-        value or a submodule (``from pkg import submodule``), or lacks it: no
+        holds hook code, read from the texts of it and of the modules its imports of
+        ``name`` name, without parsing any: a module (a package ``__init__`` too) with
+        no star import, where ``name`` is not written after a ``def`` or the text
+        holds no registration or removal token, and whose import statements that
+        mention ``name`` bind it to a module, to a module outside the project, or to
+        an attribute of which the same holds, a module at a time (up to
+        :data:`MAX_DEPTH`; an import cycle adds nothing).  Such a module defines
+        ``name`` without hook code (a hooky function, one that calls a hooky function
+        of its module included, is a ``def`` of a module with a token), binds it as a
+        class, a value or a submodule (``from pkg import submodule``), or lacks it: no
         wrapper or removal helper either way.  Asked at every module an import chain
         passes through, before that module is parsed."""
+        key = (path, name)
+        known = self._may_hook.get(key)
+        if known is None:
+            read: dict[str, str] = {}
+            known = self._may_hook[key] = self._may_bind_hook_code(path, name, 0, set(), read)
+            if not known:
+                self._used.update(read)  # the answer rests on these files' texts
+        return known
+
+    def _may_bind_hook_code(self, path: str, name: str, depth: int, seen: set, read: dict) -> bool:
+        if (path, name) in seen:
+            return False  # a cycle: what else the chain binds decides
+        seen.add((path, name))
         found = _text_facts(path)
-        if found is None:
+        if found is None or depth > MAX_DEPTH:
             return True
-        digest, star, hook_text, import_words, defined = found
-        if star or name in import_words or (hook_text and name in defined):
+        digest, star, hook_text, import_words, defined, statements = found
+        if star or (hook_text and name in defined):
             return True
-        self._used[path] = digest  # the answer rests on this file's text
+        read[path] = digest
+        if name not in import_words:
+            return False
+        sources = _import_sources(statements, name)
+        if sources is None:
+            return True
+        for module, attr, level in sources:
+            target = self.module_file(module, level, path)
+            if target is not None and self._may_bind_hook_code(target, attr, depth + 1, seen, read):
+                return True
         return False
 
     def _is_helper(self, ref: Ref) -> bool:
