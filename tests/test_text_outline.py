@@ -95,9 +95,130 @@ def test_a_module_without_hook_text_is_summarised_without_a_parse(monkeypatch) -
     assert summarise(text) == parsed(text)
 
 
-def test_a_module_with_hook_text_is_still_parsed() -> None:
+def test_a_module_with_hook_text_gets_its_outline_and_marks_without_a_parse(monkeypatch) -> None:
+    import hooklint.engine as engine
+
     text = "class C:\n    def m(self, mod, fn):\n        return mod.register_forward_hook(fn)\n"
-    assert summarise(text, hook_facts=False)["classes"]["C"]["methods"]["m"]["hooky"] is True
+    with monkeypatch.context() as patched:
+        patched.setattr(engine, "python_ast", lambda *a, **k: pytest.fail("parsed"))
+        outline = summarise(text, hook_facts=False)
+    assert outline["classes"]["C"]["methods"]["m"]["hooky"] is True
+    assert summarise(text)["classes"]["C"]["methods"]["m"]["hooky"] is True  # the hook facts parse
+
+
+def parsed_marks(text: str) -> dict:
+    return _outline(ast.parse(text), text.splitlines(keepends=True))
+
+
+def _marks(outline: dict) -> set[tuple[str, str]]:
+    found = {("", n) for n, e in outline["functions"].items() if e.get("hooky")}
+    return found | {
+        (c, n) for c, k in outline["classes"].items() for n, e in k["methods"].items() if e.get("hooky")
+    }
+
+
+def _unmarked(outline: dict) -> dict:
+    import copy
+
+    outline = copy.deepcopy(outline)
+    for entry in outline["functions"].values():
+        entry.pop("hooky", None)
+    for klass in outline["classes"].values():
+        for entry in klass["methods"].values():
+            entry.pop("hooky", None)
+    return outline
+
+
+def assert_marks_cover(text: str) -> set[tuple[str, str]]:
+    """The text's outline with marks is the parsed outline, with every parsed mark;
+    returns the marks the text adds."""
+    got, want = text_outline(text, marks=True), parsed_marks(text)
+    assert got is not None, "the reader declined"
+    assert _unmarked(got) == _unmarked(want)
+    assert _marks(want) <= _marks(got)
+    return _marks(got) - _marks(want)
+
+
+#: Hook text where the parsed outline reads it and where it does not, each with the
+#: marks the reader gives beyond the parse's (none, unless said), and the parse's.
+MARKED = [
+    # the body's code marks; a docstring another statement follows, and the signature, do not
+    (
+        "def a(m, f):\n    return m.register_forward_hook(f)\n"
+        'def b(m):\n    """Calls h.remove() on each."""\n    return m\n'
+        "def register_forward_hook(self, hook):\n    '''register_forward_hook'''\n    self.hooks.append(hook)\n",
+        set(),
+        {("", "a")},
+    ),
+    # a docstring alone is the body the parse reads: it marks
+    ("def only():\n    '''h.remove()'''\n", set(), {("", "only")}),
+    # an f-string or bytes first statement is no docstring; nor is a string that goes on
+    (
+        "def f(m):\n    f'register_{m}'\n    return 1\n"
+        "def g(m):\n    b'register_hook'\n    return 1\n"
+        "def k(m):\n    '''{}.register_forward_hook'''.format(m)\n    return 1\n"
+        "def k2(m):\n    '''\n    {}.register_forward_hook\n    '''.format(m)\n    return 1\n"
+        "def j(m):\n    r'''\n    multi\n    '''\n    x = 'register_forward_hook'\n",
+        set(),
+        {("", "f"), ("", "g"), ("", "k"), ("", "k2"), ("", "j")},
+    ),
+    # one-line bodies, decorators, async, a nested def, a def in an if block
+    (
+        "import functools\n@functools.cache\ndef one(m, f): return m.register_forward_hook(f)\n"
+        "async def two(m):\n    def inner():\n        m.h.remove()\n    return inner\n"
+        "if X:\n    def three(m, f):\n        return m.register_hook(f)\n"
+        "else:\n    def four(m, f):\n        return f\n",
+        set(),
+        {("", "one"), ("", "two"), ("", "three")},
+    ),
+    # methods spread one call deep within their class, functions within the module
+    (
+        "class C(Base):\n    def attach(self, m, f):\n        self.h = m.register_forward_hook(f)\n"
+        "    def setup(self, m, f):\n        return self.attach(m, f)\n"
+        "    def outer(self, m, f):\n        return self.setup(m, f)\n"
+        "def attach(x):\n    return x\n"
+        "def uses(x):\n    return attach(x)\n",
+        set(),
+        {("C", "attach"), ("C", "setup")},
+    ),
+    # a token after the last statement, in a comment: the region reads it, the parse does not
+    (
+        "def tail(m):\n    return m\n    # then h.remove()\n\ndef next_one():\n    pass\n",
+        {("", "tail")},
+        set(),
+    ),
+    # strings that span lines, at any indentation, and brackets that close at column 0
+    (
+        "def s(m):\n    x = '''\nregister_forward_hook\ndef fake():\n'''\n    return x\n"
+        "class D:\n    def m(self):\n        y = (\n1)\n        self.h.remove()\n",
+        set(),
+        {("", "s"), ("D", "m")},
+    ),
+    # the same name twice: the parse keeps the last def's entry and mark; the reader
+    # marks the name by what either body holds
+    (
+        "def twice(m, f):\n    return m.register_forward_hook(f)\ndef twice(m, f):\n    return f\n",
+        {("", "twice")},
+        set(),
+    ),
+]
+
+
+@pytest.mark.parametrize("text, extra, want", MARKED)
+def test_text_outline_marks_include_every_parsed_mark(text: str, extra: set, want: set) -> None:
+    assert _marks(parsed_marks(text)) == want  # what the cases say the parse gives
+    assert assert_marks_cover(text) == extra
+
+
+def test_a_long_block_the_reader_cannot_pass_over_gives_the_parsed_outline() -> None:
+    # a tab in the code (not the indentation) keeps the reader from passing over the
+    # body at once: it reads it line by line, trying again less and less often
+    body = "".join(f"        x{i} =\t{i}\n" for i in range(3000))
+    text = (
+        f"class A:\n    def m(self):\n{body}    def n(self, h):\n        h.remove()\nclass B(A):\n    pass\n"
+    )
+    assert_same(text.replace("h.remove()", "h.clear()"))
+    assert assert_marks_cover(text) == set()
 
 
 def test_declined_text_falls_back_to_the_parse() -> None:
@@ -126,3 +247,20 @@ def test_text_outline_equals_the_parsed_outline_on_torchs_sources() -> None:
         read += 1
         assert got == parsed(text), path
     assert read >= len(files) * 0.9  # the reader declines only rare constructs
+
+
+def test_text_outline_marks_include_every_parsed_mark_on_torchs_sources() -> None:
+    from hooklint.project.summary import has_hook_text
+
+    files = [p for p in _torch_files() if has_hook_text(p.read_text(encoding="utf-8"))]
+    if not files:
+        pytest.skip("torch's sources are not installed")
+    extra = marked = 0
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        if text_outline(text, marks=True) is None:
+            continue
+        marked += 1
+        extra += len(assert_marks_cover(text))
+    assert marked >= len(files) * 0.9
+    assert extra <= marked  # few marks beyond the parse's: each costs a module's hook facts

@@ -340,8 +340,12 @@ class FileView:
             return None
         if ref.kind == "method":
             class_name, _, name = ref.name.rpartition(".")
-            return data["classes"].get(class_name, {}).get("methods", {}).get(name)
-        return data["functions"].get(ref.name)
+            entry = data["classes"].get(class_name, {}).get("methods", {}).get(name)
+        else:
+            entry = data["functions"].get(ref.name)
+        # The outline read from the text may mark a def the parse does not (its
+        # only token in a trailing comment): the full summary's mark decides.
+        return entry if entry is not None and entry.get("hooky") else None
 
     def note_foreign(self, node, where) -> None:
         """Record that the def ``node`` (of another module's facts) is at ``where``."""

@@ -35,7 +35,7 @@ from hooklint.guarded_regex import Guarded, names_alternation, not_after_word
 from hooklint.lexical import split_lines
 
 #: Bumped when the summary's shape or meaning changes (part of the cache key).
-VERSION = 5
+VERSION = 6
 
 #: A module can register or remove hooks only if one of these occurs in it (a handle's
 #: ``remove()`` takes no argument: ``os.remove(path)``, ``items.remove(x)`` are not one).
@@ -59,14 +59,21 @@ def summarise(text: str, hook_facts: bool = True) -> dict:
     parse.  ``hook_facts=False``: the outline alone, each function whose code holds a
     registration or removal token marked ``"hooky": true`` (what resolution needs
     first; the hook facts are computed only for a module whose hooky function a
-    checked file reaches)."""
+    checked file reaches).
+
+    The outline alone is read from the text when
+    :mod:`hooklint.project.text_outline` is sure of it, without a parse; for a module
+    with hook text its ``hooky`` marks then include every mark the parse gives and
+    may add a few (a def whose only token is in a trailing comment, say): such a
+    mark only makes :meth:`~hooklint.project.resolve.FileView.facts_of` compute the
+    hook facts, which come from the parse and say the def is not hooky."""
     from hooklint.engine import python_ast
 
     hook_text = has_hook_text(text)
-    if not hook_text:  # no hooky mark to find: the outline is read from the text
+    if not (hook_text and hook_facts):  # the outline alone: read from the text
         from hooklint.project.text_outline import text_outline
 
-        found = text_outline(text)
+        found = text_outline(text, marks=hook_text)
         if found is not None:
             return found
     try:

@@ -54,11 +54,13 @@ class _Unsure(Exception):
     """The text holds something this reader does not follow exactly."""
 
 
-def text_outline(text: str) -> dict | None:
+def text_outline(text: str, marks: bool = False) -> dict | None:
     """The outline CPython's AST gives for ``text`` (no ``hooky`` marks: for a module
-    without hook text), or None when this reader is not sure of it."""
+    without hook text), or None when this reader is not sure of it.  ``marks``: with
+    ``hooky`` marks that include every mark the parsed outline has (and may add
+    some; :func:`_mark_hooky`)."""
     try:
-        return _read(text)
+        return _read(text, text if marks else None)
     except _Unsure:
         return None
 
@@ -99,8 +101,14 @@ def _breaks(text: str) -> int:
     return len(LINE_BREAK.findall(text))
 
 
-def _read(text: str) -> dict:
+def _read(text: str, marked: str | None = None) -> dict:
     masked, inside = _masked(text)
+    # With ``marked`` (the text): each def read, for its ``hooky`` mark: (its group
+    # of siblings, name, entry, first line of its body, the line its header begins);
+    # the region of the def last begun at each depth of the stack ends where the
+    # stack next drops below it.
+    defs: list[list] = []
+    open_defs: list[tuple[int, list]] = []  # (stack depth of the def's frame, its record)
     imports: dict[str, list] = {}
     classes: dict[str, dict] = {}
     functions: dict[str, dict] = {}
@@ -110,9 +118,11 @@ def _read(text: str) -> dict:
     skip: list = [None]  # the header indentation of the skipped block the next line may be in
     lines = split_lines(masked, keepends=True)
 
-    def statement(line: int, indent: int, code: str) -> None:
+    def statement(line: int, indent: int, code: str, end: int) -> None:
         while stack and indent <= stack[-1][0]:
             stack.pop()
+        while open_defs and open_defs[-1][0] >= len(stack):
+            open_defs.pop()[1].append(line - 1)  # its region's last line
         if not stack and indent > 0:
             raise _Unsure
         context = stack[-1][1] if stack else "module"
@@ -134,6 +144,10 @@ def _read(text: str) -> dict:
                 name, params = _def(code)
                 functions[name] = {"line": line, "params": params}
                 stack.append((indent, "skip"))
+                if marked is not None:
+                    record = [None, name, functions[name], _body_start(code, line, end), line]
+                    defs.append(record)
+                    open_defs.append((len(stack) - 1, record))
             elif word == "class":
                 name, bases = _class(code)
                 classes[name] = {"line": line, "bases": bases, "methods": {}}
@@ -180,31 +194,132 @@ def _read(text: str) -> dict:
                     params = params[1:]
                 classes[context[1]]["methods"][name] = {"line": line, "params": params}
                 stack.append((indent, "skip"))
+                if marked is not None:
+                    owner = classes[context[1]]
+                    record = [id(owner), name, owner["methods"][name], _body_start(code, line, end), line]
+                    defs.append(record)
+                    open_defs.append((len(stack) - 1, record))
             elif header or word in ("class", *_READ_BLOCKS, *_SKIPPED_BLOCKS):
                 stack.append((indent, "skip"))
             decorators.clear()
 
-    for line, indent, code in _logical(lines, inside, skip):
-        statement(line, indent, code)
+    for line, indent, code, end in _logical(lines, inside, skip):
+        statement(line, indent, code, end)
         skip[0] = stack[-1][0] if stack and stack[-1][1] == "skip" else None
+    for _, record in open_defs:
+        record.append(len(lines))
+    if marked is not None:
+        _mark_hooky(defs, split_lines(marked, keepends=True), lines, inside)
     return {"imports": imports, "classes": classes, "functions": functions}
 
 
+def _body_start(code: str, line: int, end: int) -> int:
+    """The first line (1-based) of a def's body: the line after its header (which
+    ends on line ``end``), or the header's last line when the body follows its
+    colon there (``def f(): return 1``)."""
+    colon = _header_colon(code)
+    if colon >= 0 and code[colon + 1 :].strip():
+        return end
+    return end + 1
+
+
+def _header_colon(code: str) -> int:
+    """The index of the colon that ends a def header's signature (outside brackets)."""
+    depth = 0
+    for index, char in enumerate(code):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == ":" and depth == 0:
+            return index
+    return -1
+
+
+def _mark_hooky(defs: list[list], lines: list[str], masked: list[str], inside: set[int]) -> None:
+    """Mark ``hooky`` every def whose region (its body's lines to the line before the
+    next statement at its indentation or less, a docstring that another statement
+    follows left out) holds a registration or removal token, and then every def of
+    the same class or module level that calls one of those by name (the parsed
+    outline's one-call-deep spread).  The region holds the whole body that the
+    parsed outline reads (:func:`hooklint.project.summary._body_text`, from the
+    statement after the docstring to the body's last line), and more (trailing
+    comments, a docstring that is the only statement, a one-line body's header):
+    every mark the parse gives is here; an extra one only costs the hook facts of
+    the module being computed, and those are computed from the parse."""
+    from hooklint.guarded_regex import Guarded, names_alternation, not_after_word
+    from hooklint.project.summary import has_hook_text
+
+    regions: dict[tuple, list[str]] = {}
+    for owner, name, _entry, start, _header, last in defs:
+        start = _after_docstring(start, last, lines, masked, inside)
+        regions.setdefault((owner, name), []).append("".join(lines[start - 1 : last]))
+    hooky: dict[object, set[str]] = {}
+    for (owner, name), texts in regions.items():
+        if any(has_hook_text(t) for t in texts):
+            hooky.setdefault(owner, set()).add(name)
+    for owner, names in hooky.items():
+        calls = Guarded(names_alternation(sorted(names)) + r"\s*\(", not_after_word)
+        for (group, name), texts in regions.items():
+            if group == owner and name not in names and any(calls.search(t) for t in texts):
+                names.add(name)  # one call deep: the spread reads the first marks only
+    marked = {(owner, name) for owner, names in hooky.items() for name in names}
+    for owner, name, entry, *_ in defs:
+        if (owner, name) in marked:
+            entry["hooky"] = True
+
+
+def _after_docstring(start: int, last: int, lines: list[str], masked: list[str], inside: set[int]) -> int:
+    """``start``, or the line after the docstring that begins the body there when
+    another statement follows it within the region (CPython's docstring: one plain
+    string literal, alone in its statement)."""
+    first = start - 1
+    while first < last and not masked[first].strip():
+        first += 1
+    if first >= last or first in inside:
+        return start
+    code = masked[first].strip()
+    if not code or code.strip("_"):
+        return start  # not a string literal alone
+    literal = lines[first].lstrip()
+    quote = min((i for i in (literal.find('"'), literal.find("'")) if i >= 0), default=-1)
+    if quote < 0 or literal[:quote].lower() not in ("", "r", "u"):
+        return start  # a bytes or f-string literal is no docstring
+    after = first + 1
+    while after in inside:
+        after += 1
+    if any(masked[i].strip().strip("_") for i in range(first + 1, after)):
+        return start  # the literal goes on into an expression (``"""...""".format(x)``)
+    if masked[after - 1].rstrip().endswith("\\"):
+        return start
+    following = after
+    while following < last and not masked[following].strip():
+        following += 1
+    if following >= last:
+        return start  # the docstring is the only statement: the outline reads it
+    return after + 1
+
+
 def _logical(lines: list[str], inside: set[int], skip: list):
-    """``(line number, indentation, code)`` of each logical line that holds code: a
+    """``(line number, indentation, code, last line number)`` of each logical line that holds code: a
     line joins the one before it inside brackets, after a backslash, and where it
     starts inside a string literal (``lines`` keep their breaks).
 
     While the caller is in a skipped block (``skip[0]``: the indentation of its
     header), the lines up to the next one indented no deeper than the header are
     passed over at once when they close every bracket they open, end in no
-    backslash, and hold no tab or form feed (else they are read one by one)."""
+    backslash, and hold no tab or form feed (else they are read one by one; after a
+    failed try the next comes twice as many lines later as the last, so that a long
+    block that cannot be passed over is not measured again at each of its lines)."""
     number, count = 0, len(lines)
     text = "".join(lines)
     offsets = [0, *itertools.accumulate(map(len, lines))]
     jumps = "\r" not in text
+    retry_at, gap, tried_for = 0, 1, None
     while number < count:
-        if skip[0] is not None and jumps:
+        if skip[0] != tried_for:  # another block: try at once
+            retry_at, gap, tried_for = 0, 1, skip[0]
+        if skip[0] is not None and jumps and number >= retry_at:
             found = _dedent(skip[0]).search(text, offsets[number] - 1)  # this line's break on
             end = bisect.bisect_left(offsets, found.end()) if found else count
             region = text[offsets[number] : offsets[end]]
@@ -215,9 +330,11 @@ def _logical(lines: list[str], inside: set[int], skip: list):
                 and not region.rstrip().endswith("\\")
                 and end not in inside
             ):
-                number = end
+                number, gap = end, 1
                 if number >= count:
                     return
+            else:
+                retry_at, gap = number + gap, gap * 2
         line = lines[number]
         stripped = line.strip()
         if not stripped:
@@ -241,7 +358,7 @@ def _logical(lines: list[str], inside: set[int], skip: list):
         if depth < 0:
             raise _Unsure
         number += 1
-        yield start + 1, indent, " ".join(pieces).strip()
+        yield start + 1, indent, " ".join(pieces).strip(), number
 
 
 @functools.lru_cache(maxsize=64)
