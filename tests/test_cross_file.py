@@ -229,7 +229,7 @@ def test_a_module_outside_the_project_root_is_never_read(tmp_path):
 
 
 def test_a_link_inside_the_root_to_a_module_outside_it_is_never_read(tmp_path):
-    from hooklint.project.resolve import FileView
+    from hooklint.project.resolve import FileView, forget_places
 
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -254,7 +254,33 @@ def test_a_link_inside_the_root_to_a_module_outside_it_is_never_read(tmp_path):
     (root / "pkg" / "ext.py").unlink()
     (root / "pkg" / "ext.py").write_text((outside / "lib.py").read_text())
     view = FileView(str(use), use.read_text(encoding="utf-8"))
+    assert view.helper_names() == ()  # within a run, what the file system said stands
+    forget_places()  # as the next run starts
+    view = FileView(str(use), use.read_text(encoding="utf-8"))
     assert view.helper_names() == ("attach",)
+
+
+def test_a_run_sees_modules_created_since_the_last_run(tmp_path, monkeypatch):
+    """The file system's answers are shared by one run's files, not kept from one run
+    to the next in the same process (an editor's language server)."""
+    from hooklint.config import load_config
+    from hooklint.engine import check_text
+    from hooklint.runner import CheckRequest, build_settings
+
+    use_text = (
+        "from lib.hooks import attach\n\ndef go(m, f):\n    attach(m, f)\n\n"
+        "def once(m, f):\n    h = m.register_forward_hook(f)\n    h.remove()\n"
+    )
+    _tree(tmp_path, {"app/use.py": use_text})
+    monkeypatch.chdir(tmp_path)
+    settings = build_settings(CheckRequest([tmp_path], load_config(tmp_path / "pyproject.toml")))
+    use = tmp_path / "app" / "use.py"
+    first = check_text(use.read_text(encoding="utf-8"), str(use), settings)
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "hooks.py").write_text("def attach(m, fn):\n    return m.register_forward_hook(fn)\n")
+    second = check_text(use.read_text(encoding="utf-8"), str(use), settings)
+    hooks = str(tmp_path / "lib" / "hooks.py")
+    assert hooks not in first.dependencies and hooks in second.dependencies  # read: it is there now
 
 
 #: Another file's wrappers and removal helpers, reached or not, and modules without hook code.

@@ -58,6 +58,10 @@ def check_text(text: str, path: str, settings: Settings, notebook=None) -> FileR
     """Check in-memory ``text`` as the file at ``path`` (an editor's buffer: the
     language server), as a file found in a directory is checked; ``notebook``: the
     :class:`hooklint.notebook.Notebook` whose joined cells ``text`` is."""
+    if settings.context.cross_file:
+        from hooklint.project.resolve import forget_places
+
+        forget_places()  # an editor's files come and go between two checks
     raw = text.encode("utf-8", "surrogatepass")
     return check_source(SourceFile(Path(path), raw, text, "utf-8", False, notebook=notebook), path, settings)
 

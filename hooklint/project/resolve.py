@@ -228,6 +228,43 @@ def package_root(path: Path) -> Path:
     return directory
 
 
+#: What the file system said, shared by the views of one run (each checked file has
+#: its own view, and most resolve the same imports): a directory's project root,
+#: import roots and the root's real path; real paths; the files modules are in.
+#: :func:`forget_places` empties them when a run starts (files may have come or gone).
+_directory_places: dict[str, tuple[Path, list[Path], str]] = {}
+_real_paths: dict[str, str] = {}
+_module_files: dict[tuple, str | None] = {}
+
+
+def forget_places() -> None:
+    """Forget what the file system said (at the start of a run, or of an editor's check)."""
+    _directory_places.clear()
+    _real_paths.clear()
+    _module_files.clear()
+
+
+def _within(path: Path | str, real_root: str) -> bool:
+    return os.path.join(_realpath(str(path)), "").startswith(real_root)
+
+
+def _realpath(path: str) -> str:
+    """``os.path.realpath(path)``, once per path and run (a file that is no symbolic
+    link is its directory's real path and its name)."""
+    real = _real_paths.get(path)
+    if real is None:
+        head, name = os.path.split(path)
+        if name in ("", ".", "..") or os.path.islink(path):
+            real = os.path.realpath(path)
+        else:
+            directory = _real_paths.get(head)
+            if directory is None:
+                directory = _real_paths[head] = os.path.realpath(head)
+            real = os.path.join(directory, name)
+        _real_paths[path] = real
+    return real
+
+
 class FileView:
     """What one checked file can see of the rest of its project."""
 
@@ -235,7 +272,8 @@ class FileView:
         self.path = os.path.abspath(path)
         self.text = text
         self.cache_dir = cache_dir
-        self._root: Path | None = None
+        self._place: tuple[Path, list[Path], str] | None = None
+        self._place_key: tuple | None = None
         self._outline: dict | None = None
         self._used: dict[str, str] = {}
         self._lookups: dict[tuple[str, str], Ref | None] = {}
@@ -245,52 +283,47 @@ class FileView:
         self._mros: dict[str, tuple[list[Ref], object]] = {}
         self._tree = None
         self._called: set[str] | None = None
-        self._real_root: str | None = None
-        self._real_dirs: dict[str, str] = {}
-        self._files: dict[tuple[str, int, str], str | None] = {}
-        self._roots: list[Path] | None = None
         self._foreign: dict[int, tuple] = {}
         self._inside_ids: dict[int, set[int]] = {}
 
     # -- where modules are ----------------------------------------------------------
+    def _where(self) -> tuple[Path, list[Path], str]:
+        """``(project root, import roots, the root's real path with a separator)``,
+        the same for every file of a directory."""
+        if self._place is None:
+            directory = os.path.dirname(self.path)
+            place = _directory_places.get(directory)
+            if place is None:
+                root = project_root(Path(self.path))
+                real_root = os.path.join(os.path.realpath(root), "")
+                roots: list[Path] = []
+                for candidate in (root, root / "src", package_root(Path(self.path))):
+                    if candidate not in roots and candidate.is_dir() and _within(candidate, real_root):
+                        roots.append(candidate)
+                place = _directory_places[directory] = (root, roots, real_root)
+            self._place = place
+        return self._place
+
     @property
     def root(self) -> Path:
-        if self._root is None:
-            self._root = project_root(Path(self.path))
-        return self._root
+        return self._where()[0]
 
     def _import_roots(self) -> list[Path]:
-        if self._roots is None:
-            roots = [self.root, self.root / "src", package_root(Path(self.path))]
-            self._roots = []
-            for root in roots:
-                if root not in self._roots and root.is_dir() and self._inside(root):
-                    self._roots.append(root)
-        return self._roots
+        return self._where()[1]
 
     def _inside(self, path: Path | str) -> bool:
-        if self._real_root is None:
-            self._real_root = os.path.join(os.path.realpath(self.root), "")
-        return os.path.join(self._realpath(str(path)), "").startswith(self._real_root)
-
-    def _realpath(self, path: str) -> str:
-        """``os.path.realpath(path)``, each directory's resolved once for this view (a
-        file that is no symbolic link is its directory's real path and its name)."""
-        head, name = os.path.split(path)
-        if name in ("", ".", "..") or os.path.islink(path):
-            return os.path.realpath(path)
-        real = self._real_dirs.get(head)
-        if real is None:
-            real = self._real_dirs[head] = os.path.realpath(head)
-        return os.path.join(real, name)
+        return _within(path, self._where()[2])
 
     def module_file(self, module: str, level: int, importer: str) -> str | None:
         """The file of ``module`` as imported from ``importer`` (``level``: the dots of
         a relative import), when it is in the project."""
-        key = (module, level, os.path.dirname(importer) if level else "")
-        if key not in self._files:
-            self._files[key] = self._module_file(module, level, importer)
-        return self._files[key]
+        if self._place_key is None:
+            _, roots, real_root = self._where()
+            self._place_key = (real_root, *map(str, roots))
+        key = (module, level, os.path.dirname(importer) if level else "", self._place_key)
+        if key not in _module_files:
+            _module_files[key] = self._module_file(module, level, importer)
+        return _module_files[key]
 
     def _module_file(self, module: str, level: int, importer: str) -> str | None:
         parts = [p for p in module.split(".") if p]
