@@ -48,6 +48,16 @@ def _selected(codes: tuple[str, ...], ignored: frozenset) -> tuple:
     return tuple(table[c] for c in codes if not any(c.startswith(i) for i in ignored) or c == "HL000")
 
 
+def forget_places() -> None:
+    """:func:`hooklint.project.resolve.forget_places`, when cross-file resolution has
+    run in this process (a run without a hook token never imports it, nor libcst)."""
+    import sys
+
+    resolve = sys.modules.get("hooklint.project.resolve")
+    if resolve is not None:
+        resolve.forget_places()
+
+
 def check_source(source: SourceFile, shown: str, settings: Settings) -> FileResult:
     """One decoded file's result; a notebook's positions are given in its cells."""
     result = _check_source(source, shown, settings)
@@ -58,10 +68,7 @@ def check_text(text: str, path: str, settings: Settings, notebook=None) -> FileR
     """Check in-memory ``text`` as the file at ``path`` (an editor's buffer: the
     language server), as a file found in a directory is checked; ``notebook``: the
     :class:`hooklint.notebook.Notebook` whose joined cells ``text`` is."""
-    if settings.context.cross_file:
-        from hooklint.project.resolve import forget_places
-
-        forget_places()  # an editor's files come and go between two checks
+    forget_places()  # an editor's files come and go between two checks
     raw = text.encode("utf-8", "surrogatepass")
     return check_source(SourceFile(Path(path), raw, text, "utf-8", False, notebook=notebook), path, settings)
 
