@@ -12,8 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hooklint.engine.check import check_path
-from hooklint.engine.check import forget_places as _forget_places
+from hooklint.engine.check import check_path, forget_places
 from hooklint.engine.prefilter import may_concern_a_rule
 from hooklint.engine.settings import FileResult, Settings
 from hooklint.files import SourceError, display_path, read_source
@@ -39,7 +38,7 @@ def check_paths(
     error, the rest of its chunk goes to a new worker, and every other result stands.
     ``explicit[i]``: whether ``paths[i]`` was named on the command line."""
     flags = list(explicit) if explicit is not None else [False] * len(paths)
-    _forget_places()  # files may have come or gone since the last run in this process
+    forget_places()  # files may have come or gone since the last run in this process
     jobs = worker_count(jobs, len(paths))
     if jobs <= 1 or len(paths) < PARALLEL_THRESHOLD or _few_concern_a_rule(paths, settings):
         return [check_path(str(p), settings, flag) for p, flag in zip(paths, flags)]

@@ -160,7 +160,7 @@ def _import_sources(statements: tuple[str, ...], name: str) -> list[tuple[str, s
 
     found: list[tuple[str, str, int]] = []
     for statement in statements:
-        if name not in statement or re.search(rf"(?<!\w){re.escape(name)}(?!\w)", statement) is None:
+        if name not in statement or name not in _WORD.findall(statement):
             continue
         try:
             tree = ast.parse(statement.strip())
@@ -232,7 +232,7 @@ def package_root(path: Path) -> Path:
 #: its own view, and most resolve the same imports): a directory's project root,
 #: import roots and the root's real path; real paths; the files modules are in.
 #: :func:`forget_places` empties them when a run starts (files may have come or gone).
-_directory_places: dict[str, tuple[Path, list[Path], str]] = {}
+_directory_places: dict[str, tuple[Path, list[Path], str, tuple]] = {}
 _real_paths: dict[str, str] = {}
 _module_files: dict[tuple, str | None] = {}
 
@@ -272,8 +272,7 @@ class FileView:
         self.path = os.path.abspath(path)
         self.text = text
         self.cache_dir = cache_dir
-        self._place: tuple[Path, list[Path], str] | None = None
-        self._place_key: tuple | None = None
+        self._place: tuple[Path, list[Path], str, tuple] | None = None
         self._outline: dict | None = None
         self._used: dict[str, str] = {}
         self._lookups: dict[tuple[str, str], Ref | None] = {}
@@ -287,9 +286,10 @@ class FileView:
         self._inside_ids: dict[int, set[int]] = {}
 
     # -- where modules are ----------------------------------------------------------
-    def _where(self) -> tuple[Path, list[Path], str]:
-        """``(project root, import roots, the root's real path with a separator)``,
-        the same for every file of a directory."""
+    def _where(self) -> tuple[Path, list[Path], str, tuple]:
+        """``(project root, import roots, the root's real path with a separator, the
+        last two as the key of :data:`_module_files`)``, the same for every file of a
+        directory."""
         if self._place is None:
             directory = os.path.dirname(self.path)
             place = _directory_places.get(directory)
@@ -300,7 +300,8 @@ class FileView:
                 for candidate in (root, root / "src", package_root(Path(self.path))):
                     if candidate not in roots and candidate.is_dir() and _within(candidate, real_root):
                         roots.append(candidate)
-                place = _directory_places[directory] = (root, roots, real_root)
+                key = (real_root, *map(str, roots))
+                place = _directory_places[directory] = (root, roots, real_root, key)
             self._place = place
         return self._place
 
@@ -317,10 +318,7 @@ class FileView:
     def module_file(self, module: str, level: int, importer: str) -> str | None:
         """The file of ``module`` as imported from ``importer`` (``level``: the dots of
         a relative import), when it is in the project."""
-        if self._place_key is None:
-            _, roots, real_root = self._where()
-            self._place_key = (real_root, *map(str, roots))
-        key = (module, level, os.path.dirname(importer) if level else "", self._place_key)
+        key = (module, level, os.path.dirname(importer) if level else "", self._where()[3])
         if key not in _module_files:
             _module_files[key] = self._module_file(module, level, importer)
         return _module_files[key]

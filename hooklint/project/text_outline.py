@@ -60,7 +60,7 @@ def text_outline(text: str, marks: bool = False) -> dict | None:
     ``hooky`` marks that include every mark the parsed outline has (and may add
     some; :func:`_mark_hooky`)."""
     try:
-        return _read(text, text if marks else None)
+        return _read(text, marks)
     except _Unsure:
         return None
 
@@ -101,12 +101,12 @@ def _breaks(text: str) -> int:
     return len(LINE_BREAK.findall(text))
 
 
-def _read(text: str, marked: str | None = None) -> dict:
+def _read(text: str, marks: bool = False) -> dict:
     masked, inside = _masked(text)
-    # With ``marked`` (the text): each def read, for its ``hooky`` mark: (its group
-    # of siblings, name, entry, first line of its body, the line its header begins);
-    # the region of the def last begun at each depth of the stack ends where the
-    # stack next drops below it.
+    # With ``marks``: each def read, for its ``hooky`` mark: (its group of siblings,
+    # name, entry, first line of its body, then the last line of its region); the
+    # region of the def last begun at each depth of the stack ends where the stack
+    # next drops below it.
     defs: list[list] = []
     open_defs: list[tuple[int, list]] = []  # (stack depth of the def's frame, its record)
     imports: dict[str, list] = {}
@@ -117,6 +117,12 @@ def _read(text: str, marked: str | None = None) -> dict:
     decorators: list[str] = []
     skip: list = [None]  # the header indentation of the skipped block the next line may be in
     lines = split_lines(masked, keepends=True)
+
+    def track(owner, name: str, entry: dict, code: str, line: int, end: int) -> None:
+        if marks:
+            record = [owner, name, entry, _body_start(code, line, end)]
+            defs.append(record)
+            open_defs.append((len(stack) - 1, record))
 
     def statement(line: int, indent: int, code: str, end: int) -> None:
         while stack and indent <= stack[-1][0]:
@@ -144,10 +150,7 @@ def _read(text: str, marked: str | None = None) -> dict:
                 name, params = _def(code)
                 functions[name] = {"line": line, "params": params}
                 stack.append((indent, "skip"))
-                if marked is not None:
-                    record = [None, name, functions[name], _body_start(code, line, end), line]
-                    defs.append(record)
-                    open_defs.append((len(stack) - 1, record))
+                track(None, name, functions[name], code, line, end)
             elif word == "class":
                 name, bases = _class(code)
                 classes[name] = {"line": line, "bases": bases, "methods": {}}
@@ -192,13 +195,10 @@ def _read(text: str, marked: str | None = None) -> dict:
                 static = "staticmethod" in decorators
                 if not static and params:
                     params = params[1:]
-                classes[context[1]]["methods"][name] = {"line": line, "params": params}
+                owner = classes[context[1]]
+                owner["methods"][name] = {"line": line, "params": params}
                 stack.append((indent, "skip"))
-                if marked is not None:
-                    owner = classes[context[1]]
-                    record = [id(owner), name, owner["methods"][name], _body_start(code, line, end), line]
-                    defs.append(record)
-                    open_defs.append((len(stack) - 1, record))
+                track(id(owner), name, owner["methods"][name], code, line, end)
             elif header or word in ("class", *_READ_BLOCKS, *_SKIPPED_BLOCKS):
                 stack.append((indent, "skip"))
             decorators.clear()
@@ -208,8 +208,8 @@ def _read(text: str, marked: str | None = None) -> dict:
         skip[0] = stack[-1][0] if stack and stack[-1][1] == "skip" else None
     for _, record in open_defs:
         record.append(len(lines))
-    if marked is not None:
-        _mark_hooky(defs, split_lines(marked, keepends=True), lines, inside)
+    if marks:
+        _mark_hooky(defs, split_lines(text, keepends=True), lines, inside)
     return {"imports": imports, "classes": classes, "functions": functions}
 
 
@@ -251,7 +251,7 @@ def _mark_hooky(defs: list[list], lines: list[str], masked: list[str], inside: s
     from hooklint.project.summary import has_hook_text
 
     regions: dict[tuple, list[str]] = {}
-    for owner, name, _entry, start, _header, last in defs:
+    for owner, name, _entry, start, last in defs:
         start = _after_docstring(start, last, lines, masked, inside)
         regions.setdefault((owner, name), []).append("".join(lines[start - 1 : last]))
     hooky: dict[object, set[str]] = {}
