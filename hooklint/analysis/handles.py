@@ -1245,6 +1245,46 @@ class HandleModel:
         return found
 
 
+def may_remove(facts: ModuleFacts) -> bool:
+    """Whether the handle model of ``facts`` can hold a removal, decided from the
+    calls alone, without building it.  Every removal the model reads comes from a
+    call of the module (:meth:`HandleModel._call`, ``facts.removals``) that names
+    ``remove`` (``h.remove()``, ``remove_hooks(hs)``, ``getattr(h, "remove")``), hands
+    a ``.remove`` on (``atexit.register(h.remove)``), or calls a same-file helper
+    holding such a call, or from another file's removal helper, which only a name in
+    :meth:`~hooklint.project.resolve.FileView.helper_names` reaches.  So with no
+    call naming ``remove`` (in any case) and no helper name, nothing is removed:
+    a rule about removals can stop before the model is built."""
+    if facts.removals:
+        return True
+    if facts.project is not None and facts.project.helper_names():
+        return True
+    return any(_names_remove(call.node) for call in facts.calls)
+
+
+def _names_remove(node: cst.Call) -> bool:
+    """Whether ``remove`` (in any case) is in the name ``node`` calls, or in an
+    attribute or a string among its arguments: a superset of the calls from which
+    the model reads a removal."""
+    func = node.func
+    name = (
+        func.attr.value
+        if isinstance(func, cst.Attribute)
+        else func.value
+        if isinstance(func, cst.Name)
+        else ""
+    )
+    if "remove" in name.lower():
+        return True
+    for arg in node.args:
+        value = arg.value
+        if isinstance(value, cst.Attribute) and "remove" in value.attr.value.lower():
+            return True
+        if isinstance(value, cst.SimpleString) and "remove" in value.value.lower():
+            return True
+    return False
+
+
 def handle_model(facts: ModuleFacts) -> HandleModel:
     """The module's handle model, built on first use."""
     return facts.memo("_handle_model", HandleModel)

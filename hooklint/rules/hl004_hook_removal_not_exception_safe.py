@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from hooklint.analysis.facts import ModuleFacts, Site
-from hooklint.analysis.handles import Acquisition, HandleModel, handle_model, hook_key
+from hooklint.analysis.handles import Acquisition, HandleModel, handle_model, hook_key, may_remove
 from hooklint.analysis.lifetime import (
     cannot_raise,
     common_level,
@@ -139,6 +139,8 @@ class HookRemovalNotExceptionSafe(Rule):
     fix_applicability = "safe"
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
+        if not may_remove(facts) and not any(f.name == "__enter__" and f.class_name for f in facts.functions):
+            return  # nothing here removes a hook, and no `__enter__` keeps one: nothing to report
         model = handle_model(facts)
         # One finding per bug: the same hook into the same store, removed by one statement.
         groups: dict[tuple, list] = {}
