@@ -99,6 +99,16 @@ class Span(NamedTuple):
     kind: str  # COMMENT, STRING or FSTRING
 
 
+#: Whitespace, as ``str.isspace`` reads it.
+_SPACE = re.compile(r"\s")
+
+
+def is_prose(literal: str) -> bool:
+    """Whether a string literal (its source text) holds whitespace: words for a reader
+    (a message, documentation), never the name of an attribute."""
+    return _SPACE.search(literal) is not None
+
+
 def scan(text: str) -> list[Span]:
     """Every comment and string literal (an f-string as one span) of ``text``, in order."""
     spans: list[Span] = []

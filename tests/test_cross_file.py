@@ -350,6 +350,38 @@ def test_a_module_with_hook_code_is_parsed_only_for_a_name_it_may_define_with_so
     assert (str(tmp_path / "lib" / "__init__.py"), False) not in store._memory
 
 
+#: A module whose registration tokens are words for a reader (a warning's text, a
+#: comment) beside one real wrapper, and a module that calls both kinds.
+_PROSE = {
+    "lib/__init__.py": "",
+    "lib/hooks.py": "import warnings\n\n"
+    "def load(m):\n    warnings.warn('register_forward_hook is not called here')\n    return m\n\n"
+    "def mark(m):\n    m.done = True  # callers then m.register_forward_hook(f)\n    return m\n\n"
+    "def attach(m, fn):\n    return getattr(m, 'register_forward_hook')(fn)\n",
+    "app/use.py": "from lib.hooks import attach, load, mark\n\ndef go(m, f):\n    load(m)\n    mark(m)\n",
+    "app/wrap.py": "from lib.hooks import attach, load\n\ndef go(m, f):\n    load(m)\n    return attach(m, f)\n",
+}
+
+
+def test_registration_words_in_prose_or_comments_compute_no_hook_facts(tmp_path):
+    from hooklint.project import store
+    from hooklint.project.resolve import FileView
+
+    _tree(tmp_path, _PROSE)
+    store._memory.clear()
+    hooks = str(tmp_path / "lib" / "hooks.py")
+    use = tmp_path / "app" / "use.py"
+    view = FileView(str(use), use.read_text(encoding="utf-8"))
+    assert view.helper_names() == ()
+    assert (hooks, True) not in store._memory  # ``load`` and ``mark`` are not hooky: no libcst parse
+    marks = store._memory[(hooks, False)][1].data["functions"]
+    assert [name for name, entry in marks.items() if entry.get("hooky")] == ["attach"]
+    wrap = tmp_path / "app" / "wrap.py"
+    view = FileView(str(wrap), wrap.read_text(encoding="utf-8"))
+    assert view.helper_names() == ("attach",)  # a getattr's attribute name is code
+    assert (hooks, True) in store._memory
+
+
 #: Re-exports two modules deep: to a wrapper (through plain ``__init__`` and a plain
 #: module that only re-export it), and to plain functions (a module without hook text).
 _CHAIN = {

@@ -81,3 +81,13 @@ def test_the_scanner_on_escapes_before_a_triple_quote():
     cases = ['"""a\\""""', '"""a\\\\"""x"', "'''\\''''", "x = '''open\n", 'r"""\\""" """', '"""\\\r\n"""']
     for text in cases:
         assert [tuple(span) for span in scan(text)] == _reference(text), text
+
+
+def test_a_string_holding_whitespace_is_prose():
+    from hooklint.lexical import is_prose
+
+    assert is_prose('"use register_forward_hook"')
+    assert is_prose('"""\nregister_forward_hook\n"""')
+    assert is_prose('"tab\there"')
+    assert not is_prose('"register_forward_hook"')
+    assert not is_prose("'a\\nb'")  # an escape sequence is two characters of source

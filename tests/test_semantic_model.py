@@ -397,3 +397,22 @@ def test_what_a_helper_removes_does_not_depend_on_which_depth_asked_first():
     middle = next(f for f in facts.functions if f.name == "middle")
     assert model.removed_by(middle, HELPER_DEPTH)[0] == set()  # the budget runs out before `inner`
     assert model.removed_by(middle)[0] == {"handles"}
+
+
+def test_a_getattr_registration_names_the_method_in_a_string_without_whitespace():
+    """``getattr(m, "register_forward_hook")(f)`` registers; a string holding whitespace
+    names no attribute (the summaries' ``hooky`` marks read such strings as prose)."""
+    code = textwrap.dedent(
+        """\
+        def f(m, fn, kind):
+            getattr(m, "register_forward_hook")(fn)
+            getattr(m, f"register_{kind}_hook")(fn)
+            getattr(m, "register_forward_hook ")(fn)
+            getattr(m, "use register_forward_hook")(fn)
+        """
+    )
+    facts = collect(cst.parse_module(code))
+    assert [facts.code(r.call) for r in facts.registrations] == [
+        'getattr(m, "register_forward_hook")(fn)',
+        'getattr(m, f"register_{kind}_hook")(fn)',
+    ]

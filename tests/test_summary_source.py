@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from hooklint.engine import python_ast
-from hooklint.lexical import split_lines
 from hooklint.project import summary
 from hooklint.project.summary import summarise
 from hooklint.rules import all_rules
@@ -31,7 +30,7 @@ def _facts(text: str, narrow: bool):
     """The full summary of ``text``, its hook facts computed from the narrow text or
     from the lint's sparse text (``summarise`` with either)."""
     tree = python_ast(text)
-    found = summary._outline(tree, split_lines(text, keepends=True))
+    found = summary._outline(tree, summary.mark_lines(text))
     try:
         summary._add_hook_facts(text, tree, found, narrow=narrow)
     except (RecursionError, ValueError, MemoryError) as exc:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hooklint.project.summary import _outline, summarise
+from hooklint.project.summary import _outline, mark_lines, summarise
 from hooklint.project.text_outline import text_outline
 
 
@@ -107,7 +107,7 @@ def test_a_module_with_hook_text_gets_its_outline_and_marks_without_a_parse(monk
 
 
 def parsed_marks(text: str) -> dict:
-    return _outline(ast.parse(text), text.splitlines(keepends=True))
+    return _outline(ast.parse(text), mark_lines(text))
 
 
 def _marks(outline: dict) -> set[tuple[str, str]]:
@@ -160,7 +160,20 @@ MARKED = [
         "def k2(m):\n    '''\n    {}.register_forward_hook\n    '''.format(m)\n    return 1\n"
         "def j(m):\n    r'''\n    multi\n    '''\n    x = 'register_forward_hook'\n",
         set(),
-        {("", "f"), ("", "g"), ("", "k"), ("", "k2"), ("", "j")},
+        # ``k2``'s string holds line breaks: prose, as a message is (hook_code)
+        {("", "f"), ("", "g"), ("", "k"), ("", "j")},
+    ),
+    # prose strings and comments are not code: a warning's text, a comment, a call in
+    # a comment (no spread); a getattr's attribute name is code
+    (
+        "import warnings\n"
+        "def w(m):\n    warnings.warn('use register_forward_hook instead')\n    return m\n"
+        "def c(m, f):\n    # m.register_forward_hook(f)\n    return m\n"
+        "def a(m, f):\n    return getattr(m, 'register_forward_hook')(f)\n"
+        "def b(m, f):\n    x = m  # a(m, f)\n    return x\n"
+        "def d(m):\n    return m.h.remove()  # remove it\n",
+        set(),
+        {("", "a"), ("", "d")},
     ),
     # one-line bodies, decorators, async, a nested def, a def in an if block
     (
@@ -181,10 +194,11 @@ MARKED = [
         set(),
         {("C", "attach"), ("C", "setup")},
     ),
-    # a token after the last statement, in a comment: the region reads it, the parse does not
+    # a token after the last statement, in a comment: neither reads it (comments are
+    # blanked), though the region holds the comment's line
     (
         "def tail(m):\n    return m\n    # then h.remove()\n\ndef next_one():\n    pass\n",
-        {("", "tail")},
+        set(),
         set(),
     ),
     # strings that span lines, at any indentation, and brackets that close at column 0
@@ -192,7 +206,7 @@ MARKED = [
         "def s(m):\n    x = '''\nregister_forward_hook\ndef fake():\n'''\n    return x\n"
         "class D:\n    def m(self):\n        y = (\n1)\n        self.h.remove()\n",
         set(),
-        {("", "s"), ("D", "m")},
+        {("D", "m")},  # ``s``'s token is in a string holding line breaks: prose
     ),
     # the same name twice: the parse keeps the last def's entry and mark; the reader
     # marks the name by what either body holds

@@ -374,8 +374,8 @@ class FileView:
             entry = data["classes"].get(class_name, {}).get("methods", {}).get(name)
         else:
             entry = data["functions"].get(ref.name)
-        # The outline read from the text may mark a def the parse does not (its
-        # only token in a trailing comment): the full summary's mark decides.
+        # The outline read from the text may mark a def the parse does not (a name
+        # defined twice): the full summary's mark decides.
         return entry if entry is not None and entry.get("hooky") else None
 
     def note_foreign(self, node, where) -> None:

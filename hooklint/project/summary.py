@@ -35,7 +35,7 @@ from hooklint.guarded_regex import Guarded, names_alternation, not_after_word
 from hooklint.lexical import split_lines
 
 #: Bumped when the summary's shape or meaning changes (part of the cache key).
-VERSION = 6
+VERSION = 7
 
 #: A module can register or remove hooks only if one of these occurs in it (a handle's
 #: ``remove()`` takes no argument: ``os.remove(path)``, ``items.remove(x)`` are not one).
@@ -54,17 +54,56 @@ def has_hook_text(text: str) -> bool:
     )
 
 
+#: What blanking turns into spaces: printable ASCII (line breaks, other whitespace
+#: and non-ASCII characters stay, so each line keeps its length in characters and in
+#: UTF-8 bytes, which CPython's column offsets count).
+_BLANKED = str.maketrans({chr(c): " " for c in range(0x21, 0x7F)})
+
+
+def hook_code(text: str, spans=None) -> str:
+    """``text`` as the ``hooky`` marks read it: comments and *prose* strings blanked.
+
+    A prose string holds whitespace (a message, documentation:
+    :func:`hooklint.lexical.is_prose`); the facts read a plain string as code only as
+    the attribute name of ``getattr(m, "register_forward_hook")``, which never holds
+    any.  F-strings are kept (``getattr(m, f"register_{kind}_hook")``), and so are
+    plain strings without whitespace.  So a def whose only registration token is in
+    a warning's text or a comment is not hooky, and its module's hook facts are not
+    computed for it.  ``spans``: :func:`hooklint.lexical.scan` of ``text`` when the
+    caller has it."""
+    from hooklint.lexical import COMMENT, STRING, is_prose, scan
+
+    pieces: list[str] = []
+    cursor = 0
+    for span in scan(text) if spans is None else spans:
+        literal = text[span.start : span.end]
+        if span.kind == COMMENT or (span.kind == STRING and is_prose(literal)):
+            pieces.append(text[cursor : span.start])
+            pieces.append(literal.translate(_BLANKED))
+            cursor = span.end
+    if not pieces:
+        return text
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def mark_lines(text: str) -> list[str]:
+    """The lines of :func:`hook_code`, which the outline's ``hooky`` marks read."""
+    return split_lines(hook_code(text), keepends=True)
+
+
 def summarise(text: str, hook_facts: bool = True) -> dict:
     """The summary of one module's source ``text``; an empty summary when it does not
     parse.  ``hook_facts=False``: the outline alone, each function whose code holds a
-    registration or removal token marked ``"hooky": true`` (what resolution needs
+    registration or removal token (comments and prose strings left out:
+    :func:`hook_code`) marked ``"hooky": true`` (what resolution needs
     first; the hook facts are computed only for a module whose hooky function a
     checked file reaches).
 
     The outline alone is read from the text when
     :mod:`hooklint.project.text_outline` is sure of it, without a parse; for a module
     with hook text its ``hooky`` marks then include every mark the parse gives and
-    may add a few (a def whose only token is in a trailing comment, say): such a
+    may add a few (a name defined twice, one body with a token: say): such a
     mark only makes :meth:`~hooklint.project.resolve.FileView.facts_of` compute the
     hook facts, which come from the parse and say the def is not hooky."""
     from hooklint.engine import python_ast
@@ -80,7 +119,7 @@ def summarise(text: str, hook_facts: bool = True) -> dict:
         tree = python_ast(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {"imports": {}, "classes": {}, "functions": {}}
-    summary = _outline(tree, split_lines(text, keepends=True) if hook_text else None)
+    summary = _outline(tree, mark_lines(text) if hook_text else None)
     if hook_facts and hook_text:
         try:
             _add_hook_facts(text, tree, summary)
@@ -160,14 +199,14 @@ def outline_of(text: str, tree: ast.Module | None = None) -> dict:
     (``tree``: CPython's AST of ``text`` when the caller has it)."""
     if tree is None:
         return summarise(text, hook_facts=False)
-    return _outline(tree, split_lines(text, keepends=True) if has_hook_text(text) else None)
+    return _outline(tree, mark_lines(text) if has_hook_text(text) else None)
 
 
 # -- the outline (CPython's AST) -----------------------------------------------------------
 def _hooky(node, lines: list[str] | None) -> bool:
     """Whether the code of ``node``'s body (its signature and docstring left out: a
     ``def register_forward_hook`` that only stores the hook registers nothing) holds
-    a registration or removal token."""
+    a registration or removal token (``lines``: of :func:`hook_code`)."""
     if lines is None:
         return False
     return has_hook_text(_body_text(node, lines))

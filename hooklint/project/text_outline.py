@@ -65,11 +65,10 @@ def text_outline(text: str, marks: bool = False) -> dict | None:
         return None
 
 
-def _masked(text: str) -> tuple[str, set[int]]:
+def _masked(text: str, spans: list) -> tuple[str, set[int]]:
     """``text`` with comments blanked and string literals turned into ``_`` (each
     line break kept as one ``\\n``), and the lines (0-based) that start inside a
     literal: they continue the statement before them."""
-    spans = scan(text)
     if not spans:
         return text, set()
     pieces: list[str] = []
@@ -102,7 +101,8 @@ def _breaks(text: str) -> int:
 
 
 def _read(text: str, marks: bool = False) -> dict:
-    masked, inside = _masked(text)
+    spans = scan(text)
+    masked, inside = _masked(text, spans)
     # With ``marks``: each def read, for its ``hooky`` mark: (its group of siblings,
     # name, entry, first line of its body, then the last line of its region); the
     # region of the def last begun at each depth of the stack ends where the stack
@@ -209,7 +209,10 @@ def _read(text: str, marks: bool = False) -> dict:
     for _, record in open_defs:
         record.append(len(lines))
     if marks:
-        _mark_hooky(defs, split_lines(text, keepends=True), lines, inside)
+        from hooklint.project.summary import hook_code
+
+        code = split_lines(hook_code(text, spans), keepends=True)
+        _mark_hooky(defs, split_lines(text, keepends=True), lines, inside, code)
     return {"imports": imports, "classes": classes, "functions": functions}
 
 
@@ -236,15 +239,18 @@ def _header_colon(code: str) -> int:
     return -1
 
 
-def _mark_hooky(defs: list[list], lines: list[str], masked: list[str], inside: set[int]) -> None:
+def _mark_hooky(
+    defs: list[list], lines: list[str], masked: list[str], inside: set[int], code: list[str]
+) -> None:
     """Mark ``hooky`` every def whose region (its body's lines to the line before the
     next statement at its indentation or less, a docstring that another statement
-    follows left out) holds a registration or removal token, and then every def of
+    follows left out) holds a registration or removal token in ``code`` (the lines
+    of :func:`hooklint.project.summary.hook_code`), and then every def of
     the same class or module level that calls one of those by name (the parsed
     outline's one-call-deep spread).  The region holds the whole body that the
     parsed outline reads (:func:`hooklint.project.summary._body_text`, from the
-    statement after the docstring to the body's last line), and more (trailing
-    comments, a docstring that is the only statement, a one-line body's header):
+    statement after the docstring to the body's last line), and more (the lines of
+    trailing comments, a docstring that is the only statement, a one-line body's header):
     every mark the parse gives is here; an extra one only costs the hook facts of
     the module being computed, and those are computed from the parse."""
     from hooklint.guarded_regex import Guarded, names_alternation, not_after_word
@@ -253,7 +259,7 @@ def _mark_hooky(defs: list[list], lines: list[str], masked: list[str], inside: s
     regions: dict[tuple, list[str]] = {}
     for owner, name, _entry, start, last in defs:
         start = _after_docstring(start, last, lines, masked, inside)
-        regions.setdefault((owner, name), []).append("".join(lines[start - 1 : last]))
+        regions.setdefault((owner, name), []).append("".join(code[start - 1 : last]))
     hooky: dict[object, set[str]] = {}
     for (owner, name), texts in regions.items():
         if any(has_hook_text(t) for t in texts):
