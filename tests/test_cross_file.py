@@ -509,8 +509,9 @@ def test_a_file_the_text_shows_reaches_no_helper_has_none(case, tmp_path):
 
 
 def test_a_project_file_without_a_seed_is_not_parsed(tmp_path, monkeypatch):
-    """A file whose tokens only sit inside longer names, and whose calls reach no other
-    file's helper, is done before CPython parses it; one that calls another file's
+    """A file whose tokens only sit inside longer names, and whose calls reach no
+    other file's helper, is done before CPython parses it, with hook text or without
+    (``register_hook_for_user`` holds some); one that calls another file's
     wrapper is parsed and linted (the finding the wrapper gives)."""
     import hooklint.engine.lint as lint
     from hooklint.engine import lint_text
@@ -526,13 +527,17 @@ def test_a_project_file_without_a_seed_is_not_parsed(tmp_path, monkeypatch):
         "app/use.py": "from lib.hooks import attach\n\nclass Probe:\n    def go(self, m):\n"
         "        self.feats = []\n        attach(m, lambda mod, i, o: self.feats.append(o))\n"
         "        # register_forward_hook\n",
+        # hook text (a registration token inside a longer name), no seed, no other
+        # file's helper
+        "app/custom.py": "HOOKS = []\n\ndef register_hook_for_user(fn):\n    HOOKS.append(fn)\n\n"
+        "class Box:\n    def go(self):\n        register_hook_for_user(print)\n        attach\n",
     })  # fmt: skip
     rules = [r for r in all_rules() if r.screenable and not r.preview]
     parsed = []
     original = lint._cpython_parse
     monkeypatch.setattr(lint, "_cpython_parse", lambda text: parsed.append(text) or original(text))
     store._memory.clear()
-    for name, expected in (("plain.py", []), ("use.py", ["HL002"])):
+    for name, expected in (("plain.py", []), ("custom.py", []), ("use.py", ["HL002"])):
         path = tmp_path / "app" / name
         text = path.read_text(encoding="utf-8")
         context = RuleContext(project=FileView(str(path), text))

@@ -533,21 +533,22 @@ class FileView:
     def reaches_no_helper(self) -> bool:
         """Whether, decided from the file's text without parsing it, no name the file
         calls reaches another file's wrapper or removal helper: then
-        :meth:`helper_names` is empty.  Only for a file without hook text, whose outline
-        its text gives (:mod:`hooklint.project.text_outline`, as :func:`summarise` reads
-        it), and with every class taken to call every attribute name the file calls (a
-        superset of the names each class's own lines call: more names looked up, never
-        fewer).  False when it cannot be decided so: the caller parses the file and
-        asks :meth:`helper_names`."""
+        :meth:`helper_names` is empty.  Only for a file whose outline its text gives
+        (:mod:`hooklint.project.text_outline`, as :func:`summarise` reads it: with
+        ``hooky`` marks that include the parse's when the file has hook text, which
+        other files read and the full summary confirms), and with every class taken
+        to call every attribute name the file calls (a superset of the names each
+        class's own lines call: more names looked up, never fewer).  False when it
+        cannot be decided so: the caller parses the file and asks
+        :meth:`helper_names`."""
         if self._helpers is not None:
             return not self._helpers
-        from hooklint.project.summary import has_hook_text
-
-        if self._tree is not None or self._outline is not None or has_hook_text(self.text):
+        if self._tree is not None or self._outline is not None:
             return False
+        from hooklint.project.summary import has_hook_text
         from hooklint.project.text_outline import text_outline
 
-        outline = text_outline(self.text)
+        outline = text_outline(self.text, marks=has_hook_text(self.text))
         if outline is None:
             return False
         self._outline = outline  # what summary(self.path) would read: the same outline
