@@ -670,3 +670,33 @@ def test_a_base_helper_keeping_two_stores_is_named_alike_in_every_process(tmp_pa
     assert (
         "tr/layer.py:9:9: HL004" in output.decode() and "`self.grads` is removed outside" in output.decode()
     )
+
+
+def test_a_file_outlined_for_another_files_imports_is_not_outlined_again(tmp_path, monkeypatch):
+    """The outline a run computed for a module that another file imports from is the
+    checked module's own outline when the bytes are the same; an editor's buffer that
+    differs from the file gets its own."""
+    import hooklint.project.text_outline as text_outline
+    from hooklint.project import store
+    from hooklint.project.resolve import FileView
+
+    _tree(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/plain.py": "def helper(x):\n    return x\n\nclass Base:\n    def go(self):\n        return 1\n",
+        "app/use.py": "from lib.plain import Base\n\nclass Sub(Base):\n    def run(self):\n        return self.go()\n",
+    })  # fmt: skip
+    store._memory.clear()
+    use, plain = tmp_path / "app" / "use.py", tmp_path / "lib" / "plain.py"
+    view = FileView(str(use), use.read_text(encoding="utf-8"), raw=use.read_bytes())
+    assert view.reaches_no_helper()
+    assert (str(plain), False) in store._memory  # read for ``Base.go``
+    calls = []
+    original = text_outline.text_outline
+    monkeypatch.setattr(text_outline, "text_outline", lambda *a, **k: calls.append(a) or original(*a, **k))
+    text = plain.read_text(encoding="utf-8")
+    view = FileView(str(plain), text, raw=plain.read_bytes())
+    assert view.reaches_no_helper() and calls == []
+    assert view.summary(view.path)["classes"]["Base"]["methods"] == {"go": {"line": 5, "params": []}}
+    edited = text.replace("return 1", "return 2")
+    view = FileView(str(plain), edited, raw=edited.encode())
+    assert view.reaches_no_helper() and len(calls) == 1

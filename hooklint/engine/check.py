@@ -104,7 +104,9 @@ def _check_candidate(source: SourceFile, shown: str, settings: Settings) -> File
     if context.cross_file and not stub:
         from hooklint.project.resolve import FileView
 
-        context = replace(context, project=FileView(str(source.path), source.text, settings.cache_dir))
+        context = replace(
+            context, project=FileView(str(source.path), source.text, settings.cache_dir, source.raw)
+        )
     if (settings.fix or settings.diff) and not stub:
         notebook = source.notebook
         outcome = fix_text(source.text, shown, rules, context, settings.unsafe_fixes, notebook)

@@ -268,10 +268,12 @@ def _realpath(path: str) -> str:
 class FileView:
     """What one checked file can see of the rest of its project."""
 
-    def __init__(self, path: str, text: str, cache_dir: str | None = None) -> None:
+    def __init__(self, path: str, text: str, cache_dir: str | None = None, raw: bytes | None = None) -> None:
         self.path = os.path.abspath(path)
         self.text = text
         self.cache_dir = cache_dir
+        #: The file's bytes when ``text`` is what the file holds (not an editor's buffer).
+        self.raw = raw
         self._place: tuple[Path, list[Path], str, tuple] | None = None
         self._outline: dict | None = None
         self._used: dict[str, str] = {}
@@ -349,6 +351,8 @@ class FileView:
     # -- summaries ------------------------------------------------------------------
     def summary(self, path: str, full: bool = False) -> dict | None:
         if path == self.path and not full:
+            if self._outline is None:
+                self._outline = self._kept_outline()
             if self._outline is None:
                 from hooklint.project.summary import outline_of
 
@@ -545,19 +549,27 @@ class FileView:
             return not self._helpers
         if self._tree is not None or self._outline is not None:
             return False
-        from hooklint.project.summary import has_hook_text
-        from hooklint.project.text_outline import text_outline
-
-        outline = text_outline(self.text, marks=has_hook_text(self.text))
+        outline = self._kept_outline()
         if outline is None:
-            return False
+            from hooklint.project.summary import has_hook_text
+            from hooklint.project.text_outline import text_outline
+
+            outline = text_outline(self.text, marks=has_hook_text(self.text))
+            if outline is None:
+                return False
+            store.remember(self.path, self.text, outline)
         self._outline = outline  # what summary(self.path) would read: the same outline
-        store.remember(self.path, self.text, outline)
         called = _words_called_in(self.text, attributes=True)
         if self._helpers_reached(outline, dict.fromkeys(outline["classes"], called) if called else {}):
             return False
         self._helpers = ()
         return True
+
+    def _kept_outline(self) -> dict | None:
+        """The outline of this file that the process computed from its bytes while
+        resolving another file's imports (a summary of the same content: its marks, read
+        by other files, include the parse's), or None."""
+        return store.known_outline(self.path, self.raw) if self.raw is not None else None
 
     def _helpers_reached(self, outline: dict, called_methods: dict[str, set[str]]) -> tuple[str, ...]:
         """The helper names reached from ``outline`` (the checked file's) by the

@@ -112,6 +112,16 @@ def load(path: str, cache_dir: str | None, full: bool = False) -> Summarised | N
     return found
 
 
+def known_outline(path: str, raw: bytes) -> dict | None:
+    """The outline this process keeps for the module at ``path`` when it was computed
+    from these bytes (another file's resolution read the module before it was
+    checked), else None."""
+    known = _memory.get((path, False))
+    if known is None or known[1] is None or known[1].digest != content_digest(raw):
+        return None
+    return known[1].data
+
+
 def remember(path: str, text: str, outline: dict) -> None:
     """Keep ``outline``, which a check computed from ``text`` (the lint's own parse), as
     the outline of the module at ``path`` when ``text`` is what the file holds (an
