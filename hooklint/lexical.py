@@ -306,6 +306,8 @@ class Lexed:
     code_text: str  # the text, strings and comments blanked
     #: 1 for each line (0-based index) that a string literal starts on, ends on, or spans.
     in_string: bytearray
+    #: The comments and string literals (:func:`scan`).
+    spans: list[Span]
 
     def code(self, numbers) -> str:
         """Lines ``numbers`` (1-based) of the code, strings and comments blanked."""
@@ -328,7 +330,7 @@ def lex(text: str) -> Lexed:
     spans = scan(text)
     in_string = bytearray(len(lines))
     if not spans:
-        return Lexed(lines, offsets, text, in_string)
+        return Lexed(lines, offsets, text, in_string, spans)
     pieces = []
     cursor = 0
     last_line = len(lines) - 1
@@ -354,7 +356,7 @@ def lex(text: str) -> Lexed:
                 in_string[first] = 1
         cursor = span.end
     pieces.append(text[cursor:])
-    return Lexed(lines, offsets, "".join(pieces), in_string)
+    return Lexed(lines, offsets, "".join(pieces), in_string, spans)
 
 
 def first_line(message: str) -> str:

@@ -51,13 +51,16 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
     whole = not skip_irrelevant or needs_whole_module(text, rules)
     screening = not whole and all(r.screenable for r in rules)
     wrappers = context.registration_wrappers
-    cpython = None
+    cpython = lexed = None
     if screening and context.project is not None and _no_seed_without_a_parse(text, rules, context):
         return []  # as below, and the file is never parsed
     if context.project is not None:  # other files' wrappers and removal helpers are evidence too
         cpython = _cpython_parse(text)
         if isinstance(cpython, ast.Module):
-            context.project.use_tree(cpython)  # its outline, without a second parse
+            from hooklint.lexical import lex
+
+            lexed = lex(text)
+            context.project.use_tree(cpython, lexed.spans)  # its outline, without a second parse or scan
         wrappers += context.project.helper_names()
     prefilter = prefilter_tokens(rules, wrappers)
     # Every registration is evidence (a rule's own tokens may name only one of a pair).
@@ -71,9 +74,10 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
     if isinstance(cpython, ast.Module):
         check_nesting(cpython, text)
     if isinstance(cpython, ast.Module) and not whole:
-        from hooklint.lexical import lex
+        if lexed is None:
+            from hooklint.lexical import lex
 
-        lexed = lex(text)  # where the strings and comments are, exactly
+            lexed = lex(text)  # where the strings and comments are, exactly
         if screening:
             from hooklint.screen import screening_source
 

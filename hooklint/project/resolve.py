@@ -283,6 +283,7 @@ class FileView:
         self._helpers: tuple[str, ...] | None = None
         self._mros: dict[str, tuple[list[Ref], object]] = {}
         self._tree = None
+        self._spans = None
         self._called: set[str] | None = None
         self._foreign: dict[int, tuple] = {}
         self._inside_ids: dict[int, set[int]] = {}
@@ -343,10 +344,12 @@ class FileView:
                     return os.path.abspath(candidate)
         return None
 
-    def use_tree(self, tree) -> None:
-        """CPython's AST of the checked file, as the engine parsed it: its outline is
-        read from it instead of a second parse."""
+    def use_tree(self, tree, spans=None) -> None:
+        """CPython's AST of the checked file, as the engine parsed it, and its comments
+        and strings as the engine scanned them (:func:`hooklint.lexical.scan`): its
+        outline is read from them instead of a second parse and scan."""
         self._tree = tree
+        self._spans = spans
 
     # -- summaries ------------------------------------------------------------------
     def summary(self, path: str, full: bool = False) -> dict | None:
@@ -356,7 +359,7 @@ class FileView:
             if self._outline is None:
                 from hooklint.project.summary import outline_of
 
-                self._outline = outline_of(self.text, self._tree)
+                self._outline = outline_of(self.text, self._tree, self._spans)
                 store.remember(self.path, self.text, self._outline)
             return self._outline
         found = store.load(path, self.cache_dir, full)
@@ -531,7 +534,7 @@ class FileView:
             self._helpers = self._helpers_reached(outline, self._called_methods(outline))
             # The outline and the class spans are read: the file's AST is not needed
             # again, and is freed now rather than found by the collector later.
-            self._tree = None
+            self._tree = self._spans = None
         return self._helpers
 
     def reaches_no_helper(self) -> bool:

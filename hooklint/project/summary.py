@@ -87,9 +87,9 @@ def hook_code(text: str, spans=None) -> str:
     return "".join(pieces)
 
 
-def mark_lines(text: str) -> list[str]:
+def mark_lines(text: str, spans=None) -> list[str]:
     """The lines of :func:`hook_code`, which the outline's ``hooky`` marks read."""
-    return split_lines(hook_code(text), keepends=True)
+    return split_lines(hook_code(text, spans), keepends=True)
 
 
 def summarise(text: str, hook_facts: bool = True) -> dict:
@@ -193,13 +193,14 @@ def _is_function(entry) -> bool:
     return True
 
 
-def outline_of(text: str, tree: ast.Module | None = None) -> dict:
+def outline_of(text: str, tree: ast.Module | None = None, spans=None) -> dict:
     """The outline alone (imports, classes, methods): what the checked file itself
     contributes to resolution, its hook facts being the file's own analysis
-    (``tree``: CPython's AST of ``text`` when the caller has it)."""
+    (``tree``: CPython's AST of ``text`` when the caller has it; ``spans``: its
+    comments and strings, :func:`hooklint.lexical.scan`)."""
     if tree is None:
         return summarise(text, hook_facts=False)
-    return _outline(tree, mark_lines(text) if has_hook_text(text) else None)
+    return _outline(tree, mark_lines(text, spans) if has_hook_text(text) else None)
 
 
 # -- the outline (CPython's AST) -----------------------------------------------------------
