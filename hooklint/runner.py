@@ -177,6 +177,7 @@ def _discover(request: CheckRequest) -> tuple[list[Path], list[tuple[Path, str]]
     if request.configs is None and not request.force_exclude:
         return discover(request.paths, _excludes(request.config), request.config.root)
     configs = request.configs or (lambda _: request.config)
+    of_file = getattr(configs, "of_file", configs)  # a ConfigResolver answers per directory
     found: set[Path] = set()
     missing: list[tuple[Path, str]] = []
     for path in request.paths:
@@ -185,7 +186,7 @@ def _discover(request: CheckRequest) -> tuple[list[Path], list[tuple[Path, str]]
         missing += problems
         named = os.path.abspath(path)
         for file in files:
-            own = configs(file)
+            own = of_file(file)
             explicit = str(file) == named
             if (own is not config or (explicit and request.force_exclude)) and is_excluded(
                 file, _excludes(own), own.root
@@ -201,8 +202,9 @@ def _grouped_results(request: CheckRequest, files: list[Path], explicit: list[bo
     if request.configs is None:
         return _results(request, files, explicit)
     groups: dict[int, tuple[Config, list[int]]] = {}
+    of_file = getattr(request.configs, "of_file", request.configs)
     for position, path in enumerate(files):
-        config = request.configs(path)
+        config = of_file(path)
         groups.setdefault(id(config), (config, []))[1].append(position)
     results: list[FileResult | None] = [None] * len(files)
     for config, positions in groups.values():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -373,3 +374,26 @@ def test_force_exclude_holds_named_files_to_the_excludes(tree):
     write(tree, "build/buggy.py", BUGGY)  # a default exclude
     assert check("build/buggy.py", "--no-cache", "--force-exclude").exit_code == 0
     assert check("build/buggy.py", "--no-cache").exit_code == 1
+
+
+def test_a_discovered_file_gets_its_directorys_settings_as_any_path_would(tmp_path, monkeypatch):
+    """``ConfigResolver.of_file`` (what a run asks of each discovered file) gives what
+    asking for the path gives, per directory, without a directory check per file."""
+    from hooklint.config import ConfigResolver
+
+    (tmp_path / "pyproject.toml").write_text('[tool.hooklint]\nignore = ["HL001"]\n', encoding="utf-8")
+    (tmp_path / "sub" / "deeper").mkdir(parents=True)
+    (tmp_path / "sub" / "hooklint.toml").write_text('ignore = ["HL002"]\n', encoding="utf-8")
+    files = [tmp_path / "a.py", tmp_path / "sub" / "b.py", tmp_path / "sub" / "deeper" / "c.py"]
+    for file in files:
+        file.write_text("x = 1\n", encoding="utf-8")
+    asked = ConfigResolver()
+    expected = [asked(file) for file in files]
+    resolver = ConfigResolver()
+    checks = []
+    original = os.path.isdir
+    monkeypatch.setattr(os.path, "isdir", lambda p: checks.append(p) or original(p))
+    found = [resolver.of_file(file) for file in files]
+    assert [c.ignore for c in found] == [c.ignore for c in expected] == [["HL001"], ["HL002"], ["HL002"]]
+    assert not any(str(p).endswith(".py") for p in checks)
+    assert resolver.of_file(files[1]) is found[1] is resolver(files[1])
