@@ -34,6 +34,8 @@ REMOVING = {
     "comprehension": "def f(hs):\n    [h.remove() for h in hs]\n",
     "map": "def f(hs):\n    list(map(lambda h: h.remove(), hs))\n",
     "helper by name": "def f(m):\n    hs = [m.register_forward_hook(g)]\n    remove_hooks(hs)\n",
+    "helper imported under another name": "from tools import remove_hooks as wipe\n"
+    "def f(m, x):\n    hs = [m.register_forward_hook(g)]\n    m(x)\n    wipe(hs)\n",
     "helper in camel case": "class A:\n    def f(self):\n        self.removeAll(self.hs)\n",
     "handed to a finalizer": "import atexit\ndef f(m):\n    h = m.register_forward_hook(g)\n    atexit.register(h.remove)\n",
     "looked up": 'def f(h):\n    undo = getattr(h, "remove", None)\n    undo()\n',
@@ -80,6 +82,8 @@ def _programs():
         yield pytest.param(path.read_text(encoding="utf-8"), RuleContext(), id=path.name)
     for seed in range(60):
         yield pytest.param(generated(seed), RuleContext(), id=f"generated-{seed}")
+    for name, code in {**REMOVING, **KEEPING}.items():
+        yield pytest.param(code, RuleContext(), id=name)
 
 
 def _without_shortcut(monkeypatch) -> None:

@@ -1248,41 +1248,41 @@ class HandleModel:
 def may_remove(facts: ModuleFacts) -> bool:
     """Whether the handle model of ``facts`` can hold a removal, decided from the
     calls alone, without building it.  Every removal the model reads comes from a
-    call of the module (:meth:`HandleModel._call`, ``facts.removals``) that names
-    ``remove`` (``h.remove()``, ``remove_hooks(hs)``, ``getattr(h, "remove")``), hands
-    a ``.remove`` on (``atexit.register(h.remove)``), or calls a same-file helper
-    holding such a call, or from another file's removal helper, which only a name in
-    :meth:`~hooklint.project.resolve.FileView.helper_names` reaches.  So with no
-    call naming ``remove`` (in any case) and no helper name, nothing is removed:
-    a rule about removals can stop before the model is built."""
+    call of the module (:meth:`HandleModel._call`, ``facts.removals``) whose callee or
+    method, as the call site names them (``callee`` resolved through the imports:
+    ``from tools import remove_hooks as wipe`` makes ``wipe(hs)`` one), holds
+    ``remove`` (``h.remove()``, ``remove_hooks(hs)``), or that passes an attribute or
+    a string holding it (``atexit.register(h.remove)``, ``getattr(h, "remove")``), or
+    calls a same-file helper holding such a call; or from another file's removal
+    helper, which only a name in
+    :meth:`~hooklint.project.resolve.FileView.helper_names` reaches.  So with no such
+    call (in any case) and no helper name, nothing is removed: a rule about removals
+    can stop before the model is built."""
     if facts.removals:
         return True
     if facts.project is not None and facts.project.helper_names():
         return True
-    return any(_names_remove(call.node) for call in facts.calls)
+    return any(_names_remove(call) for call in facts.calls)
 
 
-def _names_remove(node: cst.Call) -> bool:
-    """Whether ``remove`` (in any case) is in the name ``node`` calls, or in an
+def _names_remove(call: CallSite) -> bool:
+    """Whether a removal word or the removal method's name (in any case) is in the
+    names ``call`` reads as the model does (its ``callee`` and ``attr``), or in an
     attribute or a string among its arguments: a superset of the calls from which
     the model reads a removal."""
-    func = node.func
-    name = (
-        func.attr.value
-        if isinstance(func, cst.Attribute)
-        else func.value
-        if isinstance(func, cst.Name)
-        else ""
-    )
-    if "remove" in name.lower():
-        return True
-    for arg in node.args:
+    names = [call.callee or "", call.attr or ""]
+    for arg in call.node.args:
         value = arg.value
-        if isinstance(value, cst.Attribute) and "remove" in value.attr.value.lower():
-            return True
-        if isinstance(value, cst.SimpleString) and "remove" in value.value.lower():
-            return True
-    return False
+        if isinstance(value, cst.Attribute):
+            names.append(value.attr.value)
+        elif isinstance(value, cst.SimpleString):
+            names.append(value.value)
+    return any(_mentions_removal(name) for name in names)
+
+
+def _mentions_removal(name: str) -> bool:
+    lowered = name.lower()
+    return REMOVE_METHOD in lowered or any(word in lowered for word in REMOVAL_WORDS)
 
 
 def handle_model(facts: ModuleFacts) -> HandleModel:
