@@ -229,7 +229,7 @@ def test_a_module_outside_the_project_root_is_never_read(tmp_path):
 
 
 def test_a_link_inside_the_root_to_a_module_outside_it_is_never_read(tmp_path):
-    from hooklint.project.resolve import FileView, forget_places
+    from hooklint.project.resolve import forget_places
 
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -246,17 +246,17 @@ def test_a_link_inside_the_root_to_a_module_outside_it_is_never_read(tmp_path):
     except OSError:
         pytest.skip("this file system has no symbolic links")
     use = root / "app" / "use.py"
-    view = FileView(str(use), use.read_text(encoding="utf-8"))
+    view = _view(use)
     assert view.helper_names() == ()
     assert view.function("attach") is None and view.function("again") is None
     assert view.dependencies() == {}
     # the same module, inside the root, is read
     (root / "pkg" / "ext.py").unlink()
     (root / "pkg" / "ext.py").write_text((outside / "lib.py").read_text())
-    view = FileView(str(use), use.read_text(encoding="utf-8"))
+    view = _view(use)
     assert view.helper_names() == ()  # within a run, what the file system said stands
     forget_places()  # as the next run starts
-    view = FileView(str(use), use.read_text(encoding="utf-8"))
+    view = _view(use)
     assert view.helper_names() == ("attach",)
 
 
@@ -303,12 +303,11 @@ _WIDEN = {
 
 def test_only_other_files_wrappers_and_removal_helpers_the_file_calls_widen_the_fast_path(tmp_path):
     from hooklint.project import store
-    from hooklint.project.resolve import FileView
 
     _tree(tmp_path, _WIDEN)
     store._memory.clear()
     use = tmp_path / "app" / "use.py"
-    view = FileView(str(use), use.read_text(encoding="utf-8"))
+    view = _view(use)
     # ``stored`` registers but neither returns nor keeps the handle: no wrapper; ``wipe``
     # (os.remove) and a def only named like a registration hold no hook code.
     assert view.helper_names() == ("add", "attach", "detach")
@@ -333,18 +332,17 @@ _MIXED = {
 
 def test_a_module_with_hook_code_is_parsed_only_for_a_name_it_may_define_with_some(tmp_path):
     from hooklint.project import store
-    from hooklint.project.resolve import FileView
 
     _tree(tmp_path, _MIXED)
     store._memory.clear()
     other = tmp_path / "app" / "other.py"
-    view = FileView(str(other), other.read_text(encoding="utf-8"))
+    view = _view(other)
     assert view.helper_names() == ()
     # a class and a value are no def: not looked up (only the file's own outline is kept)
     assert set(store._memory) == {(view.path, False)}
     assert str(tmp_path / "lib" / "mixed.py") in view.dependencies()
     use = tmp_path / "app" / "use.py"
-    view = FileView(str(use), use.read_text(encoding="utf-8"))
+    view = _view(use)
     assert view.helper_names() == ("calls_attach",)  # it calls a wrapper of its module
     assert str(tmp_path / "lib" / "__init__.py") in view.dependencies()  # no hook text: not parsed
     assert (str(tmp_path / "lib" / "__init__.py"), False) not in store._memory
@@ -365,19 +363,18 @@ _PROSE = {
 
 def test_registration_words_in_prose_or_comments_compute_no_hook_facts(tmp_path):
     from hooklint.project import store
-    from hooklint.project.resolve import FileView
 
     _tree(tmp_path, _PROSE)
     store._memory.clear()
     hooks = str(tmp_path / "lib" / "hooks.py")
     use = tmp_path / "app" / "use.py"
-    view = FileView(str(use), use.read_text(encoding="utf-8"))
+    view = _view(use)
     assert view.helper_names() == ()
     assert (hooks, True) not in store._memory  # ``load`` and ``mark`` are not hooky: no libcst parse
     marks = store._memory[(hooks, False)][1].data["functions"]
     assert [name for name, entry in marks.items() if entry.get("hooky")] == ["attach"]
     wrap = tmp_path / "app" / "wrap.py"
-    view = FileView(str(wrap), wrap.read_text(encoding="utf-8"))
+    view = _view(wrap)
     assert view.helper_names() == ("attach",)  # a getattr's attribute name is code
     assert (hooks, True) in store._memory
 
@@ -395,12 +392,11 @@ _CHAIN = {
 
 def test_every_module_of_an_import_chain_is_parsed_only_if_its_text_may_bind_hook_code(tmp_path):
     from hooklint.project import store
-    from hooklint.project.resolve import FileView
 
     _tree(tmp_path, _CHAIN)
     store._memory.clear()
     use = tmp_path / "app" / "use.py"
-    view = FileView(str(use), use.read_text(encoding="utf-8"))
+    view = _view(use)
     assert view.helper_names() == ("attach",)  # the wrapper, two re-exports away
     outlined = {Path(p).relative_to(tmp_path).as_posix() for p, full in store._memory if not full}
     # ``scale`` is re-exported by both modules on the way, but where it is defined
@@ -425,12 +421,11 @@ _REEXPORTS = {
 
 def test_an_import_chain_the_texts_show_ends_without_hook_code_parses_no_module_of_it(tmp_path):
     from hooklint.project import store
-    from hooklint.project.resolve import FileView
 
     _tree(tmp_path, _REEXPORTS)
     store._memory.clear()
     plain = tmp_path / "app" / "plain.py"
-    view = FileView(str(plain), plain.read_text(encoding="utf-8"))
+    view = _view(plain)
     assert view.helper_names() == ()
     # each name is imported on the way (``lib/again.py`` also has hook text), but the
     # texts show where it ends: a plain def, torch, a submodule; no module is parsed
@@ -438,15 +433,20 @@ def test_an_import_chain_the_texts_show_ends_without_hook_code_parses_no_module_
     for name in ("__init__", "again", "maths"):
         assert str(tmp_path / "lib" / f"{name}.py") in view.dependencies()
     renamed = tmp_path / "app" / "renamed.py"
-    view = FileView(str(renamed), renamed.read_text(encoding="utf-8"))
+    view = _view(renamed)
     assert view.helper_names() == ("hook_it",)  # ``attach as hook_it``: followed by its own name
 
 
-def _every_file_view(root: Path):
+def _view(path: Path):
+    """The view of the file at ``path``, as its check builds one from the text read."""
     from hooklint.project.resolve import FileView
 
+    return FileView(str(path), path.read_text(encoding="utf-8"))
+
+
+def _every_file_view(root: Path):
     for path in sorted(root.rglob("*.py")):
-        yield FileView(str(path), path.read_text(encoding="utf-8"))
+        yield _view(path)
 
 
 @pytest.mark.parametrize("case", [*sorted(EXPECTED), "mixed", "chain", "reexports"])
