@@ -118,7 +118,6 @@ class ConfigResolver:
         self._by_path: dict[str, Config] = {}
         self._by_directory: dict[str, tuple[Path | None, Path | None]] = {}
         self._by_file: dict[Path | None, Config] = {}
-        self._by_directory_config: dict[str, Config] = {}
 
     def __call__(self, path: Path) -> Config:
         """The settings for ``path`` (a file or a directory)."""
@@ -128,24 +127,24 @@ class ConfigResolver:
             directory = os.path.abspath(key)
             if not os.path.isdir(directory):  # False where it cannot be read, as _exists
                 directory = os.path.dirname(directory)
-            found, nearest = self._walk(directory)
-            config = self._by_path[key] = self.load(found or nearest)
+            config = self._by_path[key] = self._of_directory(directory)
         return config
 
     def of_file(self, path: Path) -> Config:
         """The settings for ``path``, a file that discovery found: what ``self(path)``
         gives, its directory's, without asking the file system whether ``path`` is a
-        directory (one answer per directory: a run asks it of thousands of files)."""
+        directory (a run asks it of thousands of files; the directory's answer is
+        found once)."""
         key = os.fspath(path)
         config = self._by_path.get(key)
         if config is None:
-            directory = os.path.dirname(os.path.abspath(key))
-            config = self._by_directory_config.get(directory)
-            if config is None:
-                found, nearest = self._walk(directory)
-                config = self._by_directory_config[directory] = self.load(found or nearest)
-            self._by_path[key] = config
+            config = self._by_path[key] = self._of_directory(os.path.dirname(os.path.abspath(key)))
         return config
+
+    def _of_directory(self, directory: str) -> Config:
+        """The settings of the files in ``directory`` (absolute)."""
+        found, nearest = self._walk(directory)
+        return self.load(found or nearest)
 
     def load(self, source: Path | None) -> Config:
         config = self._by_file.get(source)

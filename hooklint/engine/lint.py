@@ -26,7 +26,7 @@ from hooklint.engine.prefilter import (
 )
 from hooklint.engine.syntax import _cpython_syntax_error, _syntax_error, _syntax_violation
 from hooklint.engine.violations import _report
-from hooklint.lexical import split_lines
+from hooklint.lexical import lex, split_lines
 from hooklint.rules.base import RuleContext
 from hooklint.violation import Violation
 
@@ -57,8 +57,6 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
     if context.project is not None:  # other files' wrappers and removal helpers are evidence too
         cpython = _cpython_parse(text)
         if isinstance(cpython, ast.Module):
-            from hooklint.lexical import lex
-
             lexed = lex(text)
             context.project.use_tree(cpython, lexed.spans)  # its outline, without a second parse or scan
         wrappers += context.project.helper_names()
@@ -75,8 +73,6 @@ def _lint_text(text: str, path: str, rules, context: RuleContext, skip_irrelevan
         check_nesting(cpython, text)
     if isinstance(cpython, ast.Module) and not whole:
         if lexed is None:
-            from hooklint.lexical import lex
-
             lexed = lex(text)  # where the strings and comments are, exactly
         if screening:
             from hooklint.screen import screening_source

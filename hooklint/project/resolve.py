@@ -541,7 +541,7 @@ class FileView:
         """Whether, decided from the file's text without parsing it, no name the file
         calls reaches another file's wrapper or removal helper: then
         :meth:`helper_names` is empty.  Only for a file whose outline its text gives
-        (:mod:`hooklint.project.text_outline`, as :func:`summarise` reads it: with
+        (:func:`~hooklint.project.summary.outline_from_text`, as :func:`summarise` reads it: with
         ``hooky`` marks that include the parse's when the file has hook text, which
         other files read and the full summary confirms), and with every class taken
         to call every attribute name the file calls (a superset of the names each
@@ -554,10 +554,9 @@ class FileView:
             return False
         outline = self._kept_outline()
         if outline is None:
-            from hooklint.project.summary import has_hook_text
-            from hooklint.project.text_outline import text_outline
+            from hooklint.project.summary import outline_from_text
 
-            outline = text_outline(self.text, marks=has_hook_text(self.text))
+            outline = outline_from_text(self.text)
             if outline is None:
                 return False
             store.remember(self.path, self.text, outline)

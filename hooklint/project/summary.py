@@ -110,9 +110,7 @@ def summarise(text: str, hook_facts: bool = True) -> dict:
 
     hook_text = has_hook_text(text)
     if not (hook_text and hook_facts):  # the outline alone: read from the text
-        from hooklint.project.text_outline import text_outline
-
-        found = text_outline(text, marks=hook_text)
+        found = outline_from_text(text, hook_text)
         if found is not None:
             return found
     try:
@@ -129,6 +127,15 @@ def summarise(text: str, hook_facts: bool = True) -> dict:
             if type(exc).__name__ != "ParserSyntaxError":
                 raise
     return summary
+
+
+def outline_from_text(text: str, hook_text: bool | None = None) -> dict | None:
+    """The outline :mod:`hooklint.project.text_outline` reads from ``text``, with
+    ``hooky`` marks when it holds hook text (``hook_text``: :func:`has_hook_text` of
+    it, when the caller knows); None when the reader is not sure of it."""
+    from hooklint.project.text_outline import text_outline
+
+    return text_outline(text, marks=has_hook_text(text) if hook_text is None else hook_text)
 
 
 def is_summary(data) -> bool:
