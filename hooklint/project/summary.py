@@ -278,6 +278,12 @@ def _outline(tree: ast.Module, lines: list[str] | None = None) -> dict:
     return {"imports": imports, "classes": classes, "functions": functions}
 
 
+def calls_of(names) -> Guarded:
+    """A search for a call of one of ``names`` by its name (``attach(``, not
+    ``reattach(``): what spreads a ``hooky`` mark one call deep, in both readers."""
+    return Guarded(names_alternation(names) + r"\s*\(", not_after_word)
+
+
 def _spread_hooky(defs, entries: dict[str, dict], lines: list[str] | None) -> None:
     """A function that calls a hooky function of the same class or module is hooky too
     (a wrapper that registers through its class's dispatch helper), one call deep."""
@@ -286,7 +292,7 @@ def _spread_hooky(defs, entries: dict[str, dict], lines: list[str] | None) -> No
     hooky = [name for name, entry in entries.items() if entry.get("hooky")]
     if not hooky:
         return
-    calls = Guarded(names_alternation(hooky) + r"\s*\(", not_after_word)
+    calls = calls_of(hooky)
     for node in defs:
         entry = entries.get(node.name)
         if entry is not None and not entry.get("hooky") and calls.search(_body_text(node, lines)):

@@ -253,8 +253,7 @@ def _mark_hooky(
     trailing comments, a docstring that is the only statement, a one-line body's header):
     every mark the parse gives is here; an extra one only costs the hook facts of
     the module being computed, and those are computed from the parse."""
-    from hooklint.guarded_regex import Guarded, names_alternation, not_after_word
-    from hooklint.project.summary import has_hook_text
+    from hooklint.project.summary import calls_of, has_hook_text
 
     regions: dict[tuple, list[str]] = {}
     for owner, name, _entry, start, last in defs:
@@ -265,7 +264,7 @@ def _mark_hooky(
         if any(has_hook_text(t) for t in texts):
             hooky.setdefault(owner, set()).add(name)
     for owner, names in hooky.items():
-        calls = Guarded(names_alternation(sorted(names)) + r"\s*\(", not_after_word)
+        calls = calls_of(sorted(names))
         for (group, name), texts in regions.items():
             if group == owner and name not in names and any(calls.search(t) for t in texts):
                 names.add(name)  # one call deep: the spread reads the first marks only
