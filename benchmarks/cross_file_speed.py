@@ -34,7 +34,6 @@ Not collected by pytest (no ``test_`` prefix).
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
@@ -44,7 +43,7 @@ import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from lint_speed import _ENV, _RUN_HOOKLINT, _check_baseline, _timed, default_tree  # noqa: E402
+from lint_speed import Baseline, _timed, default_tree  # noqa: E402
 
 TRANSFORMERS = "transformers==5.24.0"
 MODELING = "transformers/models/mamba/modeling_mamba.py"
@@ -61,21 +60,6 @@ def _timed_cpu(command: list[str], cwd: Path, env: dict | None = None) -> tuple[
     """Wall seconds and CPU seconds (user + system) of ``command`` and its children."""
     wall, _peak, _output, cpu = _timed(command, cwd, env)
     return wall, cpu
-
-
-class Baseline:
-    """Another hooklint (``--baseline OLD_TREE``: a tree holding its ``hooklint``
-    package, e.g. ``git archive`` of the commit before cross-file analysis), run as
-    ``python -m hooklint`` with the tree first on ``PYTHONPATH``."""
-
-    def __init__(self, tree: Path, cwd: Path) -> None:
-        self.env = dict(
-            _ENV, PYTHONPATH=os.pathsep.join([str(tree), *filter(None, [_ENV.get("PYTHONPATH")])])
-        )
-        _check_baseline(tree, self.env, cwd)
-
-    def command(self, arguments: list[str]) -> list[str]:
-        return [sys.executable, "-c", _RUN_HOOKLINT, *arguments]
 
 
 def _paired(

@@ -101,6 +101,22 @@ def _check_baseline(old_tree: Path, env: dict, cwd: Path) -> None:
         )
 
 
+class Baseline:
+    """Another hooklint (``--baseline OLD_TREE``: a tree holding its ``hooklint``
+    package, e.g. an old commit's ``git archive``), run as ``python -m hooklint`` with
+    the tree first on ``PYTHONPATH``; it stops the benchmark unless ``hooklint``
+    imports from there (run from ``cwd``)."""
+
+    def __init__(self, tree: Path, cwd: Path) -> None:
+        self.env = dict(
+            _ENV, PYTHONPATH=os.pathsep.join([str(tree), *filter(None, [_ENV.get("PYTHONPATH")])])
+        )
+        _check_baseline(tree, self.env, cwd)
+
+    def command(self, arguments: list[str]) -> list[str]:
+        return [sys.executable, "-c", _RUN_HOOKLINT, *arguments]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -133,12 +149,8 @@ def main() -> None:
     }
     old_env = None
     if args.baseline is not None:
-        old_tree = args.baseline.resolve()
-        old_env = dict(
-            _ENV, PYTHONPATH=os.pathsep.join([str(old_tree), *filter(None, [_ENV.get("PYTHONPATH")])])
-        )
-        _check_baseline(old_tree, old_env, tree)
-        old_base = [sys.executable, "-c", _RUN_HOOKLINT, *base[1:]]
+        baseline = Baseline(args.baseline.resolve(), tree)
+        old_env, old_base = baseline.env, baseline.command(base[1:])
     notes = {}
     _timed(base + ["--cache-dir", str(cache)], tree)  # warm the OS page cache and our cache
     if old_env is not None:
