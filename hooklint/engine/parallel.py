@@ -43,7 +43,7 @@ def check_paths(
     if jobs <= 1 or len(paths) < PARALLEL_THRESHOLD or _few_concern_a_rule(paths, settings):
         return [check_path(str(p), settings, flag) for p, flag in zip(paths, flags)]
     _prepare_worker()  # once, here: the workers share what the parent imported
-    tasks = _largest_first([(i, str(p), flag) for i, (p, flag) in enumerate(zip(paths, flags))])
+    tasks = [(i, str(p), flag) for i, (p, flag) in enumerate(zip(paths, flags))]
     size = max(1, len(tasks) // (jobs * 32))
     chunks = [tasks[i : i + size] for i in range(0, len(tasks), size)]
     # Workers fork from here: frozen objects are never scanned by their collector, so
@@ -53,21 +53,6 @@ def check_paths(
         return _Pool(jobs, settings).run(chunks, len(tasks))
     finally:
         gc.unfreeze()
-
-
-def _largest_first(tasks: list) -> list:
-    """``tasks`` with the largest files first (results keep their positions): the
-    files that cost most are shared out while every worker is busy, and the last
-    chunks, small files, end the workers' runs at about the same time.  A file that
-    cannot be stat'ed comes last; its own check reports it."""
-
-    def size(task) -> int:
-        try:
-            return os.stat(task[1]).st_size
-        except OSError:
-            return -1
-
-    return sorted(tasks, key=size, reverse=True)
 
 
 #: Up to this many files (a pre-commit batch), the parent reads them first to see
