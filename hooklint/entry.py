@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import sys
 
+from hooklint.quick_parse import parses
 from hooklint.tokens import ANY_RULE_TOKENS, literal_parts, mentions_hooklint_code
 
 #: Flags the pre-commit path understands: each leaves a run over clean files clean
@@ -376,23 +377,6 @@ def _check_clean(path: str, limit: int) -> None:
 
 
 _PARTS = literal_parts(ANY_RULE_TOKENS)
-
-
-def parses(text: str, filename: str) -> bool:
-    """Whether CPython's parser accepts ``text``: its symbol table builds (which needs
-    the parse, and no code generation).  False for any error, also one that only the
-    symbol table raises (``nonlocal`` at module level) or a recursion limit: the caller
-    asks the full check then, whose verdict stands."""
-    import _symtable
-    import warnings
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarnings are about the user's code
-            _symtable.symtable(text, filename, "exec")
-    except Exception:  # SyntaxError, RecursionError, MemoryError, ValueError...
-        return False
-    return True
 
 
 def _clean_by_index(options: dict, files: list[tuple[str, int]]) -> bool:

@@ -371,26 +371,60 @@ _BROKEN = [
 ]
 
 
+def _ast_verdict(text: str):
+    """CPython's AST of ``text``: None when it builds, else its error (the verdict
+    HL000 reports, built here the way the analysis builds it)."""
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except (SyntaxError, RecursionError, MemoryError) as exc:
+        return exc
+    return None
+
+
 @pytest.mark.parametrize("text", _BROKEN + [_PLAIN, _COOKIE, _BUGGY])
-def test_the_parse_check_never_passes_what_the_full_check_reports(text):
-    # The pre-commit path's parse check (a symbol table) passing means the full check
-    # reports no HL000 (its own verdict, message and position, stands otherwise: the
-    # file goes to the CLI).
-    from hooklint.engine import syntax_check
+def test_the_parse_check_never_passes_a_text_whose_ast_fails(text):
+    # The quick check (a symbol table) is what the pre-commit path and HL000's check
+    # of a compiled-only file ask first: passing it must mean that the AST builds.
     from hooklint.entry import parses
 
     if parses(text, "x.py"):
-        assert syntax_check(text, "x.py", ("HL000",)) == []
+        assert _ast_verdict(text) is None
 
 
-def test_the_parse_check_fails_on_every_syntax_error():
-    # ... and it is not vacuous: it fails wherever the full check reports HL000.
+@pytest.mark.parametrize("text", _BROKEN + [_PLAIN, _COOKIE, _BUGGY])
+def test_hl000_of_a_compiled_only_file_is_the_verdict_of_the_ast(text):
+    # Asked first, the quick check changes no verdict: HL000 exactly where the AST
+    # fails, at its line, with its message.
     from hooklint.engine import syntax_check
+
+    found = syntax_check(text, "x.py", ("HL000",))
+    error = _ast_verdict(text)
+    if error is None:
+        assert found == []
+    elif isinstance(error, SyntaxError):
+        assert [(v.code, v.start.line, v.message) for v in found] == [
+            (
+                "HL000",
+                max(1, min(error.lineno or 1, len(text.splitlines()) or 1)),
+                f"syntax error: {error.msg}",
+            )
+        ]
+    else:
+        assert [v.message for v in found] == ["cannot parse: too deeply nested to analyse"]
+
+
+def test_the_cases_hold_both_verdicts():
+    # Not vacuous: most broken texts fail the AST (the others only fail to compile:
+    # ``return`` outside a function), and the good ones pass the quick check.
     from hooklint.entry import parses
 
-    reported = [text for text in _BROKEN if syntax_check(text, "x.py", ("HL000",))]
-    assert len(reported) >= 15
-    assert [text for text in reported if parses(text, "x.py")] == []
+    assert sum(_ast_verdict(text) is not None for text in _BROKEN) >= 15
+    assert all(parses(text, "x.py") for text in (_PLAIN, _COOKIE, _BUGGY))
 
 
 def test_every_token_holds_a_literal_part():

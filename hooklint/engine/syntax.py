@@ -1,10 +1,11 @@
 """HL000: a file that does not parse is one violation, where the parser stopped; a
-file named on the command line without any hook token is only compiled by CPython."""
+file named on the command line without any hook token is only parsed by CPython."""
 
 from __future__ import annotations
 
 from hooklint.engine.parse import python_ast
 from hooklint.lexical import split_lines
+from hooklint.quick_parse import parses
 from hooklint.violation import Location, Violation
 
 
@@ -30,11 +31,12 @@ def _syntax_violation(path, line, column, message, source_line) -> Violation:
 
 
 def syntax_check(text: str, path: str, rules) -> list[Violation]:
-    """HL000 when CPython does not compile ``text`` (and HL000 is among ``rules``:
-    rule classes, or codes)."""
+    """HL000 when CPython does not parse ``text`` (and HL000 is among ``rules``:
+    rule classes, or codes): its AST's verdict, asked only of a text that
+    :func:`~hooklint.quick_parse.parses` refuses (one it accepts parses)."""
     if not any(getattr(rule, "code", rule) == "HL000" for rule in rules):
         return []
-    if _compiles(text, path):
+    if parses(text, path):  # the common case, at the cost of a parse
         return []
     try:
         python_ast(text, path)
@@ -45,19 +47,3 @@ def syntax_check(text: str, path: str, rules) -> list[Violation]:
     except ValueError:
         pass
     return []
-
-
-def _compiles(text: str, filename: str) -> bool:
-    """Whether CPython compiles ``text`` to bytecode: then it parses too.  A third
-    faster than building its AST (no Python objects per node); a file that does not
-    compile (or compiles with an error only the compiler sees, such as ``return``
-    outside a function) is asked again as :func:`python_ast`, whose answer stands."""
-    import warnings
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(text, filename, "exec", dont_inherit=True)
-    except Exception:  # SyntaxError, ValueError (NUL bytes), RecursionError, MemoryError...
-        return False
-    return True
