@@ -44,8 +44,7 @@ def check_paths(
         return [check_path(str(p), settings, flag) for p, flag in zip(paths, flags)]
     _prepare_worker()  # once, here: the workers share what the parent imported
     tasks = [(i, str(p), flag) for i, (p, flag) in enumerate(zip(paths, flags))]
-    size = max(1, len(tasks) // (jobs * 32))
-    chunks = [tasks[i : i + size] for i in range(0, len(tasks), size)]
+    chunks = _chunks(tasks, jobs)
     # Workers fork from here: frozen objects are never scanned by their collector, so
     # their pages stay shared instead of being copied on first touch.
     gc.freeze()
@@ -53,6 +52,38 @@ def check_paths(
         return _Pool(jobs, settings).run(chunks, len(tasks))
     finally:
         gc.unfreeze()
+
+
+#: A file larger than this is sent alone, before the others (largest first): the few
+#: files that can cost a tenth of a worker's run are shared out while every worker is
+#: still busy, instead of ending the run on one worker while the others wait.
+BIG_FILE = 192 * 1024
+
+
+def _chunks(tasks: list, jobs: int) -> list[list]:
+    """The order and grouping in which ``tasks`` go to the workers (results keep their
+    positions).  Files over :data:`BIG_FILE` come first, one a chunk, largest first;
+    the rest keep their path order (files of one package go to one worker in a row,
+    which reads their shared base modules once) in chunks of about
+    ``len(tasks) / (jobs * 32)`` that shrink towards the end of the run to one file,
+    so that the workers finish together (guided self-scheduling).  A file that
+    cannot be stat'ed is not big: its own check reports it."""
+    sizes = {}
+    for task in tasks:
+        try:
+            sizes[task[0]] = os.stat(task[1]).st_size
+        except OSError:
+            sizes[task[0]] = -1
+    big = sorted((t for t in tasks if sizes[t[0]] > BIG_FILE), key=lambda t: -sizes[t[0]])
+    rest = [t for t in tasks if sizes[t[0]] <= BIG_FILE]
+    chunks = [[task] for task in big]
+    size = max(1, len(tasks) // (jobs * 32))
+    start = 0
+    while start < len(rest):
+        step = max(1, min(size, (len(rest) - start) // (jobs * 4)))
+        chunks.append(rest[start : start + step])
+        start += step
+    return chunks
 
 
 #: Up to this many files (a pre-commit batch), the parent reads them first to see
