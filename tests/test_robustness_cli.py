@@ -128,6 +128,59 @@ def test_a_worker_that_dies_costs_one_file_and_the_rest_of_its_chunk_is_rerun(tr
     assert len(results[61].violations) == 1
 
 
+def _crash_once_on(name: str, marker: Path):
+    """Like :func:`_crash_on` with "kill", only the first time (``marker`` remembers
+    it across the workers): a death that does not come again, as the OOM killer's."""
+    real = parallel.check_path
+
+    def check_path(path, settings, explicit=False):
+        if os.path.basename(path) == name and not marker.exists():
+            marker.write_text("killed")
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(path, settings, explicit)
+
+    return check_path
+
+
+def _forty_files(tree) -> list[Path]:
+    return [write(tree, f"m{i:02d}.py", BUGGY if i % 4 == 1 else f"x = {i}\n") for i in range(40)]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the test plants the crash through fork")
+def test_a_worker_that_dies_inside_its_answered_batch_blames_only_the_file_it_died_on(tree, monkeypatch):
+    # The worker answers for its files only at the end of its chunk: when it dies on
+    # m21.py, the files before it in the chunk are unanswered too, and checked again.
+    paths = _forty_files(tree)
+    settings = Settings(rule_codes=("HL000", "HL001"))
+    expected = check_paths(paths, settings, 1)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(parallel, "ANSWER_INTERVAL", 3600.0)
+    monkeypatch.setattr(parallel, "_chunks", lambda tasks, jobs: [tasks[:20], tasks[20:]])
+    monkeypatch.setattr(parallel, "check_path", _crash_on("m21.py", "kill"))
+    results = check_paths(paths, settings, 2)
+    assert results[21].error == "the analyzer crashed on this file (worker process killed by SIGKILL); not checked"
+    assert [(r.path, r.error, r.violations) for i, r in enumerate(results) if i != 21] == [
+        (r.path, r.error, r.violations) for i, r in enumerate(expected) if i != 21
+    ]
+    assert sum(len(r.violations) for r in results) == 9  # m21.py's finding is the one lost
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the test plants the crash through fork")
+def test_a_death_that_does_not_come_again_blames_no_file(tree, monkeypatch):
+    paths = _forty_files(tree)
+    settings = Settings(rule_codes=("HL000", "HL001"))
+    expected = check_paths(paths, settings, 1)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(parallel, "ANSWER_INTERVAL", 3600.0)
+    monkeypatch.setattr(parallel, "_chunks", lambda tasks, jobs: [tasks[:20], tasks[20:]])
+    monkeypatch.setattr(parallel, "check_path", _crash_once_on("m25.py", tree / "killed-once"))
+    results = check_paths(paths, settings, 2)
+    assert (tree / "killed-once").exists()  # the worker did die
+    assert [(r.path, r.error, r.violations) for r in results] == [
+        (r.path, r.error, r.violations) for r in expected
+    ]
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the test plants the crash through fork")
 def test_a_crashed_worker_is_exit_2_with_one_line_and_the_other_findings(tree, monkeypatch):
     for i in range(20):

@@ -35,7 +35,8 @@ def check_paths(
     themselves: reading and prefiltering thousands of files costs as much as linting
     the few that pass, so it is shared out too.  A worker that dies (a crash in the
     native parser, the kernel's OOM killer) costs one file: that file gets a one-line
-    error, the rest of its chunk goes to a new worker, and every other result stands.
+    error, the files it had not answered for are checked again (alone, to find the
+    one it died on), and every other result stands.
     ``explicit[i]``: whether ``paths[i]`` was named on the command line."""
     flags = list(explicit) if explicit is not None else [False] * len(paths)
     forget_places()  # files may have come or gone since the last run in this process
@@ -110,8 +111,11 @@ def _few_concern_a_rule(paths: Sequence[Path], settings: Settings) -> bool:
 
 
 class _Pool:
-    """Worker processes, each fed chunks through its own pipe and answering one
-    message per file, so that the parent always knows which file a dead worker was on."""
+    """Worker processes, each fed chunks through its own pipe and answering for its
+    files in order, a few at a time (:data:`ANSWER_INTERVAL`).  A worker that dies
+    with one file of its chunk unanswered died on that file; with several, each of
+    them is checked again alone, so that the one it dies on is found and every other
+    result stands."""
 
     def __init__(self, size: int, settings: Settings) -> None:
         self.size = size
@@ -141,22 +145,23 @@ class _Pool:
                     dead = process.sentinel in ready
                     try:
                         while connection.poll():
-                            position, result, summaries = connection.recv()
-                            results[position] = result
-                            chunk.popleft()
+                            answers, summaries = connection.recv()
+                            for position, result in answers:
+                                results[position] = result
+                                chunk.popleft()
                             if summaries:
                                 self.summaries.append((connection, summaries))
                     except (EOFError, OSError):
                         dead = True
                     if dead:
                         self._forget(connection)
-                        if chunk:  # it died on chunk[0]: mark that file, re-run the rest
+                        if len(chunk) == 1:  # it died on this file
                             position, name, _ = chunk.popleft()
                             results[position] = FileResult(
                                 display_path(Path(name)), error=_death(process.exitcode)
                             )
-                            if chunk:
-                                pending.appendleft(list(chunk))
+                        else:  # on one of these: each goes again alone, to find which
+                            pending.extendleft([task] for task in reversed(chunk))
                         if pending:
                             self._start(pending.popleft())
                     elif not chunk:  # its chunk is done: the next one, or stop
@@ -226,10 +231,20 @@ def _death(exitcode: int | None) -> str:
     return f"the analyzer crashed on this file (worker process {how}); not checked"
 
 
+#: A worker answers for the files it has checked when its chunk is done, when it has
+#: computed module summaries (the other workers get them with their next chunk), or
+#: when this many seconds have passed since its last answer: one message per file
+#: would wake the parent thousands of times a run, on a core the workers need.
+ANSWER_INTERVAL = 0.05
+
+
 def _worker_main(connection, settings: Settings) -> None:
     """A worker: chunks of ``(position, path, explicit)`` in, each with the summaries
-    other workers computed, one ``(position, FileResult, summaries it computed)`` per
-    file out, until it is sent None."""
+    other workers computed; out, in the chunk's order, ``([(position, FileResult),
+    ...], summaries it computed)`` for the files checked since its last answer
+    (:data:`ANSWER_INTERVAL`), until it is sent None."""
+    import time
+
     from hooklint.project import store
 
     _die_with_parent()
@@ -242,9 +257,15 @@ def _worker_main(connection, settings: Settings) -> None:
                 return
             chunk, summaries = message
             store.adopt(summaries)
-            for position, path, explicit in chunk:
-                result = check_path(path, settings, explicit)
-                connection.send((position, result, store.take_new()))
+            answers: list = []
+            last = time.monotonic()
+            for number, (position, path, explicit) in enumerate(chunk, start=1):
+                answers.append((position, check_path(path, settings, explicit)))
+                computed = store.take_new()
+                now = time.monotonic()
+                if computed or number == len(chunk) or now - last >= ANSWER_INTERVAL:
+                    connection.send((answers, computed))
+                    answers, last = [], now
     except (EOFError, OSError, KeyboardInterrupt):
         return  # the parent is gone or stopping
 
