@@ -158,7 +158,10 @@ def test_a_worker_that_dies_inside_its_answered_batch_blames_only_the_file_it_di
     monkeypatch.setattr(parallel, "_chunks", lambda tasks, jobs: [tasks[:20], tasks[20:]])
     monkeypatch.setattr(parallel, "check_path", _crash_on("m21.py", "kill"))
     results = check_paths(paths, settings, 2)
-    assert results[21].error == "the analyzer crashed on this file (worker process killed by SIGKILL); not checked"
+    assert (
+        results[21].error
+        == "the analyzer crashed on this file (worker process killed by SIGKILL); not checked"
+    )
     assert [(r.path, r.error, r.violations) for i, r in enumerate(results) if i != 21] == [
         (r.path, r.error, r.violations) for i, r in enumerate(expected) if i != 21
     ]
