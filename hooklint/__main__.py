@@ -1,4 +1,4 @@
-from hooklint.entry import main
+from hooklint.entry import script
 
 if __name__ == "__main__":
-    main()
+    script()

@@ -95,7 +95,7 @@ def test_the_console_script_is_the_pre_commit_entry():
     import tomllib
 
     scripts = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts == {"hooklint": "hooklint.entry:main"}
+    assert scripts == {"hooklint": "hooklint.entry:script"}
 
 
 def test_hook_entry_through_the_console_script(tmp_path):
