@@ -77,12 +77,7 @@ def script() -> None:
         main()
         code = 0
     except SystemExit as exc:
-        code = exc.code
-    if code is None:
-        code = 0
-    elif not isinstance(code, int):  # as ``sys.exit("text")`` does
-        message(str(code))
-        code = 1
+        code = _exit_code(exc.code)
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
@@ -203,12 +198,18 @@ def exit_flushed(code) -> None:
         )
         silence_stdout()
         code = 2
+    sys.exit(_exit_code(code))
+
+
+def _exit_code(code) -> int:
+    """A :class:`SystemExit` code as the process's exit status, as ``sys.exit`` reads
+    it: None is 0; anything else that is not an int is printed and is 1."""
     if code is None:
-        code = 0
-    elif not isinstance(code, int):
+        return 0
+    if not isinstance(code, int):
         message(str(code))
-        code = 1
-    sys.exit(code)
+        return 1
+    return code
 
 
 # -- the pre-commit path -----------------------------------------------------------------

@@ -77,8 +77,10 @@ def check(*args: str, **kwargs) -> Result:
 
 
 def run_subprocess(
-    args: list[str], cwd: Path, env: dict | None = None, input: bytes | None = None
+    args: list[str], cwd: Path, env: dict | None = None, input: bytes | None = None, stdout=subprocess.PIPE
 ) -> subprocess.CompletedProcess:
+    """``python -m hooklint ARGS`` in ``cwd``; its stdout captured unless ``stdout``
+    says where it goes (an open file), its stderr captured."""
     full_env = dict(os.environ)
     full_env.pop("NO_COLOR", None)
     full_env.update(env or {})
@@ -87,7 +89,8 @@ def run_subprocess(
         cwd=cwd,
         env=full_env,
         input=input,
-        capture_output=True,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
         timeout=300,
     )
 

@@ -9,16 +9,15 @@ import subprocess
 import sys
 import textwrap
 
-from _hooklint_cli import BUGGY, CLEAN, PROJECT_ROOT, write
+from _hooklint_cli import BUGGY, CLEAN, PROJECT_ROOT, run_subprocess, write
 
 
-def _run(args, cwd, **kwargs) -> subprocess.CompletedProcess:
-    kwargs.setdefault("stdout", subprocess.PIPE)
-    kwargs.setdefault("stderr", subprocess.PIPE)
-    env = {k: v for k, v in os.environ.items() if k not in ("HOOKLINT_DEBUG", "NO_COLOR", "FORCE_COLOR")}
-    return subprocess.run(
-        [sys.executable, "-m", "hooklint", *args], cwd=cwd, env=env, timeout=300, text=True, **kwargs
-    )
+def _run(args, cwd, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    """``python -m hooklint ARGS`` (:func:`run_subprocess`), its output as text."""
+    done = run_subprocess(args, cwd, stdout=stdout)
+    done.stdout = (done.stdout or b"").decode()
+    done.stderr = done.stderr.decode()
+    return done
 
 
 def test_python_m_hooklint_and_the_console_script_run_script():

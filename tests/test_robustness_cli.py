@@ -142,22 +142,25 @@ def _crash_once_on(name: str, marker: Path):
     return check_path
 
 
-def _forty_files(tree) -> list[Path]:
-    return [write(tree, f"m{i:02d}.py", BUGGY if i % 4 == 1 else f"x = {i}\n") for i in range(40)]
+def _batched_run(tree, monkeypatch, crash) -> tuple[list, list]:
+    """Forty files (every fourth with a finding) checked alone, then by two workers
+    that each take twenty and answer only at the end of them, ``crash`` planted:
+    (the parallel results, the serial ones)."""
+    paths = [write(tree, f"m{i:02d}.py", BUGGY if i % 4 == 1 else f"x = {i}\n") for i in range(40)]
+    settings = Settings(rule_codes=("HL000", "HL001"))
+    expected = check_paths(paths, settings, 1)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(parallel, "ANSWER_INTERVAL", 3600.0)
+    monkeypatch.setattr(parallel, "_chunks", lambda tasks, jobs: [tasks[:20], tasks[20:]])
+    monkeypatch.setattr(parallel, "check_path", crash)
+    return check_paths(paths, settings, 2), expected
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the test plants the crash through fork")
 def test_a_worker_that_dies_inside_its_answered_batch_blames_only_the_file_it_died_on(tree, monkeypatch):
     # The worker answers for its files only at the end of its chunk: when it dies on
     # m21.py, the files before it in the chunk are unanswered too, and checked again.
-    paths = _forty_files(tree)
-    settings = Settings(rule_codes=("HL000", "HL001"))
-    expected = check_paths(paths, settings, 1)
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(parallel, "ANSWER_INTERVAL", 3600.0)
-    monkeypatch.setattr(parallel, "_chunks", lambda tasks, jobs: [tasks[:20], tasks[20:]])
-    monkeypatch.setattr(parallel, "check_path", _crash_on("m21.py", "kill"))
-    results = check_paths(paths, settings, 2)
+    results, expected = _batched_run(tree, monkeypatch, _crash_on("m21.py", "kill"))
     assert (
         results[21].error
         == "the analyzer crashed on this file (worker process killed by SIGKILL); not checked"
@@ -170,14 +173,7 @@ def test_a_worker_that_dies_inside_its_answered_batch_blames_only_the_file_it_di
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the test plants the crash through fork")
 def test_a_death_that_does_not_come_again_blames_no_file(tree, monkeypatch):
-    paths = _forty_files(tree)
-    settings = Settings(rule_codes=("HL000", "HL001"))
-    expected = check_paths(paths, settings, 1)
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(parallel, "ANSWER_INTERVAL", 3600.0)
-    monkeypatch.setattr(parallel, "_chunks", lambda tasks, jobs: [tasks[:20], tasks[20:]])
-    monkeypatch.setattr(parallel, "check_path", _crash_once_on("m25.py", tree / "killed-once"))
-    results = check_paths(paths, settings, 2)
+    results, expected = _batched_run(tree, monkeypatch, _crash_once_on("m25.py", tree / "killed-once"))
     assert (tree / "killed-once").exists()  # the worker did die
     assert [(r.path, r.error, r.violations) for r in results] == [
         (r.path, r.error, r.violations) for r in expected
