@@ -99,7 +99,9 @@ def acquired_flag_guard(
     release_line = releases[0].hook_statement
     if len(released) != 1 or release_line is None or len(release_line.body) != 1:
         return [], "the release is spread over several statements of the forward hook"
-    if not isinstance(release_line.body[0], cst.Expr):
+    small = release_line.body[0]
+    if not isinstance(small, cst.Expr) and not any(r.node is small for r in releases):
+        # (an assignment that is itself the release, ``x = backup``, can be skipped)
         return [], "the releasing statement's value is used, so it cannot be skipped"
     acquire_line = acquires[-1].hook_statement
     if acquire_line is None or len(acquire_line.body) != 1:

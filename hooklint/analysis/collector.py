@@ -391,6 +391,12 @@ class _HookResolver:
                 if method is not None:
                     return self._body(method, "method")
             return None
+        if (
+            isinstance(expr, cst.Attribute)
+            and isinstance(expr.value, cst.Name)
+            and expr.value.value in self.facts.classes
+        ):
+            return self._class_attribute(expr.value.value, expr.attr.value)
         if isinstance(expr, cst.Call):
             callee = resolve(dotted_name(expr.func), self.facts.imports)
             if callee in _PARTIALS and expr.args:
@@ -443,6 +449,18 @@ class _HookResolver:
                 if value is not None:
                     return self.resolve(value, site, depth + 1)
         return None
+
+    def _class_attribute(self, class_name: str, name: str) -> HookBody | None:
+        """``Cls.name`` for a class of this file: a ``@staticmethod`` is a plain
+        function; a ``@classmethod`` is bound (its ``cls`` is the class); a plain method
+        taken from the class is unbound, so its first parameter receives the module."""
+        info = self.facts.method(class_name, name)
+        if info is None:
+            return None
+        decorators = {d.rsplit(".", 1)[-1] for d in info.decorators}
+        if "classmethod" in decorators:
+            return self._body(info, "method")
+        return self._body(info, "function")
 
     def _body(self, info: FunctionInfo, via: str) -> HookBody:
         return HookBody(

@@ -17,11 +17,19 @@ the hook's first parameter (the module the hook fires for) becomes ``<module>``,
 item with a literal key keeps it (``state["a"]`` and ``state["b"]`` are different
 state) and any other item is ``X[]``.
 
+A value set aside in a backup and then overwritten (``m._saved = m.p; m.p = 0.0``)
+is taken (op ``override``), and writing the backup back (``m.p = m._saved``) gives it
+back (``restore``); the two match by the backup's key.  What a getter of the module or
+of an imported module returns when called without arguments (``get_tracker()``,
+``torch._C._get_tracing_state()``) is shared state: the one object the process keeps.
+
 **Calls are followed**: a call of a same-file function — a module helper, a def
 nested in an enclosing function, a method through ``self``/``cls``, or the closure a
 same-file factory returns when it is called at once (``self._get_fn(name)()``) — adds
 the callee's effects, with its parameters bound to what the call passes (a helper
-given the hooked module sees it as ``<module>``).  Up to :data:`MAX_DEPTH` calls deep,
+given the hooked module sees it as ``<module>``; a parameter given ``True``,
+``False`` or ``None``, or left at such a default, makes ``flag = param`` the set or
+the reset it stands for: ``_set_active(True)`` / ``_set_active(False)``).  Up to :data:`MAX_DEPTH` calls deep,
 never into a function already on the call path; anything defined in another file is
 not followed (cross-file evidence is left out rather than guessed).
 """
@@ -35,7 +43,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import parameter_names
 from hooklint.analysis.guards import exits_early
-from hooklint.analysis.names import dotted_name, returned_name
+from hooklint.analysis.names import dotted_name, resolve, returned_name
 from hooklint.analysis.scopes import target_names
 from hooklint.analysis.vocabulary import (
     ACQUIRING_VERBS,
@@ -56,15 +64,29 @@ if TYPE_CHECKING:
 MAX_DEPTH = 3
 
 #: Operations that take something (a pre-hook's side of a pair) ...
-ACQUIRE = frozenset({"increment", "add", "set_true", "acquire"})
+ACQUIRE = frozenset({"increment", "add", "set_true", "acquire", "override"})
 #: ... and those that give it back (a post-hook's side).  A plain ``x = value`` (op
 #: ``set``) is neither: it overwrites whatever was there, so skipping its undo leaves
 #: nothing that the next call does not overwrite again.
 RELEASE = frozenset(
-    {"decrement", "decrement_clamped", "remove", "discard", "set_false", "delete", "clear", "release"}
+    {
+        "decrement",
+        "decrement_clamped",
+        "remove",
+        "discard",
+        "set_false",
+        "delete",
+        "clear",
+        "release",
+        "restore",
+    }
 )
 
-_PAIR_SET = frozenset(METHOD_PAIRS)
+#: Saving state into a backup and overwriting it (``b = x; x = v``), then writing the
+#: backup back (``x = b``): the take and the give-back of an override, matched by the
+#: backup's key (their ``pair`` is ``"override|b"`` / ``"restore|b"``).
+_OVERRIDE_PAIR = ("override", "restore")
+_PAIR_SET = frozenset((*METHOD_PAIRS, _OVERRIDE_PAIR))
 _ITEM_GETTERS = frozenset({"pop", "get", "popleft", "setdefault", "__getitem__"})
 
 
@@ -210,9 +232,10 @@ def acquired(effects: list[StateEffect]) -> list[StateEffect]:
     """The acquires a pre-hook makes, leaving out state it resets itself first.
 
     A key whose first effect is an unconditional overwrite (``self.n = 0``,
-    ``self.flag = False``, ``self.start = now()``) is re-established at the start of
-    every call: whatever a skipped post-hook left there is overwritten, so a later
-    ``+= 1`` or ``= True`` on it in the same pre-hook does not accumulate across calls.
+    ``self.flag = False``, ``self.start = now()``, a copy ``self.n = self.initial``)
+    is re-established at the start of every call: whatever a skipped post-hook left
+    there is overwritten, so a later ``+= 1`` or ``= True`` on it in the same pre-hook
+    does not accumulate across calls.
     """
     reset: list[str] = []
     seen: list[str] = []
@@ -220,7 +243,8 @@ def acquired(effects: list[StateEffect]) -> list[StateEffect]:
         if any(keys_match(effect.key, k) for k in seen):
             continue
         seen.append(effect.key)
-        if effect.op in ("set", "set_false") and not effect.conditional and effect.pair is None:
+        overwrite = effect.op in ("set", "set_false") and effect.pair is None
+        if (overwrite or effect.op == "restore") and not effect.conditional:  # a copy overwrites too
             reset.append(effect.key)
     return [
         e for e in effects if e.acquires and not any(e.key == k or split_key(e.key)[0] == k for k in reset)
@@ -264,11 +288,13 @@ class _Model:
         extra_locals: frozenset,
         depth: int,
         path: frozenset,
+        constants: tuple = (),
     ) -> list[StateEffect]:
-        key = (id(info.node), tuple(sorted(aliases.items())), extra_locals, depth)
+        key = (id(info.node), tuple(sorted(aliases.items())), extra_locals, depth, constants)
         cached = self.bodies.get(key)
         if cached is None:
             scope = _StateKeys(self, info.node, info, aliases, extra_locals, module_param=None)
+            scope.constants = dict(constants)
             cached = _Walker(self, scope, depth=depth, path=path | {id(info.node)}).run(info.node)
             self.bodies[key] = cached
         return cached
@@ -318,6 +344,10 @@ class _StateKeys:
             self.aliases[module_param] = "<module>"
         self.locals -= set(self.aliases)
         self._resolving: set[str] = set()
+        #: Parameters a call passed ``True``, ``False`` or ``None`` (by position, by
+        #: keyword or as the default it left): ``set_enabled(True)`` and
+        #: ``set_enabled(False)`` are an acquire and a release of what the helper sets.
+        self.constants: dict[str, str] = {}
         #: Pair acquires on fresh local objects, until the object is stored somewhere shared.
         self.pending: dict[str, list[StateEffect]] = {}
 
@@ -365,6 +395,11 @@ class _StateKeys:
         ):
             base = self.key(target.func.value, rebinding=False)  # ``d.pop(k)``: an item of ``d``
             return base + "[]" if base is not None else None
+        if isinstance(target, cst.Call) and not target.args and _is_getter(target.func, self):
+            # ``torch._C._get_tracing_state()``, ``current_tracker()``: a getter called
+            # without arguments hands out the one object the process keeps.
+            name = resolve(dotted_name(target.func), self.imports)
+            return f"{name}()" if name is not None else None
         if isinstance(target, cst.Call) and self.model is not None:
             # What a method of a shared object returns may be shared (``self.timers(n)``,
             # ``self.coordinator()``); a plain or module function's result is a fresh object.
@@ -381,6 +416,25 @@ class _StateKeys:
             args = ", ".join(_simple_code(a.value) for a in target.args)
             return f"{base}({args})"
         return None
+
+
+#: How the name of a function that returns process-wide state begins.
+_GETTER_PREFIXES = ("get_", "current_")
+
+
+def _is_getter(func: cst.BaseExpression, scope: _StateKeys) -> bool:
+    """A function of the module or of an imported module, named as a getter
+    (``get_tracker``, ``torch._C._get_tracing_state``, ``current_scope``); not a method
+    of an object (a local one may be fresh on every call)."""
+    name = dotted_name(func)
+    if name is None:
+        return False
+    root, _, rest = name.partition(".")
+    if rest and root not in scope.imports:
+        return False
+    if root in scope.locals or root in scope.aliases:
+        return False
+    return name.rsplit(".", 1)[-1].lstrip("_").startswith(_GETTER_PREFIXES)
 
 
 def _literal_item(target: cst.Subscript) -> str:
@@ -509,6 +563,8 @@ class _Walker:
         self.depth = depth
         self.path = path
         self.effects: list[StateEffect] = []
+        #: Shared state copied into a backup earlier in this body: its key -> the backup's.
+        self.saved: dict[str, str] = {}
 
     def run(self, node: cst.FunctionDef | cst.Lambda) -> list[StateEffect]:
         if isinstance(node, cst.Lambda):
@@ -604,8 +660,22 @@ class _Walker:
             if key is None:
                 return
             op = _assignment_op(target, node.value)
+            if op == "set" and isinstance(node.value, cst.Name) and node.value.value in scope.constants:
+                op = _CONSTANT_OPS[scope.constants[node.value.value]]
             if op == "set" and isinstance(target, cst.Subscript) and key.endswith("[]"):
                 op = "add"  # an entry under a per-call key: the container grows
+            # ``x = b``: a copy of an attribute or item of shared state (a bare name may
+            # be a constant or a default: an overwrite like any other).
+            copied = isinstance(node.value, (cst.Attribute, cst.Subscript))
+            source = scope.key(node.value, rebinding=False) if copied else None
+            if source is not None and source != key:
+                self.saved[source] = key
+                self.add(key, "restore", node, ctx, f"restore|{source}")
+                return
+            backup = self.saved.get(key)
+            if backup is not None:  # ``b = x; x = v``: overwritten after a backup was taken
+                self.add(key, "override", node, ctx, f"override|{backup}")
+                return
             if not self.stored(node.value, key, node, ctx) or op != "set":
                 # (storing an object entered here is its acquire, not an overwrite)
                 self.add(key, op, node, ctx)
@@ -701,10 +771,12 @@ class _Walker:
         targets = self.callees(node)
         if not targets:
             return False
-        for info, aliases, extra in targets:
+        for info, aliases, extra, constants in targets:
             if id(info.node) in self.path:
                 continue
-            for effect in self.model.callee_effects(info, aliases, extra, self.depth + 1, self.path):
+            for effect in self.model.callee_effects(
+                info, aliases, extra, self.depth + 1, self.path, constants
+            ):
                 self.effects.append(
                     StateEffect(  # the callee's effect, seen through this call
                         key=effect.key,
@@ -728,8 +800,12 @@ class _Walker:
         if info is None:
             return []
         if not factory_call:
-            return [(info, self.bind(info, node, bound_self), frozenset())]
-        result = [(info, self.bind(info, func, bound_self), frozenset())]  # type: ignore[arg-type]
+            return [
+                (info, self.bind(info, node, bound_self), frozenset(), _constants(info, node, bound_self))
+            ]
+        result = [
+            (info, self.bind(info, func, bound_self), frozenset(), _constants(info, func, bound_self))  # type: ignore[arg-type]
+        ]
         returned = returned_name(info.node)
         closure = info.nested.get(returned) if returned else None
         if closure is not None:
@@ -741,7 +817,7 @@ class _Walker:
             if bound_self and factory_params:
                 extra.discard(factory_params[0])
                 aliases[factory_params[0]] = bound_self
-            result.append((closure, aliases, frozenset(extra)))
+            result.append((closure, aliases, frozenset(extra), _constants(closure, node, None)))
         return result
 
     def function_of(self, func: cst.BaseExpression):
@@ -806,6 +882,40 @@ class _Walker:
                 if key is not None:
                     aliases[arg.keyword.value] = key
         return aliases
+
+
+#: What an assignment of a parameter bound to a constant does (:attr:`_StateKeys.constants`).
+_CONSTANT_OPS = {"True": "set_true", **{c: "set_false" for c in FALSY_CONSTANTS}}
+
+
+def _constants(info: FunctionInfo, call: cst.Call, bound_self) -> tuple:
+    """``(parameter, constant)`` for each parameter of ``info`` that ``call`` gives
+    ``True``, ``False`` or ``None``, by position or keyword, or leaves at such a
+    default; sorted, for the cache key.  Nothing when the call unpacks ``*``/``**``."""
+    if any(a.star for a in call.args):
+        return ()
+    params = list(info.node.params.posonly_params) + list(info.node.params.params)
+    if bound_self and params:
+        params = params[1:]
+    found: dict[str, str] = {}
+    for param in params + list(info.node.params.kwonly_params):
+        if param.default is not None and _constant(param.default):
+            found[param.name.value] = param.default.value  # type: ignore[union-attr]
+    positional = [a for a in call.args if a.keyword is None]
+    for param, arg in zip(params, positional):
+        found.pop(param.name.value, None)
+        if _constant(arg.value):
+            found[param.name.value] = arg.value.value  # type: ignore[union-attr]
+    for arg in call.args:
+        if arg.keyword is not None:
+            found.pop(arg.keyword.value, None)
+            if _constant(arg.value):
+                found[arg.keyword.value] = arg.value.value  # type: ignore[union-attr]
+    return tuple(sorted(found.items()))
+
+
+def _constant(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in _CONSTANT_OPS
 
 
 def _is_super_call(func: cst.BaseExpression) -> bool:

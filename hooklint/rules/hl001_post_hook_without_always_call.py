@@ -27,14 +27,22 @@ class PostHookWithoutAlwaysCall(Rule):
     the pre-hook takes something — a counter incremented, an item added to a set or
     stack, a flag set to `True`, one side of a method-call pair (`timer.start()`,
     `lock.acquire()`, `coordinator.fetch_x(m)`, `rec.__enter__()`; the pairs are
-    listed in `hooklint.analysis.vocabulary`) — and the post-hook gives it back, and
+    listed in `hooklint.analysis.vocabulary`), an attribute or item set aside in a
+    backup and then overwritten (`m._saved = m.p; m.p = 0.0`) — and the post-hook
+    gives it back (writes the backup back: `m.p = m._saved`), and
     the post-hook is registered without `always_call=True`.
 
     The hooks' effects are followed into same-file helpers they call (module
     functions, nested defs, `self` methods, the closure a same-file factory returns
-    and the hook calls at once), up to three calls deep; hooks may be functions,
-    methods, lambdas, `functools.partial` objects, or instances of same-file classes
-    with `__call__` (also held in a dict, list or attribute). Different literal dict
+    and the hook calls at once), up to three calls deep, with a `True`, `False` or
+    `None` the call passes (or leaves at a default) standing for the parameter it is
+    given to (`_set_active(True)` in the pre-hook, `_set_active(False)` in the
+    post-hook). What a getter of the module or of an imported module returns when
+    called without arguments (`get_tracker()`, `torch._C._get_tracing_state()`) is the
+    one object the process keeps: the same state in both hooks. Hooks may be functions, methods, static methods or class methods
+    named through their class (`Block._enter`), lambdas, `functools.partial` objects,
+    or instances of same-file classes with `__call__` (also held in a dict, list or
+    attribute). Different literal dict
     keys are different state (`state["a"]` vs `state["b"]`). A plain assignment
     (`self.start = now()`) is not a take: it overwrites what the previous call left,
     and so is any state the pre-hook resets unconditionally before changing it.
@@ -335,6 +343,90 @@ def deepest(model, x):
     finally:
         for h in handles:
             h.remove()
+"""
+        ),
+        # The setter is given the same value by both hooks, or a value it cannot
+        # read: nothing is taken that the post-hook gives back.
+        Valid(
+            """
+_MODE = {"eval": False}
+
+
+def _set_eval(flag=True):
+    _MODE["eval"] = flag
+
+
+def _before(module, args):
+    _set_eval(module.training)
+
+
+def _after(module, args, output):
+    _set_eval()
+
+
+def watch(model):
+    model.register_forward_pre_hook(_before)
+    model.register_forward_hook(_after)
+"""
+        ),
+        # Static methods handed over through their class, the post-hook with always_call.
+        Valid(
+            """
+import torch
+
+
+class LowPrecisionBlock(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_forward_pre_hook(LowPrecisionBlock._relax)
+        self.register_forward_hook(LowPrecisionBlock._restore, always_call=True)
+
+    @staticmethod
+    def _relax(module, args):
+        torch.backends.cudnn.allow_tf32 = True
+
+    @staticmethod
+    def _restore(module, args, output):
+        torch.backends.cudnn.allow_tf32 = False
+"""
+        ),
+        # The pre-hook only notes the value (it changes nothing); the post-hook's copy
+        # back is a no-op whether or not it runs.
+        Valid(
+            """
+def _note(module, inputs):
+    module._p_seen = module.p
+
+
+def _put_back(module, inputs, output):
+    module.p = module._p_seen
+
+
+def watch(model):
+    model.register_forward_pre_hook(_note)
+    model.register_forward_hook(_put_back)
+"""
+        ),
+        # Each hook builds its own registry and asks it for a stack: two objects, not
+        # one pushed and popped.
+        Valid(
+            """
+import profiling
+
+
+def _open_span(module, inputs):
+    registry = profiling.Registry()
+    registry.get_stack().push(module)
+
+
+def _close_span(module, inputs, output):
+    registry = profiling.Registry()
+    registry.get_stack().pop()
+
+
+def instrument(model):
+    model.register_forward_pre_hook(_open_span)
+    model.register_forward_hook(_close_span)
 """
         ),
     ]
@@ -807,6 +899,175 @@ class Tracer:
             line=7,
             message="undoes `depth`",
         ),
+        # One setter for both sides: the pre-hook passes `True`, the post-hook `False`.
+        Invalid(
+            """
+_TRACING = {"active": False}
+
+
+def _set_tracing(active):
+    _TRACING["active"] = active
+
+
+def _begin(module, args):
+    _set_tracing(True)
+
+
+def _end(module, args, output):
+    _set_tracing(False)
+
+
+def trace(model):
+    model.register_forward_pre_hook(_begin)
+    model.register_forward_hook(_end)
+""",
+            expected="""
+_TRACING = {"active": False}
+
+
+def _set_tracing(active):
+    _TRACING["active"] = active
+
+
+def _begin(module, args):
+    _set_tracing(True)
+
+
+def _end(module, args, output):
+    _set_tracing(False)
+
+
+def trace(model):
+    model.register_forward_pre_hook(_begin)
+    model.register_forward_hook(_end, always_call=True)
+""",
+            line=18,
+            message="`_TRACING['active']`",
+        ),
+        # Static methods handed over through their class.
+        Invalid(
+            """
+import torch
+
+
+class LowPrecisionBlock(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_forward_pre_hook(LowPrecisionBlock._relax)
+        self.register_forward_hook(LowPrecisionBlock._restore)
+
+    @staticmethod
+    def _relax(module, args):
+        torch.backends.cudnn.allow_tf32 = True
+
+    @staticmethod
+    def _restore(module, args, output):
+        torch.backends.cudnn.allow_tf32 = False
+""",
+            expected="""
+import torch
+
+
+class LowPrecisionBlock(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_forward_pre_hook(LowPrecisionBlock._relax)
+        self.register_forward_hook(LowPrecisionBlock._restore, always_call=True)
+
+    @staticmethod
+    def _relax(module, args):
+        torch.backends.cudnn.allow_tf32 = True
+
+    @staticmethod
+    def _restore(module, args, output):
+        torch.backends.cudnn.allow_tf32 = False
+""",
+            line=8,
+            message="`torch.backends.cudnn.allow_tf32`",
+        ),
+        # A value set aside in a backup and overwritten by the pre-hook, written back
+        # by the post-hook: a failed forward leaves the override in place for good.
+        Invalid(
+            """
+def _no_dropout(module, inputs):
+    module._p_before = module.p
+    module.p = 0.0
+
+
+def _dropout_back(module, inputs, output):
+    module.p = module._p_before
+
+
+def freeze_dropout(model):
+    for layer in model.modules():
+        if hasattr(layer, "p"):
+            layer.register_forward_pre_hook(_no_dropout)
+            layer.register_forward_hook(_dropout_back)
+""",
+            expected="""
+def _no_dropout(module, inputs):
+    module._p_before = module.p
+    module.p = 0.0
+    module._no_dropout_acquired = True
+
+
+def _dropout_back(module, inputs, output):
+    if getattr(module, '_no_dropout_acquired', False):
+        module._no_dropout_acquired = False
+        module.p = module._p_before
+
+
+def freeze_dropout(model):
+    for layer in model.modules():
+        if hasattr(layer, "p"):
+            layer.register_forward_pre_hook(_no_dropout)
+            layer.register_forward_hook(_dropout_back, always_call=True)
+""",
+            line=14,
+            message="set aside in `<module>._p_before`",
+        ),
+        # Both hooks reach the process's one tracer through an imported getter (a
+        # stack: the fix leaves its pop to HL005, as for any stack).
+        Invalid(
+            """
+import profiling
+
+
+def _open_span(module, inputs):
+    tracer = profiling.get_active_tracer()
+    tracer.push(type(module).__name__)
+
+
+def _close_span(module, inputs, output):
+    profiling.get_active_tracer().pop()
+
+
+def instrument(model):
+    for layer in model.modules():
+        layer.register_forward_pre_hook(_open_span)
+        layer.register_forward_hook(_close_span)
+""",
+            expected="""
+import profiling
+
+
+def _open_span(module, inputs):
+    tracer = profiling.get_active_tracer()
+    tracer.push(type(module).__name__)
+
+
+def _close_span(module, inputs, output):
+    profiling.get_active_tracer().pop()
+
+
+def instrument(model):
+    for layer in model.modules():
+        layer.register_forward_pre_hook(_open_span)
+        layer.register_forward_hook(_close_span, always_call=True)
+""",
+            line=16,
+            message="undoes `profiling.get_active_tracer()`",
+        ),
     ]
 
 
@@ -823,4 +1084,6 @@ def _needs_always_call(post: Registration) -> bool:
 def _shown(acquire, release) -> str:
     if release.pair is None:
         return f"`{release.key}`"
+    if release.op == "restore":
+        return f"`{release.key}` (set aside in `{release.pair.split('|', 1)[1]}` and written back)"
     return f"`{release.key}` (`{acquire.pair.split('|')[0]}`/`{release.pair.split('|')[0]}`)"
