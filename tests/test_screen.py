@@ -292,6 +292,31 @@ def test_only_a_use_of_a_token_seeds_not_a_mention():
     assert "def overrides" not in screened and "def pair" in screened
 
 
+def test_a_registration_method_bound_to_a_name_seeds_one_in_a_table_does_not():
+    """``attach = m.register_forward_hook`` (or either branch of a conditional) is
+    called later under the name: a use.  The same method as an item of a list or a
+    call's argument is a mention."""
+    screened = screen(
+        """
+        def pick(m, forward):
+            attach = m.register_forward_hook if forward else m.register_backward_hook
+            return attach
+
+        def bound(m):
+            attach = m.register_full_backward_hook
+            return attach
+
+        def listed():
+            return [Tensor.register_hook, Module.register_forward_hook]
+
+        def passed(m):
+            return functools.partial(m.register_forward_hook, prepend=True)
+        """
+    )
+    assert "def pick" in screened and "def bound" in screened
+    assert "def listed" not in screened and "def passed" not in screened
+
+
 # -- strings and comments are found exactly (hooklint.lexical.scan, not regexes) ----------
 SWALLOWED = '''\
 from torch.nn.modules.module import register_module_forward_hook

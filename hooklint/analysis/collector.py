@@ -288,6 +288,7 @@ class _Collector:
     def _registration(self, node, func, attr, callee, site: Site, use: HandleUse) -> None:
         receiver = None
         api = None
+        named_by: tuple = ()
         if attr is not None and attr in METHOD_APIS:
             api = METHOD_APIS[attr]
             receiver = func.value
@@ -296,6 +297,13 @@ class _Collector:
         elif _is_getattr_dispatch(func):
             api = DYNAMIC_API
             receiver = func.args[0].value
+        elif isinstance(func, cst.Name) and self.functions:
+            named_by = _registration_methods(
+                self.local_values.get((id(self.functions[-1].node), func.value)), self.facts
+            )
+            if named_by:
+                api = METHOD_APIS[named_by[0].attr.value]
+                receiver = named_by[0].value
         if api is None:
             return
         keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
@@ -317,8 +325,22 @@ class _Collector:
                 has_star_kwargs=any(a.star == "**" for a in node.args),
                 site=site,
                 handle=use,
+                named_by=named_by,
             )
         )
+
+
+def _registration_methods(value: cst.BaseExpression | None, facts: ModuleFacts) -> tuple:
+    """The registration methods a local name was bound to (its last plain assignment
+    seen so far in the function): ``m.register_forward_hook``, or both branches of
+    ``m.register_forward_hook if forward else m.register_backward_hook`` (one object);
+    empty for anything else."""
+    branches = (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,)
+    if not all(isinstance(b, cst.Attribute) and b.attr.value in METHOD_APIS for b in branches):
+        return ()
+    if len({facts.code(b.value) for b in branches}) != 1:  # type: ignore[union-attr]
+        return ()
+    return branches
 
 
 def _decorator_callee(expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -217,6 +217,19 @@ class Registration:
     #: Places in other files this registration's reading rests on (the wrapper's
     #: definition in a base class or an imported module: :mod:`hooklint.project`).
     evidence: tuple = ()
+    #: For a call of a local name bound to registration methods (``add = m.register_forward_hook``,
+    #: ``add = m.register_forward_hook if fwd else m.register_backward_hook``; then
+    #: ``add(fn)``): those attribute references, the first giving ``api``.  Empty for a
+    #: direct call.
+    named_by: tuple = ()
+
+    @property
+    def api_names(self) -> tuple[str, ...]:
+        """Every registration method the call may run: ``api`` or, through a local
+        name, each one the name may be bound to."""
+        if self.named_by:
+            return tuple(dict.fromkeys(a.attr.value for a in self.named_by))
+        return (self.api.name,)
 
     def same_target(self, other: Registration, *, same_function: bool = True) -> bool:
         """Whether two registrations hook the same thing: both process-wide of one kind

@@ -39,11 +39,18 @@ def _token_regex(token: str) -> str:
     return re.escape(token).replace(r"\*", r"\w*")
 
 
+#: After a registration method's name: its call, or the end of an assignment that binds
+#: it to a local name (``add = m.register_forward_hook``, also as either branch of a
+#: conditional: ``... if forward else m.register_backward_hook``), which is called later.
+_CALLED_OR_BOUND = r"(?=\s*\(|[ \t]+(?:if|else)\b|[ \t]*(?:\\?\r?\n|$))"
+
+
 @lru_cache(maxsize=64)
 def seed_regex(tokens: tuple[str, ...]):
     """Where the tokens occur in code *as what they name*: a call
-    (``m.register_forward_hook(``, ``saved_tensors_hooks(``), a keyword
-    (``always_call=``), an f-string name (``register_{``).  The prefilter may match
+    (``m.register_forward_hook(``, ``saved_tensors_hooks(``), a registration method
+    bound to a local name (:data:`_CALLED_OR_BOUND`), a keyword (``always_call=``),
+    an f-string name (``register_{``).  The prefilter may match
     ``register_hook`` in a dict key or ``saved_tensors_hooks`` inside a longer name; a
     seed may not.  A token ending in ``_`` is a prefix (``register_module_``); a
     leading ``_`` is allowed (``_register_state_dict_hook``).  ``.names`` matches the
@@ -61,7 +68,12 @@ def seed_regex(tokens: tuple[str, ...]):
             continue
         part += r"(?![A-Za-z0-9_])"
         names.append(part)
-        uses.append(part + (r"(?=\s*=)" if token == "always_call" else r"(?=\s*\()"))
+        if token == "always_call":
+            uses.append(part + r"(?=\s*=)")
+        elif token == REGISTRATION_TOKEN:
+            uses.append(part + _CALLED_OR_BOUND)
+        else:
+            uses.append(part + r"(?=\s*\()")
     pattern = NamePattern("|".join(uses) or r"(?!)")
     pattern.names = NamePattern("|".join(names) or r"(?!)")
     return pattern

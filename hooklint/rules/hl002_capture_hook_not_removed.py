@@ -968,6 +968,27 @@ def uninstall(session):
             line=3,
             message="its handle (`session.probes`) is never removed",
         ),
+        # Registered through a local name bound to the method.
+        Invalid(
+            """
+def output_norms(model, batch):
+    norms = []
+    attach = model.register_forward_hook
+    attach(lambda module, inputs, output: norms.append(output.norm()))
+    model(batch)
+    return norms
+""",
+            expected="""
+def output_norms(model, batch):
+    norms = []
+    attach = model.register_forward_hook
+    with attach(lambda module, inputs, output: norms.append(output.norm())):
+        model(batch)
+    return norms
+""",
+            line=4,
+            message="appends to `norms`",
+        ),
     ]
 
 

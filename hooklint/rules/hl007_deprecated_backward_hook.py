@@ -27,7 +27,10 @@ class DeprecatedBackwardHook(Rule):
 
     ## What it does
     Finds calls to `Module.register_backward_hook` and to the process-wide
-    `torch.nn.modules.module.register_module_backward_hook`.
+    `torch.nn.modules.module.register_module_backward_hook`, also through a local
+    name bound to the method (`add = m.register_backward_hook`, or one branch of
+    `m.register_forward_hook if forward else m.register_backward_hook`) and called
+    later.
     A class that defines its own `register_backward_hook` (torch's RPC
     `RemoteModule` does) is not reported for its `self.register_backward_hook`
     calls.
@@ -93,17 +96,17 @@ class DeprecatedBackwardHook(Rule):
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
         own_methods = _classes_defining(facts, "register_backward_hook")
         for registration in facts.registrations:
-            replacement = _REPLACEMENTS.get(registration.api.name)
-            if replacement is None:
+            deprecated = [name for name in registration.api_names if name in _REPLACEMENTS]
+            if not deprecated:
                 continue
             if _is_own_method(registration, own_methods):
                 continue
-            yield self._finding(facts, context, registration, replacement)
+            yield self._finding(facts, context, registration, deprecated[0])
 
-    def _finding(self, facts, context, registration: Registration, replacement: str) -> Finding:
-        old = registration.api.name
+    def _finding(self, facts, context, registration: Registration, old: str) -> Finding:
+        replacement = _REPLACEMENTS[old]
         message = f"`{old}` reports the last autograd node's gradients; use `{replacement}`"
-        edits = use_full_backward_hook(registration, replacement)
+        edits = use_full_backward_hook(registration, old, replacement)
         withheld = None
         if edits and context.target_torch < FULL_BACKWARD_SINCE:
             withheld = (
@@ -162,6 +165,18 @@ def watch(model, log):
     handles = [p.register_hook(lambda g: log.append(g.norm())) for p in model.parameters()]
     handles.append(register_module_full_backward_hook(lambda m, gi, go: log.append(len(gi))))
     return handles
+"""
+        ),
+        # A local name bound to forward hooks only.
+        Valid(
+            """
+class Tap:
+    def __init__(self, layer, before=False):
+        attach = layer.register_forward_pre_hook if before else layer.register_forward_hook
+        self.handle = attach(self.keep)
+
+    def keep(self, module, *args):
+        self.last = args[-1]
 """
         ),
     ]
@@ -239,6 +254,29 @@ encoder.register_backward_hook(scale_grads)
             line=4,
             message="fix withheld",
             options={"target_torch": (1, 7)},
+        ),
+        # The method is picked into a local name first, then called.
+        Invalid(
+            """
+class GradTap:
+    def __init__(self, layer, forward=True):
+        attach = layer.register_forward_hook if forward else layer.register_backward_hook
+        self.handle = attach(self.keep)
+
+    def keep(self, module, inputs, outputs):
+        self.last = outputs
+""",
+            expected="""
+class GradTap:
+    def __init__(self, layer, forward=True):
+        attach = layer.register_forward_hook if forward else layer.register_full_backward_hook
+        self.handle = attach(self.keep)
+
+    def keep(self, module, inputs, outputs):
+        self.last = outputs
+""",
+            line=4,
+            message="`register_backward_hook`",
         ),
     ]
 
