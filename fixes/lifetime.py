@@ -163,6 +163,8 @@ def try_finally(
     must not raise, except ``acquire``, a statement that only registers (if it raises,
     nothing is registered); when one could, there is no fix (no edits).
     """
+    if not body or not cleanup:
+        return []  # nothing runs between the two at this level: no `try` to add here
     reads = set().union(*(chains_read(s) for s in cleanup))
     last = max((i for i, s in enumerate(body) if chains_bound(s) & reads), default=-1)
     if last >= 0:

@@ -189,7 +189,9 @@ def test_hl004_follows_helper_returned_handles_on_the_whole_file():
     assert [v.start.line for v in found] == [9]
 
 
-def test_hl004_two_hooks_into_one_store_are_two_findings_and_one_hook_twice_is_one():
+def test_hl004_hooks_side_by_side_into_one_store_are_one_finding():
+    """Registrations in one block whose handles one statement removes are one bug (one
+    `finally` mends them all): the same hook twice, or a pre-hook beside a post-hook."""
     code = """
         def trace(model, x):
             taps = []
@@ -202,8 +204,26 @@ def test_hl004_two_hooks_into_one_store_are_two_findings_and_one_hook_twice_is_o
                 tap.remove()
         """
     found = _lint(code, "HL004")
-    assert [v.start.line for v in found] == [4, 5]
-    assert "(and 1 more registration" in found[0].message
+    assert [v.start.line for v in found] == [4]
+    assert "(and 2 more registrations here)" in found[0].message
+
+
+def test_hl004_hooks_in_different_blocks_are_separate_findings():
+    """Different hooks registered in different loops are different bugs, even when one
+    statement removes them all (each registration site needs its own look)."""
+    code = """
+        def trace(model, x):
+            taps = []
+            for block in model.blocks:
+                taps.append(block.register_forward_hook(log_in))
+            for head in model.heads:
+                taps.append(head.register_forward_hook(log_out))
+            model(x)
+            for tap in taps:
+                tap.remove()
+        """
+    found = _lint(code, "HL004")
+    assert [v.start.line for v in found] == [4, 6]
 
 
 def test_a_module_looked_up_is_not_one_that_dies_with_the_call():

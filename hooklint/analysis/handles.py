@@ -632,7 +632,48 @@ class HandleModel:
                 method = method.parent
             if method is not None:
                 return self.facts.method(method.class_name, func.attr.value)  # type: ignore[arg-type]
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Call)
+            and isinstance(func.value.func, cst.Name)
+            and func.value.func.value == "super"
+            and not func.value.args
+            and info is not None
+        ):
+            return self._super_method(info, func.attr.value)
         return None
+
+    def _super_method(self, info: FunctionInfo, name: str) -> FunctionInfo | None:
+        """What ``super().name`` runs from a method of a class of this file: the first
+        same-file base, depth first, that defines ``name`` (a base of another file is
+        the project's to resolve: None)."""
+        method = info
+        while method is not None and method.class_name is None:
+            method = method.parent
+        if method is None:
+            return None
+        seen: set[str] = {method.class_name}  # type: ignore[arg-type]
+        pending = list(self._same_file_bases(method.class_name))  # type: ignore[arg-type]
+        while pending:
+            base = pending.pop(0)
+            if base in seen:
+                continue
+            seen.add(base)
+            found = self.facts.method(base, name)
+            if found is not None:
+                return found
+            pending[:0] = self._same_file_bases(base)
+        return None
+
+    def _same_file_bases(self, class_name: str) -> list[str]:
+        node = self.facts.classes.get(class_name)
+        if node is None:
+            return []
+        return [
+            a.value.value
+            for a in node.bases
+            if isinstance(a.value, cst.Name) and a.value.value in self.facts.classes
+        ]
 
     def other_object_method(self, call: CallSite) -> FunctionInfo | None:
         """The same-file method a call on *another* object runs (``tap.attach(fn)``,
@@ -806,8 +847,30 @@ class HandleModel:
         if depth > HELPER_DEPTH:
             return False
         found = any(a.flow.escapes == "returned" for a in self.acquisitions(id(info.node), depth + 1))
+        found = found or bool(self._nested_returned_stores(info, depth))
         self._returns_memo[key] = found
         return found
+
+    def _nested_returned_stores(self, info: FunctionInfo, depth: int) -> set[str]:
+        """Stores of ``info``'s own locals that defs nested in it fill with handles
+        (``handles.append(reg(...))`` in an inner walker, recursive or not) and that
+        ``info`` returns."""
+        owner = f"def:{id(info.node)}|"
+        filled: set[str] = set()
+        pending = list(info.nested.values())
+        while pending:
+            nested = pending.pop()
+            pending.extend(nested.nested.values())
+            for acquisition in self.acquisitions(id(nested.node), depth + 1):
+                filled |= {k for k in acquisition.flow.stores if k.startswith(owner)}
+        if not filled:
+            return set()
+        events = self._summary(id(info.node)).events
+        return {
+            key
+            for raw, items in events.items()
+            if (key := self.find(raw)) in filled and any(kind == "returned" for kind, _, _ in items)
+        }
 
     # -- queries -------------------------------------------------------------------------------
     def acquisitions(self, scope_id: int, depth: int = 0) -> list[Acquisition]:
@@ -852,7 +915,11 @@ class HandleModel:
             if self.returns_handles(helper, depth):
                 found.append(
                     Acquisition(
-                        call.node, call.site, self._helper_flow(call, scope_id), helper=helper, use=call.use
+                        call.node,
+                        call.site,
+                        self._helper_flow(call, scope_id, helper),
+                        helper=helper,
+                        use=call.use,
                     )
                 )
         if depth == 0:
@@ -884,10 +951,37 @@ class HandleModel:
         )
         return [Acquisition(call.node, call.site, flow, use=call.use, evidence=evidence)]
 
-    def _helper_flow(self, call: CallSite, scope_id: int) -> Flow:
-        flow = self.flow(call.use, scope_id, call.node)
+    def _helper_flow(self, call: CallSite, scope_id: int, helper: FunctionInfo | None = None) -> Flow:
+        positions = self._returned_positions(helper) if helper is not None else None
+        flow = self.flow(call.use, scope_id, call.node, positions)
         flow.single = False  # a helper hands back a collection
         return flow
+
+    def _returned_positions(self, helper: FunctionInfo) -> frozenset[int] | None:
+        """Where in the tuples a helper returns its handles sit (``return handles,
+        shapes``: position 0), when every ``return`` of its own body returns a tuple of
+        one length; None otherwise (the value returned is the handles, or their
+        container)."""
+        returns = [
+            n for n in self.facts.body_nodes(helper.node) if isinstance(n, cst.Return) and n.value is not None
+        ]
+        if not returns or not all(isinstance(r.value, cst.Tuple) for r in returns):
+            return None
+        if len({len(r.value.elements) for r in returns}) != 1:  # type: ignore[union-attr]
+            return None
+        scope_id = id(helper.node)
+        stores = self._nested_returned_stores(helper, 0)
+        for acquisition in self.acquisitions(scope_id, 1):
+            if acquisition.flow.escapes == "returned":
+                stores |= acquisition.flow.stores
+        found = set()
+        for node in returns:
+            for index, element in enumerate(node.value.elements):  # type: ignore[union-attr]
+                for name in _element_names(element.value):
+                    raw = self.raw_key(name, scope_id)
+                    if raw is not None and self.find(raw) in stores:
+                        found.add(index)
+        return frozenset(found) if found else None
 
     def value_at(self, name: cst.Name, call: cst.Call, scope_id: int) -> cst.BaseExpression | None:
         """The value last assigned to a local name before a call of the same scope."""
@@ -1083,8 +1177,16 @@ class HandleModel:
                 return acquisition
         return Acquisition(registration.call, registration.site, Flow(), registration=registration)
 
-    def flow(self, use: HandleUse, scope_id: int, call_node: cst.Call | None = None) -> Flow:
-        """Follow a value's use (a registration's handle) through its scope."""
+    def flow(
+        self,
+        use: HandleUse,
+        scope_id: int,
+        call_node: cst.Call | None = None,
+        positions: frozenset[int] | None = None,
+    ) -> Flow:
+        """Follow a value's use (a registration's handle) through its scope.
+        ``positions``: a helper's call returns a tuple with the handles at these places;
+        unpacked (``handles, shapes = helper()``), only those targets hold them."""
         flow = Flow()
         final = use.final
         role = final.role
@@ -1103,6 +1205,10 @@ class HandleModel:
         if role not in ("bound", "appended"):
             return flow
         nodes = [n for n in final.target_nodes if not isinstance(n, str)]
+        if positions is not None and len(nodes) == 1 and isinstance(nodes[0], (cst.Tuple, cst.List)):
+            elements = nodes[0].elements
+            if not any(isinstance(e, cst.StarredElement) for e in elements):
+                nodes = [elements[i].value for i in sorted(positions) if i < len(elements)]
         flow.single = role == "bound" and use.role == "bound" and len(nodes) == 1 and _is_chain(nodes[0])
         if nodes:
             flow.target = self.facts.code(_store_base(nodes[0]) or nodes[0])

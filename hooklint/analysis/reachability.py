@@ -1,5 +1,6 @@
 """Which statements of a function can never run: those after a ``return``, ``raise``,
-``continue`` or ``break`` in the same block (and everything inside them).
+``continue`` or ``break`` in the same block (and everything inside them); and the
+``raise`` or ``assert`` that can run after a given statement (:func:`raise_after`).
 
 A removal placed there is no removal (``return out`` then ``handle.remove()``).  The
 check is per block, as CPython's compiler sees it: a terminator inside an ``if`` does
@@ -60,3 +61,42 @@ def _blocks(statement: cst.CSTNode):
         yield _body(final)
     for case in getattr(statement, "cases", ()) or ():
         yield _body(case)
+
+
+def raise_after(function: cst.FunctionDef, statement: cst.CSTNode) -> cst.CSTNode | None:
+    """The first ``raise`` or ``assert`` of ``function``'s body that can run after
+    ``statement`` has: one in a top-level statement that follows the one holding
+    ``statement`` (nested defs and classes left out), outside every ``try`` (whose
+    handler might clean up) and not after a terminator in its block; None if there is
+    none."""
+    body = _body(function)
+    dead = dead_statements(function)
+    for index, top in enumerate(body):
+        if top is statement or _holds(top, statement):
+            for later in body[index + 1 :]:
+                found = _first_raise(later, dead)
+                if found is not None:
+                    return found
+            return None
+    return None
+
+
+def _holds(node: cst.CSTNode, wanted: cst.CSTNode) -> bool:
+    for block in _blocks(node) if not isinstance(node, cst.SimpleStatementLine) else ():
+        for child in block:
+            if child is wanted or _holds(child, wanted):
+                return True
+    return False
+
+
+def _first_raise(statement: cst.CSTNode, dead: set[int]) -> cst.CSTNode | None:
+    if id(statement) in dead or isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.Try, cst.TryStar)):
+        return None
+    if isinstance(statement, cst.SimpleStatementLine):
+        return next((s for s in statement.body if isinstance(s, (cst.Raise, cst.Assert))), None)
+    for block in _blocks(statement):
+        for child in block:
+            found = _first_raise(child, dead)
+            if found is not None:
+                return found
+    return None

@@ -275,7 +275,8 @@ UNHOOK_WORDS = ("remove", "unregister", "unhook", "uninstall", "clear_hooks", "r
 # -- lifecycles with a teardown (HL016) ------------------------------------------------------
 #: Verbs of a setup method and of the teardown that undoes it, matched as a whole
 #: underscore-separated word of the name: ``on_train_start``/``on_train_end``,
-#: ``register_hooks``/``remove_hooks``, ``_attach``/``_detach``.
+#: ``register_hooks``/``remove_hooks``, ``_attach``/``_detach``, ``before_fit``/``after_fit``,
+#: ``_fuse_preprocess``/``_fuse_postprocess``.
 LIFECYCLE_VERBS = (
     ("start", "end"),
     ("start", "stop"),
@@ -290,6 +291,10 @@ LIFECYCLE_VERBS = (
     ("enable", "disable"),
     ("hook", "unhook"),
     ("enter", "exit"),
+    ("before", "after"),
+    ("preprocess", "postprocess"),
+    ("wrap", "unwrap"),
+    ("bind", "unbind"),
 )
 #: Methods that undo what an object set up when it was built: a class with one of them
 #: owns the hooks its ``__init__`` puts on a module it was given, and a hook that such a

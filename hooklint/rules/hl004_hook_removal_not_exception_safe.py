@@ -17,6 +17,7 @@ from hooklint.analysis.lifetime import (
     statement_path,
     word_count,
 )
+from hooklint.analysis.reachability import raise_after
 from hooklint.analysis.statements import (
     in_kept_lambda,
     is_bare_yield,
@@ -60,12 +61,19 @@ class HookRemovalNotExceptionSafe(Rule):
     `hooklint.analysis.handles`): bound and then appended, extended or added; built
     by comprehensions and `set(...)`/`list(...)` of a generator; dict values and
     tuples inside them; aliases; returned by a helper of the same file (three calls
-    deep); put by a nested def into a list of the function around it, which calls
-    the def or hands it out (`model.apply(attach)`): the span then starts at that
-    call. Removals are `.remove()` on the handle or an element (`d.pop(k).remove()`,
+    deep), also as one element of a tuple the caller unpacks (`handles, shapes =
+    helper()`) and also when a def nested in the helper (a recursive walker) fills the
+    list the helper returns; put by a nested def into a list of the function around
+    it, which calls the def or hands it out (`model.apply(attach)`): the span then
+    starts at that call. Removals are `.remove()` on the handle or an element (`d.pop(k).remove()`,
     `_, h = d.pop(k)`), loops, `while hs: hs.pop().remove()`, comprehensions and `map`
     over the store, and same-file helpers that remove a parameter or an attribute.
     Bindings are per scope: a `handle` of another function is another handle.
+    A constructor that keeps handles on `self` (for another method to remove) and
+    then reaches an explicit `raise` or `assert` outside `try` is reported too: when it
+    raises, its caller never gets the object, so nothing can remove the hooks (a
+    call that might raise is not enough there: only an argument check after the
+    hooks are on). `super().m(...)` runs the first same-file base's `m`.
     `self.register_hooks(...)` followed by a same-class removal method
     (`self.cleanup()`) is a setup/teardown pair, as is a call of a same-class method
     whose body keeps every handle it registers on `self`, whatever its name, called
@@ -83,8 +91,9 @@ class HookRemovalNotExceptionSafe(Rule):
     as lazy initialisation, is left alone). A remover handed back to the caller
     (`return lambda: [h.remove() for h in hs]`) is the caller's removal, not one here.
     One bug is one
-    finding: the same hook into the same store, removed by one statement, is reported
-    at its first registration, and the message counts the others.
+    finding: what one statement removes of the same hook registered again, or of hooks
+    registered side by side in one block (a pre-hook and a post-hook put into one list),
+    is reported at the first registration, and the message counts the others.
 
     ## Why is this bad?
     If anything between the registration and the removal raises (an out-of-memory
@@ -142,7 +151,9 @@ class HookRemovalNotExceptionSafe(Rule):
         if not may_remove(facts) and not any(f.name == "__enter__" and f.class_name for f in facts.functions):
             return  # nothing here removes a hook, and no `__enter__` keeps one: nothing to report
         model = handle_model(facts)
-        # One finding per bug: the same hook into the same store, removed by one statement.
+        # One finding per bug: what one statement removes of the same hook registered
+        # again, or of hooks registered side by side (a pre-hook and a post-hook in one
+        # block), reported at the first.
         groups: dict[tuple, list] = {}
         for scope_id in model.scopes():
             for acquisition in model.acquisitions(scope_id):
@@ -152,15 +163,23 @@ class HookRemovalNotExceptionSafe(Rule):
                 if found is None:
                     continue
                 finding, removal_statement = found
-                key = (id(removal_statement), hook_key(facts, model, acquisition))
-                if key in groups:
-                    groups[key][1].append(acquisition.call)
+                frames = acquisition.site.frames
+                keys = (
+                    (id(removal_statement), hook_key(facts, model, acquisition)),
+                    (id(removal_statement), (frames[-1].kind, id(frames[-1].node)) if frames else None),
+                )
+                group = next((groups[k] for k in keys if k in groups), None)
+                if group is not None:
+                    group[1].append(acquisition.call)
                 else:
-                    groups[key] = [finding, []]
+                    group = [finding, []]
+                for key in keys:
+                    groups.setdefault(key, group)
         exits = list(self._exit_leaves_hooks(facts, model))
+        exits += self._constructor_raises_after_hooking(facts, model)
         yield from exits
         reported = {id(f.node) for f in exits}
-        for finding, others in groups.values():
+        for finding, others in {id(g): g for g in groups.values()}.values():
             if id(finding.node) in reported:
                 continue  # one bug, one finding: `__exit__` leaving them is the same hooks
             if others:
@@ -196,6 +215,39 @@ class HookRemovalNotExceptionSafe(Rule):
                     message=(f"`__enter__` keeps hooks in `{target}` but `__exit__` does not remove them"),
                 )
                 break
+
+    def _constructor_raises_after_hooking(self, facts: ModuleFacts, model: HandleModel) -> list[Finding]:
+        """``__init__`` keeps handles on ``self`` (which another method removes) and
+        then reaches a ``raise`` or ``assert``: when it raises, the object never
+        reaches its caller, so no method of it can remove the hooks.  Only an explicit
+        ``raise``/``assert`` outside ``try`` counts (argument checks after the hooks
+        are installed), not every call that might raise."""
+        found = []
+        for init in facts.functions:
+            if init.name != "__init__" or init.class_name is None or init.parent is not None:
+                continue
+            for acquisition in model.acquisitions(id(init.node)):
+                flow = acquisition.flow
+                owned = {s for s in flow.stores if s.startswith("class:") and s in model.assigned}
+                if not owned or flow.escapes is not None or flow.scoped or not model.removals_of(owned):
+                    continue
+                raised = raise_after(init.node, acquisition.site.statement)
+                if raised is None:
+                    continue
+                target = model.store_codes(owned)[0]
+                found.append(
+                    Finding(
+                        node=acquisition.node,
+                        message=(
+                            f"`__init__` keeps hooks in `{target}`, then may "
+                            f"`{type(raised).__name__.lower()}`: "  # ``raise`` or ``assert``
+                            "the caller never gets the object to remove them"
+                        ),
+                        related=(raised,),
+                    )
+                )
+                break
+        return found
 
     def _removes_only_itself(
         self, model: HandleModel, acquisition: Acquisition
@@ -861,6 +913,55 @@ def load_with_remap(optimizer, state, before, after):
     finally:
         first.remove()
         second.remove()
+"""
+        ),
+        # The unpacked handles are removed in `finally`; the other element is data.
+        Valid(
+            """
+def _watch(model):
+    handles, sizes = [], {}
+    for name, layer in model.named_modules():
+        handles.append(layer.register_forward_hook(lambda m, a, o, n=name: sizes.update({n: o.numel()})))
+    return handles, sizes
+
+
+def output_sizes(model, batch):
+    handles, sizes = _watch(model)
+    try:
+        model(batch)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return sizes
+"""
+        ),
+        # Arguments checked before the hooks go on; or a failure after them cleans up.
+        Valid(
+            """
+class Saliency:
+    def __init__(self, layer, smoothing):
+        if smoothing <= 0:
+            raise ValueError("smoothing must be positive")
+        self.handles = [layer.register_forward_hook(self._keep)]
+        self.smoothing = smoothing
+
+    def _keep(self, module, inputs, output):
+        self.activation = output
+
+    def remove(self):
+        for handle in self.handles:
+            handle.remove()
+
+
+class Checked(Saliency):
+    def __init__(self, layer, smoothing, limit):
+        super().__init__(layer, smoothing)
+        try:
+            if limit < smoothing:
+                raise ValueError("limit below smoothing")
+        except ValueError:
+            self.remove()
+            raise
 """
         ),
     ]
@@ -1796,6 +1897,168 @@ def profile_block(block, batch, timer):
 """,
             None,
             line=2,
+        ),
+        # The helper returns its handles beside the store its hooks fill; the caller
+        # unpacks the pair.
+        Invalid(
+            """
+def _watch(model):
+    handles, sizes = [], {}
+    for name, layer in model.named_modules():
+        handles.append(layer.register_forward_hook(lambda m, a, o, n=name: sizes.update({n: o.numel()})))
+    return handles, sizes
+
+
+def output_sizes(model, batch):
+    handles, sizes = _watch(model)
+    model(batch)
+    for handle in handles:
+        handle.remove()
+    return sizes
+""",
+            expected="""
+def _watch(model):
+    handles, sizes = [], {}
+    for name, layer in model.named_modules():
+        handles.append(layer.register_forward_hook(lambda m, a, o, n=name: sizes.update({n: o.numel()})))
+    return handles, sizes
+
+
+def output_sizes(model, batch):
+    handles, sizes = _watch(model)
+    try:
+        model(batch)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return sizes
+""",
+            line=9,
+            message="`handles` is removed outside",
+        ),
+        # An inner walker, recursive, fills the helper's list; the helper returns it.
+        Invalid(
+            """
+def _hook_tree(model, note):
+    found = []
+
+    def visit(module, path):
+        found.append(module.register_forward_pre_hook(lambda m, a: note(path)))
+        for name, child in module.named_children():
+            visit(child, f"{path}.{name}")
+
+    visit(model, "root")
+    return found
+
+
+def visit_order(model, batch):
+    order = []
+    hooks = _hook_tree(model, order.append)
+    model(batch)
+    for hook in hooks:
+        hook.remove()
+    return order
+""",
+            expected="""
+def _hook_tree(model, note):
+    found = []
+
+    def visit(module, path):
+        found.append(module.register_forward_pre_hook(lambda m, a: note(path)))
+        for name, child in module.named_children():
+            visit(child, f"{path}.{name}")
+
+    visit(model, "root")
+    return found
+
+
+def visit_order(model, batch):
+    order = []
+    hooks = _hook_tree(model, order.append)
+    try:
+        model(batch)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return order
+""",
+            line=15,
+            message="`hooks` is removed outside",
+        ),
+        # The constructor installs its hooks, then checks an argument and raises: the
+        # caller never gets the object whose `remove` would take them off.
+        Invalid(
+            """
+class Saliency:
+    def __init__(self, layer, smoothing):
+        self.handles = [layer.register_forward_hook(self._keep)]
+        if smoothing <= 0:
+            raise ValueError("smoothing must be positive")
+        self.smoothing = smoothing
+
+    def _keep(self, module, inputs, output):
+        self.activation = output
+
+    def remove(self):
+        for handle in self.handles:
+            handle.remove()
+""",
+            line=3,
+            message="`__init__` keeps hooks in `self.handles`, then may `raise`",
+        ),
+        # The same through the base class's constructor, called with `super()`.
+        Invalid(
+            """
+class _Probe:
+    def __init__(self, layer):
+        self.handles = []
+        self.handles.append(layer.register_forward_hook(self._keep))
+
+    def _keep(self, module, inputs, output):
+        self.activation = output
+
+    def remove(self):
+        for handle in self.handles:
+            handle.remove()
+
+
+class HeadProbe(_Probe):
+    def __init__(self, layer, head=None):
+        super().__init__(layer)
+        assert head is not None, "a classifier head is needed"
+        self.head = head
+""",
+            line=16,
+            message="then may `assert`",
+        ),
+        # A pre-hook and a post-hook in one list, removed by one loop: one finding.
+        Invalid(
+            """
+def layer_times(model, batch, clock):
+    starts, spans, handles = {}, {}, []
+    for name, layer in model.named_modules():
+        handles.append(layer.register_forward_pre_hook(lambda m, a, n=name: starts.update({n: clock()})))
+        handles.append(layer.register_forward_hook(lambda m, a, o, n=name: spans.update({n: clock() - starts[n]})))
+    model(batch)
+    for handle in handles:
+        handle.remove()
+    return spans
+""",
+            expected="""
+def layer_times(model, batch, clock):
+    starts, spans, handles = {}, {}, []
+    try:
+        for name, layer in model.named_modules():
+            handles.append(layer.register_forward_pre_hook(lambda m, a, n=name: starts.update({n: clock()})))
+            handles.append(layer.register_forward_hook(lambda m, a, o, n=name: spans.update({n: clock() - starts[n]})))
+        model(batch)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return spans
+""",
+            line=4,
+            message="(and 1 more registration here)",
         ),
     ]
 

@@ -390,6 +390,26 @@ class Quantizer:
             line=6,
             message="its handle (`self._observer`) is never removed",
         ),
+        # A training callback's `before_*` installs, its `after_*` forgets the hooks.
+        Invalid(
+            """
+class GradientHalver:
+    def __init__(self, model):
+        self.model = model
+
+    def before_fit(self):
+        for layer in self.model.modules():
+            layer.register_full_backward_hook(self._halve)
+
+    def after_fit(self):
+        self.model = None
+
+    def _halve(self, module, grad_input, grad_output):
+        return tuple(g / 2 if g is not None else None for g in grad_input)
+""",
+            line=7,
+            message="`after_fit` does not remove it",
+        ),
     ]
 
 

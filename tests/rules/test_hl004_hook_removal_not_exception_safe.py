@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from _checks import LIFETIME_RULES, check_example_files, findings
+from _checks import LIFETIME_RULES, check_example_files, dedented, findings
 
 from hooklint.engine import fix_text, parses
 from hooklint.rules import rules_by_code
@@ -247,3 +247,23 @@ def test_hl004_with_rewrite_keeps_the_forward_inside():
                 model(x)
         """
     )
+
+
+def test_hl004_no_fix_when_nothing_runs_between_the_loop_and_the_removal():
+    """The registration's own statement is a loop whose body also runs the model, and
+    the removal follows the loop at once: nothing at that level goes in a `try`, so
+    the finding comes without a fix (the fix used to crash on the empty span)."""
+    source = """
+    def run_all(model, batches):
+        handles = []
+        for batch in batches:
+            handles = [m.register_forward_hook(lambda *a: None) for m in model.modules()]
+            model(batch)
+        for handle in handles:
+            handle.remove()
+    """
+    found = findings(source, ["HL004"])
+    assert [v.start.line for v in found] == [4]
+    assert found[0].fix is None
+    outcome = fix_text(dedented(source), "t.py", [rules_by_code()["HL004"]], RuleContext(), unsafe=True)
+    assert outcome.text == dedented(source) and not outcome.failures
