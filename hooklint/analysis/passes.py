@@ -142,18 +142,29 @@ def kept_handle(registration: Registration) -> str | None:
 def removed_in_pass(facts: ModuleFacts, registration: Registration, scope: cst.CSTNode) -> bool:
     """Whether the handle is removed again: in ``scope`` (the loop, or the function whose
     calls are the passes), or anywhere in the function when the handles are a
-    collection or an attribute (removed in bulk later)."""
+    collection or an attribute (removed in bulk later), but not a collection built and
+    bound to a name anew on each pass of a loop (only the last one is left to remove)."""
     target = kept_handle(registration)
     if target is None:
         return False
     site = registration.site
     model = handle_model(facts)
     flow = model.acquisition_of(registration).flow
+    use = registration.handle
+    # ``hs = [reg(m) for m in ms]`` inside the loop: each pass binds the name to a new
+    # list, so a removal after the loop reaches the last pass's handles only.
+    rebound = (
+        use.role == "collected"
+        and use.final.role == "bound"
+        and len(use.final.targets) == 1
+        and target.isidentifier()
+        and scope is not site.function
+    )
     for removal in model.removals_of(flow.stores, model.scope_id(site), flow.window):
         if model.removes_an_earlier_list(removal, registration):
             continue
         if (
-            not flow.single
+            (not flow.single and not rebound)
             or removal.site.inside(scope)
             or "." in (flow.target or "")
             or scope is site.function

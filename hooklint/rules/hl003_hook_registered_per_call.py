@@ -52,7 +52,9 @@ class HookRegisteredPerCall(Rule):
     (`node = queue.pop()`: a graph walk), a function argument of `forward`, a tensor
     created in the call (an activation), since the hook dies with it. So is an
     install-once registration (guarded by a flag or an attribute that is tested
-    first), and handles kept in a list that is removed in the same function.
+    first), and handles kept in a list that is removed in the same function, unless
+    the loop binds the name to a new list on every pass (`hooks = [reg(m) for m in
+    ms]` inside the loop): a removal after the loop reaches the last list only.
     Also not flagged: a different hook on every iteration of a loop
     (`for fn in hooks: m.register_forward_hook(fn)`); in a function that runs once per
     call only the receiver of a module hook decides, so a fresh `partial` or lambda on
@@ -483,6 +485,19 @@ def hook_autograd_graph(output, on_grad):
     return handles
 """
         ),
+        # Built anew on every pass, and removed in the same pass.
+        Valid(
+            """
+def calibrate(model, batches, stats):
+    for batch in batches:
+        hooks = [layer.register_forward_hook(stats.observe) for layer in model.children()]
+        try:
+            model(batch)
+        finally:
+            for hook in hooks:
+                hook.remove()
+"""
+        ),
     ]
     INVALID = [
         # Every epoch hooks every module again: the inner loop visits the same modules each time.
@@ -704,6 +719,21 @@ def train(model, batches, loss_fn):
         batch = batches.pop()
         with model.weight.register_hook(lambda g: g.clamp(-1, 1)):
             loss_fn(model(batch)).backward()
+""",
+            line=4,
+            message="on every iteration of this loop",
+        ),
+        # The list is built anew on every pass: the removal after the loop reaches the
+        # last pass's hooks only.
+        Invalid(
+            """
+def calibrate(model, batches, stats):
+    hooks = []
+    for batch in batches:
+        hooks = [layer.register_forward_hook(stats.observe) for layer in model.children()]
+        model(batch)
+    for hook in hooks:
+        hook.remove()
 """,
             line=4,
             message="on every iteration of this loop",
