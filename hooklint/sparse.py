@@ -154,6 +154,27 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
     if owned:
         callers = re.compile("|".join(owned))
         kept_words.update(d.name for d in candidates if callers.search(d.text))
+    # The methods of a class that run a registering method of it (``self._watch()``), a
+    # few calls up: a loop there decides whether the method's handle store starts anew
+    # on every pass (:func:`hooklint.analysis.passes.rebound_per_pass`).
+    from hooklint.analysis.passes import REBIND_DEPTH
+
+    frontier = {(d.owner, d.name) for d in definitions if d.relevant and d.is_method}
+    for _ in range(REBIND_DEPTH):
+        fresh = {
+            (d.owner, d.name)
+            for d in candidates
+            if d.is_method
+            and d.name not in kept_words
+            and any(
+                owner == d.owner and re.search(rf"\bself\.{re.escape(name)}\s*\(", d.text)
+                for owner, name in frontier
+            )
+        }
+        if not fresh:
+            break
+        kept_words.update(name for _, name in fresh)
+        frontier = fresh
     # A call on another object (``tap.attach(fn)``) of a method that registers or removes,
     # itself or through what it calls (the handle model's ``other_object_method``): its
     # caller stays, and so does every other definition of that method (which decides

@@ -12,6 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from hooklint.analysis.facts import Frame, ModuleFacts, Registration, parameter_names
+from hooklint.analysis.guards import install_once
 from hooklint.analysis.handles import handle_model
 from hooklint.analysis.lifetime import names_in, varying_names
 from hooklint.analysis.scopes import target_names
@@ -171,3 +172,60 @@ def removed_in_pass(facts: ModuleFacts, registration: Registration, scope: cst.C
         ):
             return True
     return False
+
+
+#: How many same-class method calls a loop may sit above the method that rebinds its store.
+REBIND_DEPTH = 3
+
+
+def rebound_per_pass(facts: ModuleFacts, registration: Registration) -> tuple[str, str, str] | None:
+    """``(store, method, caller)`` when a method other than ``__init__`` binds the
+    ``self.*`` store its handles go into anew (``self.hooks = []``) and removes nothing
+    of it, and a loop of a method of its class calls it, directly or through up to
+    :data:`REBIND_DEPTH` same-class methods, without removing that store in the loop:
+    each pass drops the list holding the previous pass's handles, whose hooks stay.
+    Not when the registration is guarded by a test of its store (an install-once
+    check: the store starts anew only when it holds nothing)."""
+    function = registration.site.function
+    info = facts.function_for(function) if function is not None else None
+    if info is None or info.class_name is None or info.parent is not None or info.name == "__init__":
+        return None
+    if install_once(facts, registration, kept_handle(registration)):
+        return None  # ``if not self.hooks: self.hooks = [...]``: it starts anew only when empty
+    model = handle_model(facts)
+    flow = model.acquisition_of(registration).flow
+    owned = {s for s in flow.stores if s.startswith("class:")}
+    if not owned or flow.escapes is not None or flow.scoped or model.removals_of(owned, id(function)):
+        return None
+    codes = set(model.store_codes(owned))
+    if not any(
+        type(node) is cst.Assign
+        and len(node.targets) == 1
+        and facts.code(node.targets[0].target) in codes
+        and type(node.value) in _FRESH_VALUES
+        for node in facts.body_nodes(function)
+    ):
+        return None
+    removals = model.removals_of(owned)
+    names = {info.name}
+    for _ in range(REBIND_DEPTH):
+        callers: set[str] = set()
+        for call in facts.calls:
+            if call.attr not in names or call.callee != f"self.{call.attr}":
+                continue
+            class_def = call.site.class_def
+            if class_def is None or class_def.name.value != info.class_name:
+                continue
+            for loop in call.site.loops:
+                if loop.kind != "comp" and not any(r.site.inside(loop.node) for r in removals):
+                    return sorted(codes)[0], info.name, call.site.function_name or ""
+            if call.site.function_name:
+                callers.add(call.site.function_name)
+        names = callers - names
+        if not names:
+            return None
+    return None
+
+
+#: What a store is bound to when it starts anew: a literal container, a comprehension, a call.
+_FRESH_VALUES = frozenset({cst.List, cst.Dict, cst.Set, cst.Tuple, cst.ListComp, cst.DictComp, cst.Call})

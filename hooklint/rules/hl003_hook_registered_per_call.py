@@ -23,6 +23,7 @@ from hooklint.analysis.passes import (
     is_statement_loop,
     kept_handle,
     loop_body_code,
+    rebound_per_pass,
     removed_in_pass,
     varying_in_call,
     varying_in_loop,
@@ -45,7 +46,9 @@ class HookRegisteredPerCall(Rule):
     it hooks is the same on every pass (a parameter, `self`, a submodule) and the
     handle is not removed in that same scope. It also finds a handle assigned to one
     name or attribute on every iteration of a loop, so that all but the last handle
-    are lost.
+    are lost; and a method that starts its `self.*` handle store anew (`self.hooks =
+    []`) without removing what it held, run by a loop of its class (directly or a few
+    same-class calls up) that does not remove the store in the loop.
 
     A registration on something new on every pass is fine: the loop variable of
     `for module in model.modules()`, the item a `while` loop takes off its work list
@@ -120,7 +123,7 @@ class HookRegisteredPerCall(Rule):
         # One bug, one finding: the same reason in one function is reported at its first site.
         groups: dict[tuple, list] = {}
         for registration in facts.registrations:
-            finding = self._check(facts, registration, hook_bodies)
+            finding = self._check(facts, registration, hook_bodies) or self._rebound(facts, registration)
             if finding is not None:
                 # A fix mends one site only: findings with a fix stay one per site.
                 key = (
@@ -211,6 +214,15 @@ class HookRegisteredPerCall(Rule):
         return self._finding(facts, registration, reason, None)
 
     # -- exceptions --------------------------------------------------------------------------
+    def _rebound(self, facts: ModuleFacts, registration: Registration) -> Finding | None:
+        """A method that starts its handle store anew, run by a loop of its class."""
+        found = rebound_per_pass(facts, registration)
+        if found is None:
+            return None
+        store, method, caller = found
+        message = f"`{store}` starts anew in `{method}`, which a loop in `{caller}` runs per pass: earlier hooks stay"
+        return Finding(node=registration.call, message=message)
+
     def _removed_or_guarded(self, facts: ModuleFacts, registration: Registration, scope: cst.CSTNode) -> bool:
         return removed_in_pass(facts, registration, scope) or install_once(
             facts, registration, kept_handle(registration)
@@ -498,6 +510,58 @@ def calibrate(model, batches, stats):
                 hook.remove()
 """
         ),
+        # The loop removes what each pass installed before the next one starts.
+        Valid(
+            """
+class RangeTuner:
+    def __init__(self, model, blocks):
+        self.model = model
+        self.blocks = blocks
+        self.observers = []
+        self.ranges = {}
+
+    def _watch(self):
+        self.observers = []
+        for name, block in self.blocks.items():
+            self.observers.append(block.register_forward_hook(self._note(name)))
+
+    def _unwatch(self):
+        for handle in self.observers:
+            handle.remove()
+
+    def _note(self, name):
+        def hook(module, inputs, output):
+            self.ranges[name] = output.abs().max()
+        return hook
+
+    def tune(self, batches):
+        for batch in batches:
+            self._watch()
+            try:
+                self.model(batch)
+            finally:
+                self._unwatch()
+"""
+        ),
+        # The list starts anew only when it is empty: an install-once check.
+        Valid(
+            """
+class Loop:
+    def __init__(self, modules, hook):
+        self.modules = modules
+        self.hook = hook
+        self.sync_handles = []
+
+    def _evaluate(self, batch):
+        if len(self.sync_handles) == 0:
+            self.sync_handles = [m.register_forward_pre_hook(self.hook) for m in self.modules]
+        return batch
+
+    def run(self, batches):
+        for batch in batches:
+            self._evaluate(batch)
+"""
+        ),
     ]
     INVALID = [
         # Every epoch hooks every module again: the inner loop visits the same modules each time.
@@ -737,6 +801,61 @@ def calibrate(model, batches, stats):
 """,
             line=4,
             message="on every iteration of this loop",
+        ),
+        # A method starts its handle list anew; a loop two calls up runs it per batch.
+        Invalid(
+            """
+class RangeTuner:
+    def __init__(self, model, blocks):
+        self.model = model
+        self.blocks = blocks
+        self.observers = []
+        self.ranges = {}
+
+    def _watch(self):
+        self.observers = []
+        for name, block in self.blocks.items():
+            self.observers.append(block.register_forward_hook(self._note(name)))
+
+    def _note(self, name):
+        def hook(module, inputs, output):
+            self.ranges[name] = output.abs().max()
+        return hook
+
+    def _score(self, batch):
+        self._watch()
+        return self.model(batch)
+
+    def tune(self, batches):
+        scores = []
+        for batch in batches:
+            scores.append(self._score(batch))
+        for handle in self.observers:
+            handle.remove()
+        return scores
+""",
+            line=11,
+            message="`self.observers` starts anew in `_watch`, which a loop in `tune` runs per pass",
+        ),
+        # The same with nothing that ever removes the store: each pass adds hooks.
+        Invalid(
+            """
+class Loop:
+    def __init__(self, modules, hook):
+        self.modules = modules
+        self.hook = hook
+        self.sync_handles = []
+
+    def _evaluate(self, batch):
+        self.sync_handles = [m.register_forward_pre_hook(self.hook) for m in self.modules]
+        return batch
+
+    def run(self, batches):
+        for batch in batches:
+            self._evaluate(batch)
+""",
+            line=8,
+            message="`self.sync_handles` starts anew in `_evaluate`",
         ),
     ]
 
