@@ -190,41 +190,63 @@ def rebound_per_pass(facts: ModuleFacts, registration: Registration) -> tuple[st
     info = facts.function_for(function) if function is not None else None
     if info is None or info.class_name is None or info.parent is not None or info.name == "__init__":
         return None
-    if install_once(facts, registration, kept_handle(registration)):
-        return None  # ``if not self.hooks: self.hooks = [...]``: it starts anew only when empty
+    rebound = _rebound_attributes(facts, function)
+    if not rebound:
+        return None  # the common case: the method binds no ``self.*`` store anew
     model = handle_model(facts)
     flow = model.acquisition_of(registration).flow
     owned = {s for s in flow.stores if s.startswith("class:")}
-    if not owned or flow.escapes is not None or flow.scoped or model.removals_of(owned, id(function)):
+    codes = set(model.store_codes(owned)) & rebound
+    if not codes or flow.escapes is not None or flow.scoped or model.removals_of(owned, id(function)):
         return None
-    codes = set(model.store_codes(owned))
-    if not any(
-        type(node) is cst.Assign
-        and len(node.targets) == 1
-        and facts.code(node.targets[0].target) in codes
-        and type(node.value) in _FRESH_VALUES
-        for node in facts.body_nodes(function)
-    ):
-        return None
+    if install_once(facts, registration, kept_handle(registration)):
+        return None  # ``if not self.hooks: self.hooks = [...]``: it starts anew only when empty
     removals = model.removals_of(owned)
+    calls = facts.memo("_self_calls_by_class", _self_calls_by_class)
     names = {info.name}
     for _ in range(REBIND_DEPTH):
         callers: set[str] = set()
-        for call in facts.calls:
-            if call.attr not in names or call.callee != f"self.{call.attr}":
-                continue
-            class_def = call.site.class_def
-            if class_def is None or class_def.name.value != info.class_name:
-                continue
-            for loop in call.site.loops:
-                if loop.kind != "comp" and not any(r.site.inside(loop.node) for r in removals):
-                    return sorted(codes)[0], info.name, call.site.function_name or ""
-            if call.site.function_name:
-                callers.add(call.site.function_name)
+        for name in names:
+            for call in calls.get((info.class_name, name), ()):
+                for loop in call.site.loops:
+                    if loop.kind != "comp" and not any(r.site.inside(loop.node) for r in removals):
+                        return sorted(codes)[0], info.name, call.site.function_name or ""
+                if call.site.function_name:
+                    callers.add(call.site.function_name)
         names = callers - names
         if not names:
             return None
     return None
+
+
+def _rebound_attributes(facts: ModuleFacts, function: cst.FunctionDef) -> set[str]:
+    """The ``self.*`` attributes a def binds to a fresh value (a literal container, a
+    comprehension, a call): once per def."""
+    known: dict[int, set[str]] = facts.memo("_rebound_attributes", lambda _: {})
+    found = known.get(id(function))
+    if found is None:
+        found = known[id(function)] = {
+            facts.code(node.targets[0].target)
+            for node in facts.body_nodes(function)
+            if type(node) is cst.Assign
+            and len(node.targets) == 1
+            and type(node.targets[0].target) is cst.Attribute
+            and type(node.value) in _FRESH_VALUES
+            and facts.code(node.targets[0].target).startswith("self.")
+        }
+    return found
+
+
+def _self_calls_by_class(facts: ModuleFacts) -> dict[tuple[str, str], list]:
+    """``self.m(...)`` calls by the class whose method makes them and ``m``."""
+    index: dict[tuple[str, str], list] = {}
+    for call in facts.calls:
+        if call.attr is None or call.callee != f"self.{call.attr}":
+            continue
+        class_def = call.site.class_def
+        if class_def is not None:
+            index.setdefault((class_def.name.value, call.attr), []).append(call)
+    return index
 
 
 #: What a store is bound to when it starts anew: a literal container, a comprehension, a call.
