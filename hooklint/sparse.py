@@ -161,15 +161,14 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
 
     frontier = {(d.owner, d.name) for d in definitions if d.relevant and d.is_method}
     for _ in range(REBIND_DEPTH):
+        calls: dict[str | None, re.Pattern] = {}  # per class: ``self.m(`` of a frontier method
+        for owner in {owner for owner, _ in frontier}:
+            called = sorted(name for o, name in frontier if o == owner)
+            calls[owner] = re.compile(r"\bself\.(?:" + "|".join(map(re.escape, called)) + r")\s*\(")
         fresh = {
             (d.owner, d.name)
             for d in candidates
-            if d.is_method
-            and d.name not in kept_words
-            and any(
-                owner == d.owner and re.search(rf"\bself\.{re.escape(name)}\s*\(", d.text)
-                for owner, name in frontier
-            )
+            if d.is_method and d.name not in kept_words and d.owner in calls and calls[d.owner].search(d.text)
         }
         if not fresh:
             break

@@ -43,7 +43,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import parameter_names
 from hooklint.analysis.guards import exits_early
-from hooklint.analysis.names import dotted_name, resolve, returned_name
+from hooklint.analysis.names import dotted_name, is_super_call, resolve, returned_name
 from hooklint.analysis.scopes import target_names
 from hooklint.analysis.vocabulary import (
     ACQUIRING_VERBS,
@@ -850,7 +850,7 @@ class _Walker:
                     return info, self_key or owner
                 if info is not None:
                     return info, False
-        if _is_super_call(func) and self.model.facts.project is not None:
+        if is_super_call(func) and self.model.facts.project is not None:
             # ``super().m(...)``: the base's method, in another file of the project.
             class_name = _class_of(scope.function)
             info = (
@@ -918,16 +918,6 @@ def _constant(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value in _CONSTANT_OPS
 
 
-def _is_super_call(func: cst.BaseExpression) -> bool:
-    return (
-        isinstance(func, cst.Attribute)
-        and isinstance(func.value, cst.Call)
-        and not func.value.args
-        and isinstance(func.value.func, cst.Name)
-        and func.value.func.value == "super"
-    )
-
-
 def _base_method(project, class_name: str, name: str, after_own: bool):
     """The method of another file that ``self.name`` (``super().name``) reaches."""
     from hooklint.project.queries import base_method
@@ -975,11 +965,8 @@ def _setdefault_receiver(node: cst.BaseExpression) -> bool:
 def _assignment_op(target: cst.BaseExpression, value: cst.BaseExpression) -> str:
     """``X = X + 1`` → increment, ``X = max(0, X - 1)`` → decrement_clamped,
     ``X = False/None`` → set_false, ``X = True`` → set_true, else set."""
-    if isinstance(value, cst.Name):
-        if value.value == "True":
-            return "set_true"
-        if value.value in FALSY_CONSTANTS:
-            return "set_false"
+    if isinstance(value, cst.Name) and value.value in _CONSTANT_OPS:
+        return _CONSTANT_OPS[value.value]
     if isinstance(value, cst.BinaryOperation) and _same(value.left, target):
         if isinstance(value.operator, cst.Add):
             return "increment"

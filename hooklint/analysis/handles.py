@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from hooklint.analysis.facts import CallSite, FunctionInfo, HandleUse, ModuleFacts, Registration, Site
+from hooklint.analysis.names import is_super_call
 from hooklint.analysis.reachability import dead_statements
 from hooklint.analysis.scopes import local_names, target_names
 from hooklint.analysis.vocabulary import (
@@ -198,7 +199,7 @@ class HandleModel:
         # helper budget is left, and a result cut short at the limit must not answer a
         # query with more budget (the answer would depend on which was asked first).
         self._removes_memo: dict[tuple[int, int], tuple[set[str], set[str]]] = {}
-        self._returns_memo: dict[tuple[int, int], bool] = {}
+        self._returns_memo: dict[tuple[int, int], tuple[bool, frozenset[str]]] = {}
         self._acquisitions: dict[int, list[Acquisition]] = {}
         self._removals: dict[int, list[Removal]] = {}
         self._others: dict[int, FunctionInfo | None] = {}
@@ -259,13 +260,7 @@ class HandleModel:
         its base is one object."""
         seen = {name}
         while True:
-            node = self.facts.classes.get(name)
-            bases = (
-                [b.value.value for b in node.bases if isinstance(b.value, cst.Name)]
-                if node is not None
-                else []
-            )
-            base = next((b for b in bases if b in self.facts.classes and b not in seen), None)
+            base = next((b for b in self._same_file_bases(name) if b not in seen), None)
             if base is None:
                 return name
             seen.add(base)
@@ -632,15 +627,8 @@ class HandleModel:
                 method = method.parent
             if method is not None:
                 return self.facts.method(method.class_name, func.attr.value)  # type: ignore[arg-type]
-        if (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Call)
-            and isinstance(func.value.func, cst.Name)
-            and func.value.func.value == "super"
-            and not func.value.args
-            and info is not None
-        ):
-            return self._super_method(info, func.attr.value)
+        if is_super_call(func) and info is not None:
+            return self._super_method(info, func.attr.value)  # type: ignore[union-attr]
         return None
 
     def _super_method(self, info: FunctionInfo, name: str) -> FunctionInfo | None:
@@ -666,6 +654,7 @@ class HandleModel:
         return None
 
     def _same_file_bases(self, class_name: str) -> list[str]:
+        """The bases of a class of this file that are classes of this file, in order."""
         node = self.facts.classes.get(class_name)
         if node is None:
             return []
@@ -839,16 +828,22 @@ class HandleModel:
 
     def returns_handles(self, info: FunctionInfo, depth: int = 0) -> bool:
         """The function returns the handles it registers (or gets from a helper)."""
+        return self._returned(info, depth)[0]
+
+    def _returned(self, info: FunctionInfo, depth: int) -> tuple[bool, frozenset[str]]:
+        """Whether the function returns handles, and the stores of its own that hold
+        the ones it returns (its acquisitions' and those its nested defs fill)."""
         key = (id(info.node), depth)
         memo = self._returns_memo.get(key)
         if memo is not None:
             return memo
-        self._returns_memo[key] = False
+        self._returns_memo[key] = (False, frozenset())  # a cycle returns nothing more
         if depth > HELPER_DEPTH:
-            return False
-        found = any(a.flow.escapes == "returned" for a in self.acquisitions(id(info.node), depth + 1))
-        found = found or bool(self._nested_returned_stores(info, depth))
-        self._returns_memo[key] = found
+            return False, frozenset()
+        returned = [a for a in self.acquisitions(id(info.node), depth + 1) if a.flow.escapes == "returned"]
+        nested = self._nested_returned_stores(info, depth)
+        stores = nested.union(*(a.flow.stores for a in returned))
+        found = self._returns_memo[key] = (bool(returned or nested), frozenset(stores))
         return found
 
     def _nested_returned_stores(self, info: FunctionInfo, depth: int) -> set[str]:
@@ -970,10 +965,7 @@ class HandleModel:
         if len({len(r.value.elements) for r in returns}) != 1:  # type: ignore[union-attr]
             return None
         scope_id = id(helper.node)
-        stores = self._nested_returned_stores(helper, 0)
-        for acquisition in self.acquisitions(scope_id, 1):
-            if acquisition.flow.escapes == "returned":
-                stores |= acquisition.flow.stores
+        stores = self._returned(helper, 0)[1]
         found = set()
         for node in returns:
             for index, element in enumerate(node.value.elements):  # type: ignore[union-attr]
@@ -1022,6 +1014,11 @@ class HandleModel:
         ):
             return f"{owner[6:]}.{rest}"
         return code
+
+    def owned_stores(self, flow: Flow) -> set[str]:
+        """The stores of a flow that are attributes of the instance which its class
+        itself assigns (``self.handles``, set in one of its methods)."""
+        return {s for s in flow.stores if s.startswith("class:") and s in self.assigned}
 
     def store_codes(self, stores: set[str]) -> list[str]:
         """The code of each store (``handles``, ``self._hooks``)."""

@@ -346,7 +346,7 @@ def _left_behind(
     )
     if via and local:
         return True  # kept in a local of the installer: lost when it returns
-    if lifecycle.kind == "enter" and any(s.startswith("class:") and s in model.assigned for s in flow.stores):
+    if lifecycle.kind == "enter" and model.owned_stores(flow):
         return False  # HL004: `__enter__` keeps these hooks on self and `__exit__` does not remove them
     if local and lifecycle.kind != "contextmanager":
         return True

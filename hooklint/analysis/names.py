@@ -86,3 +86,14 @@ def names_imported_from(node: cst.CSTNode, module: str) -> list[tuple[str, str]]
             bound = alias.asname.name.value
         found.append((bound, name))
     return found
+
+
+def is_super_call(func: cst.BaseExpression) -> bool:
+    """``super().name`` (the callee of ``super().name(...)``), ``super`` called bare."""
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Call)
+        and not func.value.args
+        and isinstance(func.value.func, cst.Name)
+        and func.value.func.value == "super"
+    )

@@ -206,7 +206,7 @@ class HookRemovalNotExceptionSafe(Rule):
                 continue  # no __exit__ here: a base class elsewhere may have one
             for acquisition in model.acquisitions(id(enter.node)):
                 flow = acquisition.flow
-                owned = {s for s in flow.stores if s.startswith("class:") and s in model.assigned}
+                owned = model.owned_stores(flow)
                 if not owned or flow.escapes is not None or flow.scoped:
                     continue
                 if model.removals_of(flow.stores, id(exit_.node)):
@@ -230,7 +230,7 @@ class HookRemovalNotExceptionSafe(Rule):
                 continue
             for acquisition in model.acquisitions(id(init.node)):
                 flow = acquisition.flow
-                owned = {s for s in flow.stores if s.startswith("class:") and s in model.assigned}
+                owned = model.owned_stores(flow)
                 if not owned or flow.escapes is not None or flow.scoped or not model.removals_of(owned):
                     continue
                 raised = raise_after(init.node, acquisition.site.statement)
