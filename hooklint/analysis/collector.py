@@ -400,6 +400,15 @@ class _HookResolver:
             return None
         if isinstance(expr, cst.Lambda):
             return HookBody(expr, "<lambda>", "lambda", imports=self.facts.imports)
+        if isinstance(expr, cst.IfExp):
+            # ``pre = gather if full else patch``: one of two hooks, by configuration.
+            # Both must be hooks this file defines; the first is read for both (what
+            # either does on every call is what a rule asks about).
+            first = self.resolve(expr.body, site, depth + 1)
+            second = self.resolve(expr.orelse, site, depth + 1)
+            if first is None or second is None:
+                return None
+            return dataclasses.replace(first, alternatives=(*first.alternatives, second, *second.alternatives))
         if isinstance(expr, cst.Name):
             return self._name(expr.value, site, depth)
         if (

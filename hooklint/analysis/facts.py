@@ -179,6 +179,9 @@ class HookBody:
     imports: dict[str, str] = field(default_factory=dict, repr=False)
     #: A bound method (``self.method``, also inside ``partial``): ``self`` is not a hook argument.
     is_method: bool = False
+    #: The other hooks the registration may get instead (``a if light else b``: ``b``'s
+    #: body); a fix that edits this body would have to edit theirs too.
+    alternatives: tuple[HookBody, ...] = ()
 
     @property
     def params(self) -> list[str]:

@@ -1026,7 +1026,10 @@ class HandleModel:
 
     def dies_with_scope(self, registration: Registration) -> bool:
         """The hooked object is made in the registering function and never leaves it
-        (not returned, stored, aliased or passed on): its hooks die with the call."""
+        (not returned, stored, aliased or passed on): its hooks die with the call.  A
+        tensor counts when every binding of the name computes one in this call
+        (:meth:`_computed_tensor`: an activation, ``torch.from_numpy(x)``, an element
+        of a model's outputs), through plain aliases too."""
         receiver = registration.receiver
         while isinstance(receiver, (cst.Attribute, cst.Subscript)):
             receiver = receiver.value
@@ -1037,18 +1040,42 @@ class HandleModel:
         if info is None or receiver.value in info.params:
             return False
         raw = f"{self.owner(receiver.value, scope_id)}|{receiver.value}"
-        if not raw.startswith(f"def:{scope_id}|") or len(self._members(raw)) > 1:
+        tensor = registration.api.owner == "tensor"  # aliases of a tensor: checked below
+        if not raw.startswith(f"def:{scope_id}|") or (not tensor and len(self._members(raw)) > 1):
             return False
         scope = self._summary(scope_id)
         values = scope.values.get(raw, [])
         bound = (
             set(info.params) | {k.partition("|")[2] for k in scope.values} | {"self", "cls"}
         )  # imports may bind
-        if not values or not all(_fresh_object(v, info, bound) for _, v in values):
+        if tensor:
+            if not self._computed_tensor(receiver.value, scope_id, info, 0):
+                return False
+        elif not values or not all(_fresh_object(v, info, bound) for _, v in values):
             return False
-        return not scope.events.get(raw) and not any(
+        # A tensor handed to a call (``model(inputs)``) is read there, as any input is.
+        events = [e for e in scope.events.get(raw, ()) if not (tensor and e[0] == "passed")]
+        return not events and not any(
             receiver.value in self._bound(nested)[0] or _mentions(nested.node, receiver.value)
             for nested in info.nested.values()
+        )
+
+    def _computed_tensor(self, name: str, scope_id: int, info: FunctionInfo, depth: int) -> bool:
+        """Every binding of the local ``name`` computes a tensor in this call
+        (:func:`_computes_tensor`): an activation, a conversion of an argument, an
+        element or a method result of such a tensor.  A parameter, or a local with a
+        binding this model does not record (a tuple target), is not one."""
+        if name in info.params or depth > 4:
+            return False
+        raw = f"{self.owner(name, scope_id)}|{name}"
+        if not raw.startswith(f"def:{scope_id}|"):
+            return False
+        values = self._summary(scope_id).values.get(raw, [])
+        if not values or not _plain_bindings_only(self.facts.body_nodes(info.node), name):
+            return False
+        return all(
+            _computes_tensor(v, lambda n: self._computed_tensor(n, scope_id, info, depth + 1), info)
+            for _, v in values
         )
 
     def lives_on_module(self, registration: Registration) -> bool:
@@ -1615,6 +1642,88 @@ def _fresh_object(value: cst.BaseExpression, info: FunctionInfo, bound: set[str]
         if isinstance(item, cst.Call) and _fresh_object(item, info, bound, depth + 1):
             continue
         return False
+    return True
+
+
+#: Calls that look an object up rather than compute one (``next(model.parameters())``).
+_LOOKUPS = frozenset({"getattr", "next", "iter", "max", "min", "vars", "choice"})
+#: Conversions that hand back the tensor they are given when it already fits
+#: (``torch.as_tensor(t)`` is ``t``).
+_SAME_OBJECT = frozenset({"as_tensor", "asarray"})
+
+
+def _computes_tensor(value: cst.BaseExpression, computed, info: FunctionInfo) -> bool:
+    """``value`` makes a tensor in this call: arithmetic (``x * 2``), a call of an
+    imported function (``torch.from_numpy(x)``), a method of such a tensor
+    (``.to(device)``: it or a new one), an element of one (``outputs[-1]``), or a
+    call of a model on this call's values (``self.model(x)``, ``net(batch)``).  Not a
+    parameter or an attribute (``self.weight``, ``model.bias``: they outlive the call),
+    nor what a lookup returns (``next(model.parameters())``, ``params[0]``).
+    ``computed(name)``: whether a local name is one (every binding of it)."""
+    if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
+        return True
+    if isinstance(value, cst.Name):
+        return computed(value.value)
+    if isinstance(value, cst.Subscript):
+        return _computes_tensor(value.value, computed, info)
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, cst.Attribute):
+        owner = func.value
+        if isinstance(owner, (cst.Call, cst.Subscript)):
+            return _computes_tensor(owner, computed, info)
+        if not isinstance(owner, cst.Name):
+            return False
+        if owner.value in ("self", "cls"):
+            return _on_call_values(value, info)  # ``self.model(x)``: its output
+        if owner.value in info.params:
+            return False  # ``p.to(device)``, ``p.requires_grad_()`` may return ``p`` itself
+        if func.attr.value in _SAME_OBJECT:
+            return False
+        return computed(owner.value) or owner.value not in _local_names(info)  # ``torch.f(...)``
+    if isinstance(func, cst.Name):
+        if func.value in _LOOKUPS:
+            return False
+        return _on_call_values(value, info)
+    return False
+
+
+def _on_call_values(call: cst.Call, info: FunctionInfo) -> bool:
+    """A positional argument of ``call`` is one of this call's values: a parameter or
+    a local of the function (a model called on them returns a new tensor)."""
+    names = None
+    for arg in call.args:
+        if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name):
+            if arg.value.value in info.params:
+                return True
+            names = _local_names(info) if names is None else names
+            if arg.value.value in names:
+                return True
+    return False
+
+
+def _local_names(info: FunctionInfo) -> set[str]:
+    return local_names(info.node)[0]
+
+
+def _plain_bindings_only(nodes, name: str) -> bool:
+    """Every binding of ``name`` among a function's nodes is ``name = value`` (the
+    bindings the scope summary records): none by unpacking, a loop, ``with ... as``,
+    ``:=``, an annotated or augmented assignment."""
+    for node in nodes:
+        kind = type(node)
+        if kind is cst.AssignTarget:
+            target = node.target
+            if type(target) is not cst.Name and name in target_names(target):
+                return False
+        elif kind is cst.For or kind is cst.CompFor:
+            if name in target_names(node.target):
+                return False
+        elif kind is cst.AsName or kind is cst.AugAssign or kind is cst.AnnAssign or kind is cst.NamedExpr:
+            target = node.name if kind is cst.AsName else node.target
+            if name in target_names(target):
+                return False
     return True
 
 

@@ -1,6 +1,8 @@
 """Which statements of a function can never run: those after a ``return``, ``raise``,
-``continue`` or ``break`` in the same block (and everything inside them); and the
-``raise`` or ``assert`` that can run after a given statement (:func:`raise_after`).
+``continue`` or ``break`` in the same block (and everything inside them); the
+``raise`` or ``assert`` that can run after a given statement (:func:`raise_after`);
+and the ``except`` handler that runs a statement only for some exceptions
+(:func:`narrow_handler`).
 
 A removal placed there is no removal (``return out`` then ``handle.remove()``).  The
 check is per block, as CPython's compiler sees it: a terminator inside an ``if`` does
@@ -100,3 +102,48 @@ def _first_raise(statement: cst.CSTNode, dead: set[int]) -> cst.CSTNode | None:
             if found is not None:
                 return found
     return None
+
+
+#: Exception classes a handler catches everything a forward can raise with (bare
+#: ``except:`` too).
+_CATCH_ALL = frozenset({"Exception", "BaseException"})
+
+
+def narrow_handler(site) -> tuple[cst.ExceptHandler, str] | None:
+    """The innermost ``except`` handler of ``site``'s function that holds it and
+    catches only some exceptions (``except StopForward:``), with the code of what it
+    catches; None when the site is in no handler, or in one that catches everything
+    (bare, ``Exception``, ``BaseException``, or a tuple with one of them).  Code in
+    such a handler runs only when that exception is raised: not when another one is,
+    nor when none is."""
+    for frame in reversed(site.frames):
+        if frame.kind in ("def", "lambda", "class"):
+            return None
+        if frame.kind == "except":
+            handler = frame.node
+            caught = handler.type
+            names = caught.elements if isinstance(caught, cst.Tuple) else [caught] if caught else []
+            codes = [_code(e.value if isinstance(e, cst.Element) else e) for e in names]
+            if caught is None or any(c.rsplit(".", 1)[-1] in _CATCH_ALL for c in codes):
+                return None
+            return handler, _code(caught)
+    return None
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def guarded_body(statements, handler: cst.ExceptHandler) -> list[cst.CSTNode]:
+    """The body of the ``try`` among ``statements`` (and the statements nested in
+    them) whose handlers include ``handler``: what runs before the handler can."""
+    stack = list(statements)
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, (cst.Try, cst.TryStar)) and any(h is handler for h in statement.handlers):
+            return _body(statement)
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        for block in _blocks(statement):
+            stack.extend(block)
+    return []

@@ -42,7 +42,9 @@ class PostHookWithoutAlwaysCall(Rule):
     one object the process keeps: the same state in both hooks. Hooks may be functions, methods, static methods or class methods
     named through their class (`Block._enter`), lambdas, `functools.partial` objects,
     or instances of same-file classes with `__call__` (also held in a dict, list or
-    attribute). Different literal dict
+    attribute). A pre-hook picked by a condition (`enter = light if flag else full`,
+    both same-file hooks) is read as the first choice; its fix is withheld when the
+    release needs a guard (each choice would have to set it). Different literal dict
     keys are different state (`state["a"]` vs `state["b"]`). A plain assignment
     (`self.start = now()`) is not a take: it overwrites what the previous call left,
     and so is any state the pre-hook resets unconditionally before changing it.
@@ -155,7 +157,9 @@ class PostHookWithoutAlwaysCall(Rule):
                 guarded.append((acquire, release))
         withheld = None
         fix_message = "Add `always_call=True` and clamp the release at zero"
-        if guarded:
+        if guarded and pre.body.alternatives:
+            withheld = "each pre-hook a condition may pick would have to set the release's guard"
+        elif guarded:
             guard, reason = acquired_flag_guard(
                 facts, pre.body, post_hook.body, [a for a, _ in guarded], [r for _, r in guarded]
             )
@@ -431,6 +435,43 @@ def instrument(model):
         ),
     ]
     INVALID = [
+        # The pre-hook is one of two, picked by a flag; either enters a scope that only
+        # the post-hook leaves.  No fix: the release's guard would have to be set by
+        # each choice.
+        Invalid(
+            """
+_open = {}
+
+
+def _gather(module, args):
+    scope = GatheredWeights(module)
+    scope.__enter__()
+    _open[module] = scope
+
+
+def _stand_in(module, args):
+    scope = StandInWeights(module)
+    scope.__enter__()
+    _open[module] = scope
+
+
+def _leave(module, args, output):
+    scope = _open.pop(module, None)
+    if scope is not None:
+        scope.__exit__(None, None, None)
+
+
+def materialise(model, light):
+    enter = _stand_in if light else _gather
+    handles = []
+    for sub in model.modules():
+        handles.append(sub.register_forward_pre_hook(enter))
+        handles.append(sub.register_forward_hook(_leave))
+    return handles
+""",
+            line=27,
+            message="`__enter__`/`__exit__`",
+        ),
         # The bitsandbytes shape (before PR #1999).
         Invalid(
             """

@@ -86,9 +86,12 @@ class CaptureHookNotRemoved(Rule):
     then appended or stored in a dict, aliased, returned or passed on (the
     caller's), removed through `while hs: hs.pop().remove()`, a loop or a same-file
     helper; bindings are per scope, so another function's `handle.remove()` is
-    another handle. Two lifetimes end the hook without a removal: a model built in
+    another handle. Three lifetimes end the hook without a removal: a model built in
     the registering call and never handed out takes its hooks with it (not
-    flagged), and a tensor hook put on a module's parameters in every
+    flagged), so does a tensor the call computes (an activation, `torch.from_numpy(x)`,
+    an element of a model's outputs, through plain aliases; not a parameter looked
+    up, `next(model.parameters())`, nor what `p.to(device)` may hand back as `p`),
+    and a tensor hook put on a module's parameters in every
     `autograd.Function.forward` is HL003's pile-up, not a capture.
 
     ## Why is this bad?
@@ -240,6 +243,35 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # A tensor hook on a tensor this call computes (a conversion of its argument,
+        # read back after one backward): the hook goes when the tensor does.
+        Valid(
+            """
+import torch
+
+
+def saliency(model, array):
+    inputs = torch.from_numpy(array).float()
+    inputs.requires_grad_(True)
+    scores = model(inputs)
+    grads = []
+    inputs.register_hook(lambda grad: grads.append(grad.abs()))
+    scores[:, 0].sum().backward()
+    return grads[0]
+"""
+        ),
+        # The same on an element of the model's outputs.
+        Valid(
+            """
+def output_gradients(model, batch, index):
+    outputs = model(batch)
+    chosen = outputs[index]
+    seen = []
+    chosen.register_hook(lambda grad: seen.append(grad.detach()))
+    outputs[-1].sum().backward()
+    return seen
+"""
+        ),
         # The handles go into a module-level book whose own method removes them all.
         Valid(
             """
@@ -590,6 +622,28 @@ def uninstall(session):
         ),
     ]
     INVALID = [
+        # A tensor hook on one of the model's parameters (looked up, not computed): it
+        # stays after the call, and every later backward appends to the list it holds.
+        Invalid(
+            """
+def first_weight_grads(model, batch):
+    grads = []
+    weight = next(model.parameters())
+    weight.register_hook(lambda grad: grads.append(grad.clone()))
+    model(batch).sum().backward()
+    return grads
+""",
+            expected="""
+def first_weight_grads(model, batch):
+    grads = []
+    weight = next(model.parameters())
+    with weight.register_hook(lambda grad: grads.append(grad.clone())):
+        model(batch).sum().backward()
+    return grads
+""",
+            line=4,
+            message="capture hook `<lambda>` appends to `grads` on every backward",
+        ),
         # The same book with no method that removes what it holds.
         Invalid(
             """

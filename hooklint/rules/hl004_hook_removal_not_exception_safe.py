@@ -17,7 +17,7 @@ from hooklint.analysis.lifetime import (
     statement_path,
     word_count,
 )
-from hooklint.analysis.reachability import raise_after
+from hooklint.analysis.reachability import guarded_body, narrow_handler, raise_after
 from hooklint.analysis.statements import (
     in_kept_lambda,
     is_bare_yield,
@@ -88,7 +88,11 @@ class HookRemovalNotExceptionSafe(Rule):
     hook whose only removal is in its own body (`handle.remove()` inside the hook): it
     comes off only if it fires, so a module the forward never reaches, or every module
     when the forward raises first, keeps it (a module's own one-shot hook on `self`, such
-    as lazy initialisation, is left alone). A remover handed back to the caller
+    as lazy initialisation, is left alone). A removal only in an `except` handler that
+    catches some exceptions (`except StopForward:`, the hook that stops the forward on
+    purpose) covers only those: anything else raised, or a forward that never reaches
+    the hook, keeps it (a handler catching `Exception` or everything, that re-raises,
+    counts as the failure path's removal). A remover handed back to the caller
     (`return lambda: [h.remove() for h in hs]`) is the caller's removal, not one here.
     One bug is one
     finding: what one statement removes of the same hook registered again, or of hooks
@@ -304,7 +308,7 @@ class HookRemovalNotExceptionSafe(Rule):
             later = _removals_run_here(model, flow.stores, model.scope_id(site))
         if not later:
             return None
-        if any(r.site.in_finally or r.site.in_except for r in later):
+        if any(r.site.in_finally or (r.site.in_except and narrow_handler(r.site) is None) for r in later):
             return None
         later = sorted((r for r in later if r.site.order > site.order), key=lambda r: r.site.order)
         if not later:
@@ -341,13 +345,24 @@ class HookRemovalNotExceptionSafe(Rule):
         between = at_r.block[at_r.index + 1 : at_m.index]
         # Inside the removal's own blocks, what runs first (``if hs: run(); remove(hs)``).
         inner = [s for level in path_m[path_m.index(at_m) + 1 :] for s in level.block[: level.index]]
+        # Removed only in ``except Stop:``: the ``try`` body runs first, and any other
+        # exception (or none) skips the removal.
+        narrow = narrow_handler(removal.site)
+        if narrow is not None:
+            inner += guarded_body([at_m.statement], narrow[0])
         # And the rest of the blocks the registration sits in (a `try` whose `finally`
         # does not remove it, a `with` body): a removal after them is not covered either.
         after = [s for level in below for s in level.block[level.index + 1 :]]
         if all(cannot_raise(s) for s in [*after, *between, *inner]):
             return None
         in_cm = is_contextmanager(facts, site.function) and any(is_bare_yield(s) for s in between)
-        if in_cm:
+        if narrow is not None:
+            normal = any(narrow_handler(r.site) is None and not r.site.in_except for r in later)
+            message = (
+                f"`{target}` is removed only in `except {narrow[1]}`: kept if anything else is raised"
+                + ("" if normal else ", or nothing is")
+            )
+        elif in_cm:
             message = (
                 f"`{target}` is removed after `yield` outside `finally`: skipped when the `with` body raises"
             )
@@ -421,6 +436,27 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # The same stop, with the removal in `finally`: it runs however the forward ends.
+        Valid(
+            """
+class Reached(Exception):
+    pass
+
+
+def input_of(layer, model, batch):
+    def stop(module, args):
+        raise Reached(args)
+
+    hook = layer.register_forward_pre_hook(stop)
+    try:
+        model(batch)
+    except Reached as found:
+        return found.args[0]
+    finally:
+        hook.remove()
+    return None
+"""
+        ),
         # A one-shot hook with a fallback: `disarm()` removes it when it never fired.
         Valid(
             """
@@ -968,6 +1004,30 @@ class Checked(Saliency):
         ),
     ]
     INVALID = [
+        # The hook stops the forward with its own exception, and only that exception's
+        # handler removes it: anything else raised (or a forward that never reaches
+        # the layer) leaves a hook that stops every later forward.
+        Invalid(
+            """
+class Reached(Exception):
+    pass
+
+
+def input_of(layer, model, batch):
+    def stop(module, args):
+        raise Reached(args)
+
+    hook = layer.register_forward_pre_hook(stop)
+    try:
+        model(batch)
+    except Reached as found:
+        hook.remove()
+        return found.args[0]
+    return None
+""",
+            line=9,
+            message="`hook` is removed only in `except Reached`: kept if anything else is raised, or nothing is",
+        ),
         # Each hook removes only itself, when it fires: a module the forward skips (or every
         # module, when the forward raises first) keeps it, and the list it appends to.
         Invalid(
