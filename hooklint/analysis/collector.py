@@ -408,7 +408,9 @@ class _HookResolver:
             second = self.resolve(expr.orelse, site, depth + 1)
             if first is None or second is None:
                 return None
-            return dataclasses.replace(first, alternatives=(*first.alternatives, second, *second.alternatives))
+            return dataclasses.replace(
+                first, alternatives=(*first.alternatives, second, *second.alternatives)
+            )
         if isinstance(expr, cst.Name):
             return self._name(expr.value, site, depth)
         if (
