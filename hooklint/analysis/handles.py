@@ -172,6 +172,7 @@ class HandleModel:
                 relevant.add(scope_id)
         #: method name -> the same-file methods of that name (for calls on other objects)
         self._methods: dict[str, list[FunctionInfo]] = {}
+        self._attribute_classes: dict[tuple[str, str], str | None] = {}
         for info in facts.functions:
             if info.class_name is not None and info.parent is None:
                 self._methods.setdefault(info.name, []).append(info)
@@ -666,7 +667,8 @@ class HandleModel:
 
     def other_object_method(self, call: CallSite) -> FunctionInfo | None:
         """The same-file method a call on *another* object runs (``tap.attach(fn)``,
-        ``self.taps[name].detach_all()``), when the file leaves one choice: exactly one
+        ``self.taps[name].detach_all()``): the method of the class the object's bindings
+        name (:meth:`_receiver_class`), or, when they name none, the one the file leaves: exactly one
         same-file class has a method of that name that registers hooks or removes
         handles (:meth:`_acts_on_hooks`), and every other same-file method of that name
         only passes the call on to another object (``def attach(self, fn):
@@ -684,6 +686,11 @@ class HandleModel:
         receiver = call.node.func.value  # type: ignore[attr-defined]
         if isinstance(receiver, cst.Call) and _builtin(receiver) == "super":
             return None
+        typed = self._receiver_class(call.site, receiver)
+        if typed is not None:
+            method = self.facts.method(typed, call.attr)
+            if method is not None:
+                return method if self._acts_on_hooks(method) else None
         methods = self._methods.get(call.attr, ())
         acting = [m for m in methods if self._acts_on_hooks(m)]
         if len(acting) != 1:
@@ -692,6 +699,68 @@ class HandleModel:
             if method is not acting[0] and not self._passes_on(method):
                 return None  # another class's method of that name, which may be the one called
         return acting[0]
+
+    def _receiver_class(self, site: Site, receiver: cst.BaseExpression) -> str | None:
+        """The same-file class of the object a method is called on, when its bindings
+        say it: ``self.smoother`` that the calling method's class only ever sets to
+        ``Smoother(...)`` (or ``None``), a local only bound to ``Cache(...)``."""
+        if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name):
+            if receiver.value.value != "self" or site.class_name is None:
+                return None
+            key = (site.class_name, receiver.attr.value)
+            if key not in self._attribute_classes:
+                self._attribute_classes[key] = self._attribute_class(*key)
+            return self._attribute_classes[key]
+        if not isinstance(receiver, cst.Name):
+            return None
+        scope_id = self.scope_id(site)
+        info = self._infos.get(scope_id)
+        if info is None or receiver.value in info.params:
+            return None
+        raw = f"{self.owner(receiver.value, scope_id)}|{receiver.value}"
+        values = [v for _, v in self._summary(scope_id).values.get(raw, [])]
+        if not values or not _plain_bindings_only(self.facts.body_nodes(info.node), receiver.value):
+            return None
+        return self._constructed_class(values)
+
+    def _attribute_class(self, class_name: str, attribute: str) -> str | None:
+        values = []
+        for info in self.facts.functions:
+            if info.class_name != class_name or info.parent is not None:
+                continue
+            for node in self.facts.body_nodes(info.node):
+                if type(node) is cst.Assign:
+                    targets = [t.target for t in node.targets]
+                elif type(node) is cst.AnnAssign and node.value is not None:
+                    targets = [node.target]
+                else:
+                    continue
+                for target in targets:
+                    if (
+                        isinstance(target, cst.Attribute)
+                        and isinstance(target.value, cst.Name)
+                        and target.value.value == "self"
+                        and target.attr.value == attribute
+                    ):
+                        values.append(node.value)
+                    elif attribute in _self_attributes_in(target):
+                        return None  # unpacked into it: its value is not seen
+        return self._constructed_class(values)
+
+    def _constructed_class(self, values: list) -> str | None:
+        """The one same-file class every value constructs (``None`` left out)."""
+        found = set()
+        for value in values:
+            if isinstance(value, cst.Name) and value.value == "None":
+                continue
+            if not (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Name)
+                and value.func.value in self.facts.classes
+            ):
+                return None
+            found.add(value.func.value)
+        return found.pop() if len(found) == 1 else None
 
     def _acts_on_hooks(self, info: FunctionInfo) -> bool:
         """The method registers a hook or calls ``.remove()``, in its own body or in a
@@ -1440,6 +1509,23 @@ def hook_key(facts: ModuleFacts, model: HandleModel, acquisition: Acquisition) -
 
 
 # -- small syntactic helpers ---------------------------------------------------------------------
+def _self_attributes_in(target: cst.BaseExpression) -> set[str]:
+    """The ``self.x`` attributes an unpacking target binds (``self.a, self.b = ...``)."""
+    found = set()
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            found |= _self_attributes_in(element.value)
+    elif isinstance(target, cst.StarredElement):
+        found |= _self_attributes_in(target.value)
+    elif (
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value == "self"
+    ):
+        found.add(target.attr.value)
+    return found
+
+
 def _on_self(call: cst.Call) -> bool:
     """``self.m(...)`` or ``cls.m(...)``."""
     func = call.func

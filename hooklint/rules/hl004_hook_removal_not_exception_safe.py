@@ -80,7 +80,9 @@ class HookRemovalNotExceptionSafe(Rule):
     directly or run on every submodule (`self.net.apply(self._attach)`), also through a
     local (`h = reg(...)`, then `self.h = h`). A method called
     on another object (`self.points[name].add(fn)`, `probe.release()`) is followed when
-    the file has exactly one class whose method of that name registers hooks or removes
+    the object's bindings name its class (`self.tracker` that its class only ever sets
+    to `RangeTracker(...)` or `None`, a local only bound to `Sampler(...)`), or else
+    when the file has exactly one class whose method of that name registers hooks or removes
     handles (any other method of that name only passes the call on): what it keeps on its
     `self` is that class's store (the message says `Probe.active`), and a handle wrapped
     in a record class of the file (`Entry(handle, sticky)`) is still that handle. A class whose `__enter__` keeps
@@ -96,8 +98,9 @@ class HookRemovalNotExceptionSafe(Rule):
     (`return lambda: [h.remove() for h in hs]`) is the caller's removal, not one here.
     One bug is one
     finding: what one statement removes of the same hook registered again, or of hooks
-    registered side by side in one block (a pre-hook and a post-hook put into one list),
-    is reported at the first registration, and the message counts the others.
+    registered side by side in one block (a pre-hook and a post-hook put into one list,
+    two comprehensions into one name, the branches of one `if`/`elif`), is reported at
+    the first registration, and the message counts the others.
 
     ## Why is this bad?
     If anything between the registration and the removal raises (an out-of-memory
@@ -169,10 +172,10 @@ class HookRemovalNotExceptionSafe(Rule):
                 if found is None:
                     continue
                 finding, removal_statement = found
-                frames = acquisition.site.frames
+                block = _registering_block(acquisition.site)
                 keys = (
                     (id(removal_statement), hook_key(facts, model, acquisition)),
-                    (id(removal_statement), (frames[-1].kind, id(frames[-1].node)) if frames else None),
+                    (id(removal_statement), (block.kind, id(block.node)) if block is not None else None),
                 )
                 group = next((groups[k] for k in keys if k in groups), None)
                 if group is not None:
@@ -436,6 +439,59 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # A local only ever bound to an `InputSampler`: its `detach` in `finally` removes
+        # what its `attach` kept.
+        Valid(
+            """
+from functools import partial
+
+
+class RangeTracker:
+    def __init__(self):
+        self._hooks = []
+        self.ranges = {}
+
+    def attach(self, model):
+        for name, module in model.named_modules():
+            self._hooks.append(module.register_forward_hook(partial(self._track, name)))
+
+    def detach(self):
+        for hook in self._hooks:
+            hook.remove()
+        self._hooks.clear()
+
+    def _track(self, name, module, args, output):
+        self.ranges[name] = output.abs().max()
+
+
+class InputSampler:
+    def __init__(self):
+        self._hooks = []
+        self.samples = []
+
+    def attach(self, model):
+        self._hooks.append(model.register_forward_pre_hook(self._keep))
+
+    def detach(self):
+        for hook in self._hooks:
+            hook.remove()
+        self._hooks.clear()
+
+    def _keep(self, module, args):
+        self.samples.append(args[0])
+
+
+def sample_inputs(model, batches):
+    sampler = InputSampler()
+    sampler.attach(model)
+    try:
+        for batch in batches:
+            model(batch)
+    finally:
+        sampler.detach()
+    return sampler.samples
+"""
+        ),
         # The same stop, with the removal in `finally`: it runs however the forward ends.
         Valid(
             """
@@ -1004,6 +1060,179 @@ class Checked(Saliency):
         ),
     ]
     INVALID = [
+        # Two classes of the file have `attach`/`detach` methods; `self.tracker` is only
+        # ever a `RangeTracker`, so its call is that class's.
+        Invalid(
+            """
+from functools import partial
+
+
+class RangeTracker:
+    def __init__(self):
+        self._hooks = []
+        self.ranges = {}
+
+    def attach(self, model):
+        for name, module in model.named_modules():
+            self._hooks.append(module.register_forward_hook(partial(self._track, name)))
+
+    def detach(self):
+        for hook in self._hooks:
+            hook.remove()
+        self._hooks.clear()
+
+    def _track(self, name, module, args, output):
+        self.ranges[name] = output.abs().max()
+
+
+class InputSampler:
+    def __init__(self):
+        self._hooks = []
+        self.samples = []
+
+    def attach(self, model):
+        self._hooks.append(model.register_forward_pre_hook(self._keep))
+
+    def detach(self):
+        for hook in self._hooks:
+            hook.remove()
+        self._hooks.clear()
+
+    def _keep(self, module, args):
+        self.samples.append(args[0])
+
+
+class Calibrator:
+    def __init__(self, model):
+        self.model = model
+        self.tracker = RangeTracker()
+
+    def run(self, batches):
+        self.tracker.attach(self.model)
+        for batch in batches:
+            self.model(batch)
+        self.tracker.detach()
+""",
+            expected="""
+from functools import partial
+
+
+class RangeTracker:
+    def __init__(self):
+        self._hooks = []
+        self.ranges = {}
+
+    def attach(self, model):
+        for name, module in model.named_modules():
+            self._hooks.append(module.register_forward_hook(partial(self._track, name)))
+
+    def detach(self):
+        for hook in self._hooks:
+            hook.remove()
+        self._hooks.clear()
+
+    def _track(self, name, module, args, output):
+        self.ranges[name] = output.abs().max()
+
+
+class InputSampler:
+    def __init__(self):
+        self._hooks = []
+        self.samples = []
+
+    def attach(self, model):
+        self._hooks.append(model.register_forward_pre_hook(self._keep))
+
+    def detach(self):
+        for hook in self._hooks:
+            hook.remove()
+        self._hooks.clear()
+
+    def _keep(self, module, args):
+        self.samples.append(args[0])
+
+
+class Calibrator:
+    def __init__(self, model):
+        self.model = model
+        self.tracker = RangeTracker()
+
+    def run(self, batches):
+        try:
+            self.tracker.attach(self.model)
+            for batch in batches:
+                self.model(batch)
+        finally:
+            self.tracker.detach()
+""",
+            line=45,
+            message="`RangeTracker._hooks` is removed outside `finally`/`with`",
+        ),
+        # Each branch of one `if`/`elif` registers the hook its case needs into one list,
+        # which one loop removes: one bug, one finding.
+        Invalid(
+            """
+from contextlib import contextmanager
+from functools import partial
+
+
+@contextmanager
+def watching(model, log):
+    hooks = []
+    for name, module in model.named_modules():
+        if name.endswith("attn"):
+            hook = module.register_forward_hook(partial(log_attention, log=log))
+            hooks.append(hook)
+        elif name.endswith("mlp"):
+            hook = module.register_forward_hook(partial(log_mlp, log=log))
+            hooks.append(hook)
+    yield
+    for hook in hooks:
+        hook.remove()
+""",
+            expected="""
+from contextlib import contextmanager
+from functools import partial
+
+
+@contextmanager
+def watching(model, log):
+    hooks = []
+    try:
+        for name, module in model.named_modules():
+            if name.endswith("attn"):
+                hook = module.register_forward_hook(partial(log_attention, log=log))
+                hooks.append(hook)
+            elif name.endswith("mlp"):
+                hook = module.register_forward_hook(partial(log_mlp, log=log))
+                hooks.append(hook)
+        yield
+    finally:
+        for hook in hooks:
+            hook.remove()
+""",
+            line=10,
+            message="(and 1 more registration here)",
+        ),
+        # A pre-hook and a post-hook list built by two comprehensions into one name.
+        Invalid(
+            """
+from functools import partial
+
+
+def block_traffic(blocks, model, batches):
+    seen = {}
+    handles = [b.register_forward_pre_hook(partial(note_input, seen=seen)) for b in blocks]
+    handles += [b.register_forward_hook(partial(note_output, seen=seen)) for b in blocks]
+    for batch in batches:
+        model(batch)
+    for handle in handles:
+        handle.remove()
+    return seen
+""",
+            line=6,
+            message="`handles` is removed outside `finally`/`with`: skipped if the code before it raises (and 1 more",
+        ),
         # The hook stops the forward with its own exception, and only that exception's
         # handler removes it: anything else raised (or a forward that never reaches
         # the layer) leaves a hook that stops every later forward.
@@ -2123,6 +2352,15 @@ def layer_times(model, batch, clock):
             message="(and 1 more registration here)",
         ),
     ]
+
+
+def _registering_block(site: Site):
+    """The frame whose block holds the registration's statement, for grouping hooks
+    registered side by side: comprehensions (``hs = [reg(m) for m in ms]`` then
+    ``hs += [...]``) and the branches of one ``if``/``elif``/``else`` (each registers
+    the hook its case needs into one list) are the block around them."""
+    frames = [f for f in _statement_site(site).frames if f.kind != "if"]
+    return frames[-1] if frames else None
 
 
 def _statement_site(site: Site) -> Site:
