@@ -681,12 +681,14 @@ class HandleModel:
         return self._others[key]
 
     def _other_object_method(self, call: CallSite) -> FunctionInfo | None:
-        if call.attr is None or _on_self(call.node) or call.attr == REMOVE_METHOD:
+        if call.attr is None or _on_self(call.node):
             return None
         receiver = call.node.func.value  # type: ignore[attr-defined]
         if isinstance(receiver, cst.Call) and _builtin(receiver) == "super":
             return None
         typed = self._receiver_class(call.site, receiver)
+        if call.attr == REMOVE_METHOD and typed is None:
+            return None  # ``x.remove()``: a handle's, unless ``x`` is one of this file's classes
         if typed is not None:
             method = self.facts.method(typed, call.attr)
             if method is not None:

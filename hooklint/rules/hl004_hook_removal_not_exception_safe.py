@@ -81,7 +81,8 @@ class HookRemovalNotExceptionSafe(Rule):
     local (`h = reg(...)`, then `self.h = h`). A method called
     on another object (`self.points[name].add(fn)`, `probe.release()`) is followed when
     the object's bindings name its class (`self.tracker` that its class only ever sets
-    to `RangeTracker(...)` or `None`, a local only bound to `Sampler(...)`), or else
+    to `RangeTracker(...)` or `None`, a local only bound to `Sampler(...)`; then a method of
+    that class named `remove` is that method, not a handle's), or else
     when the file has exactly one class whose method of that name registers hooks or removes
     handles (any other method of that name only passes the call on): what it keeps on its
     `self` is that class's store (the message says `Probe.active`), and a handle wrapped
@@ -1060,6 +1061,66 @@ class Checked(Saliency):
         ),
     ]
     INVALID = [
+        # The recorder's own teardown is named `remove`, like a handle's: `recorder` is
+        # only ever a `FirstInputs`, so its `remove()` is that class's method.
+        Invalid(
+            """
+class FirstInputs:
+    def __init__(self):
+        self.seen = []
+        self._handle = None
+
+    def attach(self, module):
+        self._handle = module.register_forward_pre_hook(self._keep)
+
+    def remove(self):
+        if self._handle is not None:
+            self._handle.remove()
+            self._handle = None
+
+    def _keep(self, module, args):
+        self.seen.append(args[0].detach().cpu())
+
+
+def collect(pipe, target, prompts):
+    recorder = FirstInputs()
+    recorder.attach(target)
+    for prompt in prompts:
+        pipe(prompt)
+    recorder.remove()
+    return recorder.seen
+""",
+            expected="""
+class FirstInputs:
+    def __init__(self):
+        self.seen = []
+        self._handle = None
+
+    def attach(self, module):
+        self._handle = module.register_forward_pre_hook(self._keep)
+
+    def remove(self):
+        if self._handle is not None:
+            self._handle.remove()
+            self._handle = None
+
+    def _keep(self, module, args):
+        self.seen.append(args[0].detach().cpu())
+
+
+def collect(pipe, target, prompts):
+    recorder = FirstInputs()
+    try:
+        recorder.attach(target)
+        for prompt in prompts:
+            pipe(prompt)
+    finally:
+        recorder.remove()
+    return recorder.seen
+""",
+            line=20,
+            message="`FirstInputs._handle` is removed outside `finally`/`with`",
+        ),
         # Two classes of the file have `attach`/`detach` methods; `self.tracker` is only
         # ever a `RangeTracker`, so its call is that class's.
         Invalid(
