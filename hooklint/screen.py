@@ -223,11 +223,21 @@ def screening_source(
             code = lines.code(range(statement.lineno, last + 1))
             if tokens.search(code):
                 module_seeds.append(code)
+    # A class that extends a token's class (``class Offload(saved_tensors_hooks):``)
+    # hands its own ``__enter__``/``__exit__`` on to it: they are seeds.
+    extending = [u for u in units if u.is_class and _extends_token(u.node, given)]
+    for unit in extending:
+        for member in unit.members:
+            if member.name in _DELEGATING and member not in seeds:
+                seeds.append(member)
+                seed_codes.append(lines.code(member.own_lines()))
     if not seeds and not module_seeds:
         return "", []  # the tokens matched only in strings and comments
     _add_other_object_callers(units, seeds, seed_codes, module_level, module_seeds, lines)
 
     words: set[str] = set()  # every name a seed mentions
+    for unit in extending:  # and the base a delegating class names (its import stays)
+        words.update(WORD.findall(lines.code(unit.own_lines())))
     hooks: set[str] = set()  # the names that may be a hook, or build one
     ends = [_use_ends(code, given) for code in seed_codes + module_seeds]
     for code, found in zip(seed_codes + module_seeds, ends):
@@ -268,6 +278,21 @@ def screening_source(
                 ):
                     lines.drop(statement.lineno, statement.end_lineno or statement.lineno)
     return lines.result()
+
+
+_DELEGATING = frozenset({"__enter__", "__exit__"})
+
+
+def _extends_token(node: ast.ClassDef, tokens: NamePattern) -> bool:
+    """Whether a base of the class is named by a token (its last dotted part)."""
+    for base in node.bases:
+        while isinstance(base, ast.Attribute):
+            if tokens.names.search(base.attr):
+                return True
+            base = base.value
+        if isinstance(base, ast.Name) and tokens.names.search(base.id):
+            return True
+    return False
 
 
 def _matched_lines(lines: _Lines, tokens: NamePattern) -> set[int]:

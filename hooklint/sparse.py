@@ -107,14 +107,24 @@ def _relevant(text: str, tokens: re.Pattern) -> bool:
     return tokens.search(text) is not None or any(word in text for word in ALWAYS_KEPT)
 
 
-def _definitions(statements, lines: list[str], tokens: re.Pattern, is_method: bool, owner: str | None = None):
+def _definitions(
+    statements,
+    lines: list[str],
+    tokens: re.Pattern,
+    is_method: bool,
+    owner: str | None = None,
+    extends: bool = False,
+):
+    """``extends``: the class being walked extends a token's class (``class
+    Offload(saved_tensors_hooks):``), so its ``__enter__``/``__exit__``, which hand on to
+    the base's, are relevant."""
     for statement in statements:
         if not isinstance(statement, _DEFINITIONS):
             continue
         first = min([statement.lineno] + [d.lineno for d in statement.decorator_list])
         last = statement.end_lineno or statement.lineno
         text = "".join(lines[first - 1 : last])
-        relevant = _relevant(text, tokens)
+        relevant = (extends and statement.name in ("__enter__", "__exit__")) or _relevant(text, tokens)
         indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
         is_class = isinstance(statement, ast.ClassDef)
         bases = (
@@ -127,7 +137,15 @@ def _definitions(statements, lines: list[str], tokens: re.Pattern, is_method: bo
             statement.name, first, last, indent, text, is_method, relevant, is_class, bases, owner, decorators
         )
         if relevant and isinstance(statement, ast.ClassDef):
-            yield from _definitions(statement.body, lines, tokens, is_method=True, owner=statement.name)
+            extended = any(
+                tokens.search(n.id if isinstance(n, ast.Name) else n.attr)
+                for b in statement.bases
+                for n in ast.walk(b)
+                if isinstance(n, (ast.Name, ast.Attribute))
+            )
+            yield from _definitions(
+                statement.body, lines, tokens, is_method=True, owner=statement.name, extends=extended
+            )
 
 
 def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:

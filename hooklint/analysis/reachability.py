@@ -121,13 +121,38 @@ def narrow_handler(site) -> tuple[cst.ExceptHandler, str] | None:
             return None
         if frame.kind == "except":
             handler = frame.node
-            caught = handler.type
-            names = caught.elements if isinstance(caught, cst.Tuple) else [caught] if caught else []
-            codes = [_code(e.value if isinstance(e, cst.Element) else e) for e in names]
-            if caught is None or any(c.rsplit(".", 1)[-1] in _CATCH_ALL for c in codes):
+            if catches_everything(handler):
                 return None
-            return handler, _code(caught)
+            return handler, _code(handler.type)
     return None
+
+
+def catches_everything(handler: cst.ExceptHandler) -> bool:
+    """A bare ``except:``, or one that names ``Exception`` or ``BaseException`` (alone
+    or in a tuple)."""
+    caught = handler.type
+    if caught is None:
+        return True
+    names = caught.elements if isinstance(caught, cst.Tuple) else [caught]
+    codes = [_code(e.value if isinstance(e, cst.Element) else e) for e in names]
+    return any(c.rsplit(".", 1)[-1] in _CATCH_ALL for c in codes)
+
+
+def may_raise(statement: cst.CSTNode) -> bool:
+    """Whether running ``statement`` can end in an exception it lets out: it calls,
+    raises or asserts somewhere, except inside a ``try`` that catches everything with
+    handlers (and ``else``/``finally``) that cannot themselves raise.  (A plain
+    assignment of a value to an attribute is taken not to raise.)"""
+    from hooklint.analysis.walk import descendants
+
+    if isinstance(statement, (cst.Try, cst.TryStar)) and any(
+        catches_everything(h) for h in statement.handlers
+    ):
+        parts = [*statement.handlers, statement.orelse, statement.finalbody]
+        return any(may_raise(s) for part in parts if part is not None for s in _body(part))
+    return any(
+        isinstance(n, (cst.Call, cst.Raise, cst.Assert)) for n in descendants(statement, into_functions=False)
+    )
 
 
 def _code(node: cst.CSTNode) -> str:

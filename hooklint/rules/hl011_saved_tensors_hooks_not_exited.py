@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from hooklint.analysis.delegation import skipped_base_exits
 from hooklint.analysis.facts import CallSite, ModuleFacts
 from hooklint.analysis.lifetime import (
     cannot_raise,
@@ -32,6 +33,13 @@ class SavedTensorsHooksNotExited(Rule):
     exited. Not flagged: `with`, `ExitStack.enter_context`, an object returned to
     the caller, `__enter__`/`__exit__` methods that delegate to it, and an exit
     through an alias in another hook.
+
+    A class that extends one (`class Offload(saved_tensors_hooks):`) hands its own
+    `__enter__`/`__exit__` on with `super()`: flagged when its `__exit__` runs code
+    that can raise (a call, a `raise`, an `assert`) before `super().__exit__(...)` and
+    outside `finally` (the base's exit is then skipped), or its `__enter__` runs such
+    code after `super().__enter__()` outside any `try` (`with` never calls `__exit__`
+    when `__enter__` raises). No fix: move the `super()` call into `finally`.
 
     ## Why is this bad?
     These are not handles: they push pack/unpack hooks on a thread-local stack
@@ -82,6 +90,19 @@ class SavedTensorsHooksNotExited(Rule):
     prefilter = ("saved_tensors_hooks", "disable_saved_tensors_hooks", "save_on_cpu")
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
+        for skipped in skipped_base_exits(facts, SAVED_TENSORS_HOOKS):
+            base = skipped.base.rsplit(".", 1)[-1]
+            if skipped.method == "__exit__":
+                message = (
+                    f"`{skipped.class_name}.__exit__` may raise before `super().__exit__()` "
+                    f"(not in `finally`): `{base}` hooks stay on"
+                )
+            else:
+                message = (
+                    f"`{skipped.class_name}.__enter__` may raise after `super().__enter__()`: "
+                    f"no `__exit__`, `{base}` hooks stay on"
+                )
+            yield Finding(node=skipped.call, message=message)
         creations = [c for c in facts.calls if c.callee in SAVED_TENSORS_HOOKS]
         if not creations:
             return
@@ -182,6 +203,38 @@ class SavedTensorsHooksNotExited(Rule):
         )
 
     VALID = [
+        # The subclass's own work in `try`, the base's exit in `finally`; on the way in,
+        # the base's enter comes last.
+        Valid(
+            """
+from torch.autograd.graph import saved_tensors_hooks
+
+
+class StreamOffload(saved_tensors_hooks):
+    def __init__(self, stream):
+        self.stream = stream
+        self.stash = {}
+        super().__init__(self.pack, self.unpack)
+
+    def pack(self, tensor):
+        return tensor.to("cpu", non_blocking=True)
+
+    def unpack(self, tensor):
+        return tensor.to("cuda", non_blocking=True)
+
+    def __enter__(self):
+        self.stash.clear()
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        try:
+            self.stream.synchronize()
+            self.stash.clear()
+        finally:
+            result = super().__exit__(*exc)
+        return result
+"""
+        ),
         # The ordinary use: a `with` statement (activation offloading in a training step).
         Valid(
             """
@@ -241,6 +294,58 @@ def offload_hooks(device):
         ),
     ]
     INVALID = [
+        # A subclass syncs its stream before handing on to the base's exit: if the sync
+        # raises, the base's exit never runs and its pack hooks stay pushed.
+        Invalid(
+            """
+from torch.autograd.graph import saved_tensors_hooks
+
+
+class StreamOffload(saved_tensors_hooks):
+    def __init__(self, stream):
+        self.stream = stream
+        self.stash = {}
+        super().__init__(self.pack, self.unpack)
+
+    def pack(self, tensor):
+        return tensor.to("cpu", non_blocking=True)
+
+    def unpack(self, tensor):
+        return tensor.to("cuda", non_blocking=True)
+
+    def __exit__(self, *exc):
+        self.stream.synchronize()
+        self.stash.clear()
+        return super().__exit__(*exc)
+""",
+            line=19,
+            message="may raise before `super().__exit__()` (not in `finally`)",
+        ),
+        # The same on the way in: `with` does not call `__exit__` when `__enter__` raises.
+        Invalid(
+            """
+from torch.autograd.graph import saved_tensors_hooks
+
+
+class PinnedOffload(saved_tensors_hooks):
+    def __init__(self, pool):
+        self.pool = pool
+        super().__init__(self.pack, self.unpack)
+
+    def pack(self, tensor):
+        return self.pool.copy_in(tensor)
+
+    def unpack(self, ref):
+        return self.pool.copy_out(ref)
+
+    def __enter__(self):
+        entered = super().__enter__()
+        self.pool.reserve()
+        return entered
+""",
+            line=16,
+            message="`PinnedOffload.__enter__` may raise after `super().__enter__()`",
+        ),
         # Entered and exited by hand with a forward in between.
         Invalid(
             """
