@@ -257,6 +257,8 @@ def screening_source(
     for unit in seeds + setups:  # a teardown (``__exit__``...) must undo what its setup registered
         owner = classes.get(id(unit))
         partners = set(lifecycle_partners(unit.name))
+        if "__exit__" in partners:  # ``with`` runs ``__enter__`` first: both halves
+            partners.add("__enter__")
         if owner is not None and partners:
             kept.update(id(m) for m in owner.members if m.name in partners)
     kept.update(id(u) for u in units if u.name in hooks)

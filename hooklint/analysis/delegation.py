@@ -6,9 +6,10 @@ A subclass of ``saved_tensors_hooks`` pushes its pack/unpack hooks in the base's
 do work of its own (synchronise streams, clear stashes): if that work raises before
 ``super().__exit__(...)`` and outside ``finally``, the base's exit never runs and the
 hooks stay pushed for the thread.  Its own ``__enter__`` may go on after
-``super().__enter__()``: if that raises, ``with`` never calls ``__exit__`` at all.  A
-``super()`` call in ``finally`` (or, for ``__enter__``, inside a ``try``, whose handler
-can undo it) is not reported.
+``super().__enter__()``: if that raises, ``with`` never calls ``__exit__`` at all (so
+too for a context it holds and enters by hand, ``self._ctx.__enter__()``,
+:func:`raises_after_enter`).  A ``super()`` call in ``finally`` (or, for ``__enter__``,
+inside a ``try``, whose handler can undo it) is not reported.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from hooklint.analysis.facts import ModuleFacts
 from hooklint.analysis.lifetime import statement_path
 from hooklint.analysis.names import dotted_name, is_super_call, resolve
 from hooklint.analysis.reachability import may_raise
+from hooklint.analysis.walk import descendants
 
 
 @dataclass(frozen=True)
@@ -55,18 +57,49 @@ def skipped_base_exits(facts: ModuleFacts, bases: frozenset[str]) -> list[Skippe
             for call in facts.calls_to_attr(method):
                 if call.site.function is not info.node or not is_super_call(call.node.func):
                     continue
-                frames = [f.kind for f in call.site.frames]
-                if method == "__exit__" and "finally" in frames:
-                    continue
-                if method == "__enter__" and ("try" in frames or "except" in frames):
-                    continue
-                path = statement_path(facts, call.site)
-                if path is None:
-                    continue
                 if method == "__exit__":
-                    around = [s for level in path for s in level.block[: level.index]]
+                    skipped = _raises_before(facts, call.site)
                 else:
-                    around = [s for level in path for s in level.block[level.index + 1 :]]
-                if any(may_raise(s) for s in around):
+                    skipped = raises_after_enter(facts, call.site)
+                if skipped:
                     found.append(SkippedBaseExit(call.node, class_name, method, base))
     return found
+
+
+def _raises_before(facts: ModuleFacts, site) -> bool:
+    """Code that may raise runs before the statement at ``site`` (not in ``finally``)."""
+    if any(f.kind == "finally" for f in site.frames):
+        return False
+    path = statement_path(facts, site)
+    return path is not None and any(may_raise(s) for level in path for s in level.block[: level.index])
+
+
+def raises_after_enter(facts: ModuleFacts, site) -> bool:
+    """In an ``__enter__``, code that may raise runs after the statement at ``site``
+    (something entered there: ``super().__enter__()``, ``self._ctx.__enter__()``),
+    outside any ``try``: when it raises, ``with`` never calls ``__exit__``.  Entering
+    the next context (``return super().__enter__()``) is not counted: the chain of
+    enters is the class's own entering."""
+    if any(f.kind in ("try", "except") for f in site.frames):
+        return False
+    path = statement_path(facts, site)
+    if path is None:
+        return False
+    after = [s for level in path for s in level.block[level.index + 1 :]]
+    return any(may_raise(s) and not _only_enters(s) for s in after)
+
+
+def _only_enters(statement: cst.CSTNode) -> bool:
+    """Every call in ``statement`` enters a context (``x.__enter__()``)."""
+    calls = [
+        n
+        for n in descendants(statement, into_functions=False)
+        if isinstance(n, cst.Call) and not (isinstance(n.func, cst.Name) and n.func.value == "super")
+    ]
+    return (
+        bool(calls)
+        and all(isinstance(c.func, cst.Attribute) and c.func.attr.value == "__enter__" for c in calls)
+        and not any(
+            isinstance(n, (cst.Raise, cst.Assert)) for n in descendants(statement, into_functions=False)
+        )
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from hooklint.analysis.delegation import skipped_base_exits
+from hooklint.analysis.delegation import raises_after_enter, skipped_base_exits
 from hooklint.analysis.facts import CallSite, ModuleFacts
 from hooklint.analysis.lifetime import (
     cannot_raise,
@@ -39,7 +39,10 @@ class SavedTensorsHooksNotExited(Rule):
     that can raise (a call, a `raise`, an `assert`) before `super().__exit__(...)` and
     outside `finally` (the base's exit is then skipped), or its `__enter__` runs such
     code after `super().__enter__()` outside any `try` (`with` never calls `__exit__`
-    when `__enter__` raises). No fix: move the `super()` call into `finally`.
+    when `__enter__` raises); so is a class's `__enter__` that enters one it holds by
+    hand (`self.ctx.__enter__()`, exited in its `__exit__`) and then runs such code
+    outside `try`. No fix: move the `super()` call into `finally`, or the work before
+    the enter.
 
     ## Why is this bad?
     These are not handles: they push pack/unpack hooks on a thread-local stack
@@ -158,6 +161,14 @@ class SavedTensorsHooksNotExited(Rule):
             )
         enter = entered[0]
         same = [x for x in exited if same_function(x.site, enter.site) and x.site.order > enter.site.order]
+        if not same and _exited_by_own_exit(enter, exited) and raises_after_enter(facts, enter.site):
+            return Finding(
+                node=enter.node,
+                message=(
+                    f"`__enter__` may raise after `{target}.__enter__()`: "
+                    f"no `__exit__` then, and `{api}` hooks stay on"
+                ),
+            )
         if not same or any(x.site.in_finally or x.site.in_except for x in exited):
             return None
         exit_ = same[0]
@@ -203,6 +214,32 @@ class SavedTensorsHooksNotExited(Rule):
         )
 
     VALID = [
+        # Entered by hand in `__enter__`, then only the base's enter: the chain of enters.
+        Valid(
+            """
+from torch.autograd.graph import saved_tensors_hooks
+
+
+class CountingMode(BaseMode):
+    def __init__(self):
+        super().__init__()
+        self.ctx = saved_tensors_hooks(self.pack, self.unpack)
+
+    def pack(self, tensor):
+        return tensor
+
+    def unpack(self, tensor):
+        return tensor
+
+    def __enter__(self):
+        self.ctx.__enter__()
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        self.ctx.__exit__(*exc)
+        return super().__exit__(*exc)
+"""
+        ),
         # The subclass's own work in `try`, the base's exit in `finally`; on the way in,
         # the base's enter comes last.
         Valid(
@@ -294,6 +331,29 @@ def offload_hooks(device):
         ),
     ]
     INVALID = [
+        # A held context entered by hand in `__enter__`, then more work that may raise:
+        # `with` never calls `__exit__` when `__enter__` raises.
+        Invalid(
+            """
+import torch
+
+
+class LayerOffload:
+    def __init__(self, planner):
+        self.planner = planner
+        self.ctx = torch.autograd.graph.saved_tensors_hooks(planner.pack, planner.unpack)
+
+    def __enter__(self):
+        self.ctx.__enter__()
+        self.planner.next_layer()
+        return self
+
+    def __exit__(self, *exc):
+        return self.ctx.__exit__(*exc)
+""",
+            line=10,
+            message="`__enter__` may raise after `self.ctx.__enter__()`",
+        ),
         # A subclass syncs its stream before handing on to the base's exit: if the sync
         # raises, the base's exit never runs and its pack hooks stay pushed.
         Invalid(
@@ -412,3 +472,10 @@ def train_step(model, batch, optimizer):
             message="never used as a context manager",
         ),
     ]
+
+
+def _exited_by_own_exit(enter: CallSite, exits: list[CallSite]) -> bool:
+    """Entered in a class's ``__enter__`` and exited in the same class's ``__exit__``."""
+    return enter.site.function_name == "__enter__" and any(
+        x.site.function_name == "__exit__" and x.site.class_name == enter.site.class_name for x in exits
+    )
