@@ -21,6 +21,7 @@ Its modules, by topic::
         wrappers        functions that register the hook they are given
         lifetime        queries about when a hook goes away (HL003, HL004, HL009, HL011)
         lifecycles      setup code and its teardown (HL016); a constructor's hooks
+        delegation      a context manager's hand-off to its base's enter and exit (HL011)
         given           whether what a function hooks is something its caller handed it (HL016)
         passes          the repeated runs of a loop body or a function (HL003)
         captures        capture hooks and the lifetime of their handles (HL002)
