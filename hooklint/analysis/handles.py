@@ -686,6 +686,9 @@ class HandleModel:
         receiver = call.node.func.value  # type: ignore[attr-defined]
         if isinstance(receiver, cst.Call) and _builtin(receiver) == "super":
             return None
+        methods = self._methods.get(call.attr, ())
+        if not methods:
+            return None  # no method of this file has the name
         typed = self._receiver_class(call.site, receiver)
         if call.attr == REMOVE_METHOD and typed is None:
             return None  # ``x.remove()``: a handle's, unless ``x`` is one of this file's classes
@@ -693,7 +696,6 @@ class HandleModel:
             method = self.facts.method(typed, call.attr)
             if method is not None:
                 return method if self._acts_on_hooks(method) else None
-        methods = self._methods.get(call.attr, ())
         acting = [m for m in methods if self._acts_on_hooks(m)]
         if len(acting) != 1:
             return None
