@@ -55,7 +55,7 @@ from hooklint.guarded_regex import (
     not_after_word,
 )
 from hooklint.lexical import Lexed, closing_bracket, lex, word_before
-from hooklint.sparse import WORD, last_name, owner_calls
+from hooklint.sparse import DELEGATING, WORD, base_words, last_name, owner_calls
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: The vocabulary's lifecycle partners of a name, asked once per name (every method of
@@ -225,10 +225,10 @@ def screening_source(
                 module_seeds.append(code)
     # A class that extends a token's class (``class Offload(saved_tensors_hooks):``)
     # hands its own ``__enter__``/``__exit__`` on to it: they are seeds.
-    extending = [u for u in units if u.is_class and _extends_token(u.node, given)]
+    extending = [u for u in units if u.is_class and any(given.names.search(w) for w in base_words(u.node))]
     for unit in extending:
         for member in unit.members:
-            if member.name in _DELEGATING and member not in seeds:
+            if member.name in DELEGATING and member not in seeds:
                 seeds.append(member)
                 seed_codes.append(lines.code(member.own_lines()))
     if not seeds and not module_seeds:
@@ -280,21 +280,6 @@ def screening_source(
                 ):
                     lines.drop(statement.lineno, statement.end_lineno or statement.lineno)
     return lines.result()
-
-
-_DELEGATING = frozenset({"__enter__", "__exit__"})
-
-
-def _extends_token(node: ast.ClassDef, tokens: NamePattern) -> bool:
-    """Whether a base of the class is named by a token (its last dotted part)."""
-    for base in node.bases:
-        while isinstance(base, ast.Attribute):
-            if tokens.names.search(base.attr):
-                return True
-            base = base.value
-        if isinstance(base, ast.Name) and tokens.names.search(base.id):
-            return True
-    return False
 
 
 def _matched_lines(lines: _Lines, tokens: NamePattern) -> set[int]:

@@ -107,6 +107,22 @@ def _relevant(text: str, tokens: re.Pattern) -> bool:
     return tokens.search(text) is not None or any(word in text for word in ALWAYS_KEPT)
 
 
+#: A context manager's own halves, which a class extending a token's class (``class
+#: Offload(saved_tensors_hooks):``) hands on to its base's with ``super()``.
+DELEGATING = frozenset({"__enter__", "__exit__"})
+
+
+def base_words(node: ast.ClassDef) -> list[str]:
+    """The names and attribute names the class's bases are written with (``torch``,
+    ``autograd``, ``graph``, ``saved_tensors_hooks``)."""
+    return [
+        n.id if isinstance(n, ast.Name) else n.attr
+        for b in node.bases
+        for n in ast.walk(b)
+        if isinstance(n, (ast.Name, ast.Attribute))
+    ]
+
+
 def _definitions(
     statements,
     lines: list[str],
@@ -124,7 +140,7 @@ def _definitions(
         first = min([statement.lineno] + [d.lineno for d in statement.decorator_list])
         last = statement.end_lineno or statement.lineno
         text = "".join(lines[first - 1 : last])
-        relevant = (extends and statement.name in ("__enter__", "__exit__")) or _relevant(text, tokens)
+        relevant = (extends and statement.name in DELEGATING) or _relevant(text, tokens)
         indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
         is_class = isinstance(statement, ast.ClassDef)
         bases = (
@@ -137,12 +153,7 @@ def _definitions(
             statement.name, first, last, indent, text, is_method, relevant, is_class, bases, owner, decorators
         )
         if relevant and isinstance(statement, ast.ClassDef):
-            extended = any(
-                tokens.search(n.id if isinstance(n, ast.Name) else n.attr)
-                for b in statement.bases
-                for n in ast.walk(b)
-                if isinstance(n, (ast.Name, ast.Attribute))
-            )
+            extended = any(tokens.search(word) for word in base_words(statement))
             yield from _definitions(
                 statement.body, lines, tokens, is_method=True, owner=statement.name, extends=extended
             )

@@ -353,6 +353,33 @@ class ModuleFacts:
     def method(self, class_name: str, name: str) -> FunctionInfo | None:
         return self._index()[1].get((class_name, name))
 
+    def self_attribute_bindings(
+        self, class_name: str, attribute: str, *, only_init: bool = False
+    ) -> list[tuple[cst.CSTNode, cst.BaseExpression, cst.BaseExpression | None]]:
+        """``(statement, target, value)`` for each assignment in the class's own methods
+        (``only_init``: its ``__init__``) that binds ``self.<attribute>``: ``self.x = v``,
+        ``self.x: T = v`` and ``self.x += v`` (target ``self.x``; a bare ``self.x: T``
+        gives value None), and unpacking into it (``self.x, self.y = v``: the tuple is
+        the target, its element's value is not seen)."""
+        import libcst as cst
+
+        found = []
+        for info in self.functions:
+            if info.class_name != class_name or (only_init and info.name != "__init__"):
+                continue
+            for node in self.body_nodes(info.node):
+                kind = type(node)
+                if kind is cst.Assign:
+                    targets = [t.target for t in node.targets]
+                elif kind is cst.AnnAssign or kind is cst.AugAssign:
+                    targets = [node.target]
+                else:
+                    continue
+                for target in targets:
+                    if attribute in _self_attributes_in(target):
+                        found.append((node, target, node.value))
+        return found
+
     def function_for(self, node: cst.CSTNode) -> FunctionInfo | None:
         return self._index()[2].get(id(node))
 
@@ -405,3 +432,23 @@ def chain_code(node) -> str | None:
 
 def _tight(whitespace) -> bool:
     return type(whitespace).__name__ == "SimpleWhitespace" and not whitespace.value  # type: ignore[attr-defined]
+
+
+def _self_attributes_in(target: cst.BaseExpression) -> set[str]:
+    """The ``self.x`` attributes an assignment target binds: ``self.a``, or those of an
+    unpacking (``self.a, self.b = ...``)."""
+    import libcst as cst
+
+    found = set()
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            found |= _self_attributes_in(element.value)
+    elif isinstance(target, cst.StarredElement):
+        found |= _self_attributes_in(target.value)
+    elif (
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value == "self"
+    ):
+        found.add(target.attr.value)
+    return found

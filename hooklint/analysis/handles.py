@@ -729,26 +729,11 @@ class HandleModel:
 
     def _attribute_class(self, class_name: str, attribute: str) -> str | None:
         values = []
-        for info in self.facts.functions:
-            if info.class_name != class_name or info.parent is not None:
-                continue
-            for node in self.facts.body_nodes(info.node):
-                if type(node) is cst.Assign:
-                    targets = [t.target for t in node.targets]
-                elif type(node) is cst.AnnAssign and node.value is not None:
-                    targets = [node.target]
-                else:
-                    continue
-                for target in targets:
-                    if (
-                        isinstance(target, cst.Attribute)
-                        and isinstance(target.value, cst.Name)
-                        and target.value.value == "self"
-                        and target.attr.value == attribute
-                    ):
-                        values.append(node.value)
-                    elif attribute in _self_attributes_in(target):
-                        return None  # unpacked into it: its value is not seen
+        for statement, target, value in self.facts.self_attribute_bindings(class_name, attribute):
+            if not isinstance(target, cst.Attribute):
+                return None  # unpacked into it: its value is not seen
+            if type(statement) is not cst.AugAssign and value is not None:
+                values.append(value)
         return self._constructed_class(values)
 
     def _constructed_class(self, values: list) -> str | None:
@@ -1513,23 +1498,6 @@ def hook_key(facts: ModuleFacts, model: HandleModel, acquisition: Acquisition) -
 
 
 # -- small syntactic helpers ---------------------------------------------------------------------
-def _self_attributes_in(target: cst.BaseExpression) -> set[str]:
-    """The ``self.x`` attributes an unpacking target binds (``self.a, self.b = ...``)."""
-    found = set()
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            found |= _self_attributes_in(element.value)
-    elif isinstance(target, cst.StarredElement):
-        found |= _self_attributes_in(target.value)
-    elif (
-        isinstance(target, cst.Attribute)
-        and isinstance(target.value, cst.Name)
-        and target.value.value == "self"
-    ):
-        found.add(target.attr.value)
-    return found
-
-
 def _on_self(call: cst.Call) -> bool:
     """``self.m(...)`` or ``cls.m(...)``."""
     func = call.func

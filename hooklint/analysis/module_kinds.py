@@ -133,26 +133,11 @@ def value_kind(facts: ModuleFacts, value: cst.BaseExpression | None, *, containe
 
 
 def _self_attribute_values(facts: ModuleFacts, class_name: str, attribute: str, only_init: bool) -> list:
-    values = []
-    for info in facts.functions:
-        if info.class_name != class_name or (only_init and info.name != "__init__"):
-            continue
-        for node in descendants(info.node.body, into_functions=False):
-            if isinstance(node, cst.Assign):
-                targets = [t.target for t in node.targets]
-            elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-                targets = [node.target]
-            else:
-                continue
-            for target in targets:
-                if (
-                    isinstance(target, cst.Attribute)
-                    and target.attr.value == attribute
-                    and isinstance(target.value, cst.Name)
-                    and target.value.value == "self"
-                ):
-                    values.append(node.value)
-    return values
+    return [
+        value
+        for _, target, value in facts.self_attribute_bindings(class_name, attribute, only_init=only_init)
+        if isinstance(target, cst.Attribute)
+    ]
 
 
 def _combine(kinds: list[str]) -> str:

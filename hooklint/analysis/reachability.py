@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hooklint.analysis.walk import descendants
+
 _TERMINATORS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 
 
@@ -143,8 +145,6 @@ def may_raise(statement: cst.CSTNode) -> bool:
     raises or asserts somewhere, except inside a ``try`` that catches everything with
     handlers (and ``else``/``finally``) that cannot themselves raise.  (A plain
     assignment of a value to an attribute is taken not to raise.)"""
-    from hooklint.analysis.walk import descendants
-
     if isinstance(statement, (cst.Try, cst.TryStar)) and any(
         catches_everything(h) for h in statement.handlers
     ):
