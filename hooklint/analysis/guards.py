@@ -128,3 +128,15 @@ def under_main_guard(site: Site) -> bool:
         isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == "__name__"
         for test in if_tests_around(site)
     )
+
+
+def in_other_branches(site: Site, other: Site) -> bool:
+    """Whether the two sites sit in different branches of one ``if`` (``if`` and
+    ``else``, or ``if`` and an ``elif``): at most one of them runs."""
+    for frame in site.frames:
+        if frame.kind != "if" or not any(f.node is frame.node for f in other.frames if f.kind == "if"):
+            continue
+        body = {id(n) for n in descendants(frame.node.body)}  # type: ignore[attr-defined]
+        if (id(site.statement) in body) != (id(other.statement) in body):
+            return True
+    return False

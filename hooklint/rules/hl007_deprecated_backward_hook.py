@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hooklint.analysis.facts import ModuleFacts, Registration
+from hooklint.analysis.guards import in_other_branches
 from hooklint.fixes.full_backward import use_full_backward_hook
 from hooklint.rules.base import (
     Finding,
@@ -33,7 +34,9 @@ class DeprecatedBackwardHook(Rule):
     later.
     A class that defines its own `register_backward_hook` (torch's RPC
     `RemoteModule` does) is not reported for its `self.register_backward_hook`
-    calls.
+    calls, nor is a fallback: a call in one branch of an `if` whose other branch
+    registers the full variant (`if torch.__version__ >= "1.8": ...full... else:
+    ...register_backward_hook...`), which runs only where the full one cannot.
 
     ## Why is this bad?
     These hooks receive the gradients of the module's *last autograd node*, not of
@@ -101,6 +104,8 @@ class DeprecatedBackwardHook(Rule):
                 continue
             if _is_own_method(registration, own_methods):
                 continue
+            if _fallback(facts, registration, _REPLACEMENTS[deprecated[0]]):
+                continue  # the old API only where the other branch cannot run
             yield self._finding(facts, context, registration, deprecated[0])
 
     def _finding(self, facts, context, registration: Registration, old: str) -> Finding:
@@ -177,6 +182,19 @@ class Tap:
 
     def keep(self, module, *args):
         self.last = args[-1]
+"""
+        ),
+        # A fallback for a torch without the full hook: the old API runs only there.
+        Valid(
+            """
+def watch_gradients(model, log):
+    handles = []
+    for layer in model.children():
+        if hasattr(layer, "register_full_backward_hook"):
+            handles.append(layer.register_full_backward_hook(log))
+        else:
+            handles.append(layer.register_backward_hook(log))
+    return handles
 """
         ),
     ]
@@ -278,6 +296,25 @@ class GradTap:
             line=4,
             message="`register_backward_hook`",
         ),
+        # The full hook after the `if`, not in its other branch: both run on any torch.
+        Invalid(
+            """
+def watch_gradients(model, log, per_layer):
+    handles = [model.register_full_backward_hook(log)]
+    if per_layer:
+        handles += [layer.register_backward_hook(log) for layer in model.children()]
+    return handles
+""",
+            expected="""
+def watch_gradients(model, log, per_layer):
+    handles = [model.register_full_backward_hook(log)]
+    if per_layer:
+        handles += [layer.register_full_backward_hook(log) for layer in model.children()]
+    return handles
+""",
+            line=4,
+            message="register_full_backward_hook",
+        ),
     ]
 
 
@@ -291,3 +328,12 @@ def _is_own_method(registration: Registration, own_methods: set[str]) -> bool:
         return False
     class_name = registration.site.class_name
     return class_name is not None and class_name in own_methods
+
+
+def _fallback(facts: ModuleFacts, registration: Registration, replacement: str) -> bool:
+    """The registration is in one branch of an ``if`` whose other branch registers
+    ``replacement``: the old API is the fallback for a torch without the new one."""
+    return any(
+        replacement in other.api_names and in_other_branches(registration.site, other.site)
+        for other in facts.registrations
+    )
