@@ -351,6 +351,22 @@ class _StateKeys:
         #: Pair acquires on fresh local objects, until the object is stored somewhere shared.
         self.pending: dict[str, list[StateEffect]] = {}
 
+    def fixed_item(self, target: cst.Subscript) -> bool:
+        """``d[name]`` where ``name`` is bound outside the function (a closure variable
+        of the factory that made the hook, a module constant): the same key on every
+        call, so setting it overwrites what the last call left instead of adding an
+        entry.  A parameter or local of the function (the hooked module, a per-call
+        id) may differ from call to call."""
+        if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+            return False
+        value = target.slice[0].slice.value
+        return (
+            isinstance(value, cst.Name)
+            and value.value not in self.locals
+            and value.value not in self.aliases
+            and value.value not in self.declared
+        )
+
     def name_key(self, name: str, *, rebinding: bool) -> str | None:
         alias = self.aliases.get(name)
         if alias is not None:
@@ -662,7 +678,12 @@ class _Walker:
             op = _assignment_op(target, node.value)
             if op == "set" and isinstance(node.value, cst.Name) and node.value.value in scope.constants:
                 op = _CONSTANT_OPS[scope.constants[node.value.value]]
-            if op == "set" and isinstance(target, cst.Subscript) and key.endswith("[]"):
+            if (
+                op == "set"
+                and isinstance(target, cst.Subscript)
+                and key.endswith("[]")
+                and not scope.fixed_item(target)
+            ):
                 op = "add"  # an entry under a per-call key: the container grows
             # ``x = b``: a copy of an attribute or item of shared state (a bare name may
             # be a constant or a default: an overwrite like any other).

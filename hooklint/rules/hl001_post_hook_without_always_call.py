@@ -46,7 +46,9 @@ class PostHookWithoutAlwaysCall(Rule):
     both same-file hooks) is read as the first choice; its fix is withheld when the
     release needs a guard (each choice would have to set it). Different literal dict
     keys are different state (`state["a"]` vs `state["b"]`). A plain assignment
-    (`self.start = now()`) is not a take: it overwrites what the previous call left,
+    (`self.start = now()`, or `self.starts[name] = now()` under a key fixed outside
+    the hook, such as its factory's parameter) is not a take: it overwrites what the
+    previous call left,
     and so is any state the pre-hook resets unconditionally before changing it.
     Helpers defined in other files are not followed. State that lives for one call
     of a function that also removes the hooks in `finally` (or scopes them with
@@ -431,6 +433,39 @@ def _close_span(module, inputs, output):
 def instrument(model):
     model.register_forward_pre_hook(_open_span)
     model.register_forward_hook(_close_span)
+"""
+        ),
+        # Each hook's factory fixes its key: the pre-hook overwrites one slot per layer, as
+        # `self.start = now()` overwrites one attribute; a skipped post-hook leaves one stale
+        # entry that the next call replaces.
+        Valid(
+            """
+import time
+
+
+class LayerTimer:
+    def __init__(self):
+        self.started = {}
+        self.totals = {}
+        self.handles = []
+
+    def attach(self, model):
+        def before(name):
+            def hook(module, args):
+                self.started[name] = time.perf_counter()
+
+            return hook
+
+        def after(name):
+            def hook(module, args, output):
+                self.totals[name] = time.perf_counter() - self.started[name]
+                del self.started[name]
+
+            return hook
+
+        for name, layer in model.named_children():
+            self.handles.append(layer.register_forward_pre_hook(before(name)))
+            self.handles.append(layer.register_forward_hook(after(name)))
 """
         ),
     ]
@@ -1108,6 +1143,68 @@ def instrument(model):
 """,
             line=16,
             message="undoes `profiling.get_active_tracer()`",
+        ),
+        # The same timer pushing onto a list per layer: a skipped post-hook leaves an
+        # entry behind on every failed call, and later calls pop the stale ones.
+        Invalid(
+            """
+import time
+from collections import defaultdict
+
+
+class LayerTimer:
+    def __init__(self):
+        self.started = defaultdict(list)
+        self.totals = {}
+        self.handles = []
+
+    def attach(self, model):
+        def before(name):
+            def hook(module, args):
+                self.started[name].append(time.perf_counter())
+
+            return hook
+
+        def after(name):
+            def hook(module, args, output):
+                self.totals[name] = time.perf_counter() - self.started[name].pop()
+
+            return hook
+
+        for name, layer in model.named_children():
+            self.handles.append(layer.register_forward_pre_hook(before(name)))
+            self.handles.append(layer.register_forward_hook(after(name)))
+""",
+            expected="""
+import time
+from collections import defaultdict
+
+
+class LayerTimer:
+    def __init__(self):
+        self.started = defaultdict(list)
+        self.totals = {}
+        self.handles = []
+
+    def attach(self, model):
+        def before(name):
+            def hook(module, args):
+                self.started[name].append(time.perf_counter())
+
+            return hook
+
+        def after(name):
+            def hook(module, args, output):
+                self.totals[name] = time.perf_counter() - self.started[name].pop()
+
+            return hook
+
+        for name, layer in model.named_children():
+            self.handles.append(layer.register_forward_pre_hook(before(name)))
+            self.handles.append(layer.register_forward_hook(after(name), always_call=True))
+""",
+            line=26,
+            message="post-hook undoes `self.started[]`",
         ),
     ]
 
