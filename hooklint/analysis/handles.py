@@ -39,6 +39,7 @@ from hooklint.analysis.vocabulary import (
     ELEMENT_METHODS,
     EXIT_STACK_METHODS,
     KEYED_STORE_METHODS,
+    PLAIN_BASES,
     REMOVAL_WORDS,
     REMOVE_METHOD,
     SETUP_WORDS,
@@ -1077,6 +1078,78 @@ class HandleModel:
         """The stores of a flow that are attributes of the instance which its class
         itself assigns (``self.handles``, set in one of its methods)."""
         return {s for s in flow.stores if s.startswith("class:") and s in self.assigned}
+
+    def inherited_stores(self, stores: set[str]) -> bool:
+        """Every store is an attribute of ``self`` that no class of this file binds
+        (``self.handles.append(h)``, never ``self.handles = ...`` here), of a class
+        that extends a class defined elsewhere, itself or through a same-file base
+        (not one of :data:`~hooklint.analysis.vocabulary.PLAIN_BASES`), and nothing
+        says the base leaves it full: the store is that base's, and so is whatever
+        removes it (a ``release_hooks()`` the base defines and other files call).
+        With cross-file analysis the base's methods decide when every base can be
+        read (:func:`hooklint.project.queries.inherited_removal`: one that removes
+        them makes the store the base's, none makes it kept); without it, or with a
+        base outside the project, the evidence is out of sight and the rules stay
+        silent rather than call the handle kept for good."""
+        if not stores:
+            return False
+        attributes: set[str] = set()
+        owners = set()
+        for store in stores:
+            owner, _, code = store.partition("|")
+            root, dot, attribute = code.partition(".")
+            if not owner.startswith("class:") or root != "self" or not dot or "." in attribute:
+                return False
+            if self._binds_attribute(attribute) or not self._extends_elsewhere(owner[6:]):
+                return False
+            attributes.add(code)
+            owners.add(owner[6:])
+        project = self.facts.project
+        if project is None:
+            return True
+        from hooklint.project.queries import inherited_removal
+
+        return all(inherited_removal(project, owner, attributes) is not False for owner in owners)
+
+    def _binds_attribute(self, attribute: str) -> bool:
+        """Whether any class of this file binds ``attribute``: ``self.<attribute> =``
+        (annotated or augmented too) in a method, or a class-level statement."""
+        for class_name, node in self.facts.classes.items():
+            if self.facts.self_attribute_bindings(class_name, attribute):
+                return True
+            for statement in node.body.body:
+                if isinstance(statement, cst.SimpleStatementLine):
+                    for small in statement.body:
+                        if isinstance(small, cst.Assign):
+                            targets = [t.target for t in small.targets]
+                        elif isinstance(small, cst.AnnAssign):
+                            targets = [small.target]
+                        else:
+                            continue
+                        if any(attribute in target_names(t) for t in targets):
+                            return True
+        return False
+
+    def _extends_elsewhere(self, class_name: str) -> bool:
+        """Whether the class or one of its same-file bases names a base that is not a
+        class of this file and not a plain one (``object``, ``nn.Module``, ``ABC``)."""
+        seen: set[str] = set()
+        pending = [class_name]
+        while pending:
+            name = pending.pop()
+            node = self.facts.classes.get(name)
+            if name in seen or node is None:
+                continue
+            seen.add(name)
+            for base in node.bases:
+                if base.keyword is not None:
+                    continue  # ``metaclass=...``
+                code = self.facts.code(base.value).split("[", 1)[0]
+                if code in self.facts.classes:
+                    pending.append(code)
+                elif code not in PLAIN_BASES:
+                    return True
+        return False
 
     def store_codes(self, stores: set[str]) -> list[str]:
         """The code of each store (``handles``, ``self._hooks``)."""

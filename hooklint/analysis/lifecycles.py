@@ -338,6 +338,8 @@ def _left_behind(
         return False
     if model.removals_of(flow.stores, window=flow.window):
         return False  # removed somewhere (HL004 judges whether that is exception-safe)
+    if model.inherited_stores(flow.stores):
+        return False  # kept in a store a base class of another file owns (and may empty)
     if _removed_by_name(facts, model.store_codes(flow.stores)):
         return False
     installer = registration.site.function

@@ -22,6 +22,26 @@ from hooklint.analysis.walk import child_nodes, descendants
 
 
 # -- where a statement sits ------------------------------------------------------------------
+def registering_block(site: Site):
+    """The frame whose block holds the registration's statement, for grouping hooks
+    registered side by side: comprehensions (``hs = [reg(m) for m in ms]`` then
+    ``hs += [...]``) and the branches of one ``if``/``elif``/``else`` (each registers
+    the hook its case needs into one list) are the block around them."""
+    frames = [f for f in statement_site(site).frames if f.kind != "if"]
+    return frames[-1] if frames else None
+
+
+def statement_site(site: Site) -> Site:
+    """The site of the statement that holds a comprehension or lambda (``hs = set(reg(m)
+    for m in ms)`` is registered where that statement runs)."""
+    for index, frame in enumerate(site.frames):
+        if frame.kind in ("comp", "lambda"):
+            if any(f.kind in ("def", "class") for f in site.frames[index:]):
+                return site
+            return Site(site.order, site.frames[:index], site.statement)
+    return site
+
+
 @dataclass(frozen=True)
 class Level:
     """One block on the way from a function's body to a statement, and the index of

@@ -341,6 +341,13 @@ def lifecycle_partners(name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+# -- bases ----------------------------------------------------------------------------------
+#: Bases that keep no hook bookkeeping of their own: a subclass of one of these owns the
+#: stores it fills (a class extending anything else may inherit its stores, and their
+#: removal, from a base in another file).
+PLAIN_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "ABC", "Generic", "Protocol"})
+
+
 # -- module classes (HL014, HL015) ------------------------------------------------------------
 #: ``torch.nn`` classes that are not modules.
 NOT_MODULE_NN_CLASSES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})

@@ -97,6 +97,36 @@ def external_removal(view: FileView, call) -> tuple[list[str], set[str], set[str
     return list(entry.get("params", [])), set(removes["params"]), set(removes["attrs"])
 
 
+def inherited_removal(view: FileView, class_name: str, attributes: set[str]) -> bool | None:
+    """Whether the methods the checked file's class ``class_name`` inherits from other
+    files remove every one of ``attributes`` (codes such as ``self.handles``): True when
+    they do, False when none is left unremoved only because a base is unknown (every
+    base of the hierarchy resolves within the project, or is a plain one), None when a
+    base cannot be read (outside the project): then nobody here can say."""
+    from hooklint.analysis.vocabulary import PLAIN_BASES
+
+    removed: set[str] = set()
+    complete = True
+    for ref in view.mro(class_name):
+        entry = ref.entry or {}
+        for base in entry.get("bases", ()):
+            if base.split("[", 1)[0] in PLAIN_BASES:
+                continue
+            found = view.dotted(ref.path, base)
+            if found is None or found.kind != "class":
+                complete = False
+        if ref.path == view.path:
+            continue  # the file's own methods: its handle model reads them
+        for name, method in entry.get("methods", {}).items():
+            full = view.facts_of(Ref(ref.path, "method", f"{ref.name}.{name}", method))
+            removes = full.get("removes") if full else None
+            if removes:
+                removed.update(attributes.intersection(removes["attrs"]))
+    if removed >= attributes:
+        return True
+    return False if complete else None
+
+
 def external_acquisition(view: FileView, call) -> tuple[str, Place, bool, list[str]] | None:
     """``(name, place, returns, fills)`` of another file's function or method that
     ``call`` reaches (``net.apply(self.m)`` reaches ``m``) when it acquires hooks: it

@@ -6,15 +6,17 @@ import dataclasses
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from hooklint.analysis.facts import ModuleFacts, Site
+from hooklint.analysis.facts import ModuleFacts
 from hooklint.analysis.handles import Acquisition, HandleModel, handle_model, hook_key, may_remove
 from hooklint.analysis.lifetime import (
     cannot_raise,
     common_level,
     has_multiline_string,
     is_contextmanager,
+    registering_block,
     registration_statement_alone,
     statement_path,
+    statement_site,
     word_count,
 )
 from hooklint.analysis.reachability import guarded_body, narrow_handler, raise_after
@@ -91,7 +93,8 @@ class HookRemovalNotExceptionSafe(Rule):
     hook whose only removal is in its own body (`handle.remove()` inside the hook): it
     comes off only if it fires, so a module the forward never reaches, or every module
     when the forward raises first, keeps it (a module's own one-shot hook on `self`, such
-    as lazy initialisation, is left alone). A removal only in an `except` handler that
+    as lazy initialisation, is left alone, and so is a handle kept in a `self.*` list
+    that a base class of another file creates, whose own methods may empty it). A removal only in an `except` handler that
     catches some exceptions (`except StopForward:`, the hook that stops the forward on
     purpose) covers only those: anything else raised, or a forward that never reaches
     the hook, keeps it (a handler catching `Exception` or everything, that re-raises,
@@ -173,7 +176,7 @@ class HookRemovalNotExceptionSafe(Rule):
                 if found is None:
                     continue
                 finding, removal_statement = found
-                block = _registering_block(acquisition.site)
+                block = registering_block(acquisition.site)
                 keys = (
                     (id(removal_statement), hook_key(facts, model, acquisition)),
                     (id(removal_statement), (block.kind, id(block.node)) if block is not None else None),
@@ -285,6 +288,8 @@ class HookRemovalNotExceptionSafe(Rule):
         hook = registration.hook.node
         if not removals or any(r.site.function is not hook for r in removals):
             return None
+        if model.inherited_stores(flow.stores):
+            return None  # a base class of another file owns the store: it may remove it too
         finding = Finding(
             node=acquisition.node,
             message=(
@@ -324,8 +329,8 @@ class HookRemovalNotExceptionSafe(Rule):
             same = [r for r in later if r.call is removal.call]
             store = next((r.store for r in same if r.kind != "direct"), removal.store)
             target = model.store_label(store, model.scope_id(acquisition.site)) or target
-        path_r = statement_path(facts, _statement_site(site))
-        path_m = statement_path(facts, _statement_site(removal.site))
+        path_r = statement_path(facts, statement_site(site))
+        path_m = statement_path(facts, statement_site(removal.site))
         if path_r is None or path_m is None:
             return None
         levels = common_level(path_r, path_m)
@@ -1059,6 +1064,22 @@ class Checked(Saliency):
             raise
 """
         ),
+        # The same one-shot hook, its handle kept in a list the imported base class
+        # defines (and may empty: its file is not this one).
+        Valid(
+            """
+from .base import Recorder
+
+
+class FirstInput(Recorder):
+    def arm(self, layer):
+        def once(module, args):
+            self.seen.append(tuple(args[0].shape))
+            self.armed.pop().remove()
+
+        self.armed.append(layer.register_forward_pre_hook(once))
+"""
+        ),
     ]
     INVALID = [
         # The recorder's own teardown is named `remove`, like a handle's: `recorder` is
@@ -1339,6 +1360,28 @@ def first_calls(model, batch):
 """,
             line=9,
             message="`handle` is removed only by its own hook `note`",
+        ),
+        # A one-shot hook whose handle list the class binds itself: only the hook empties it.
+        Invalid(
+            """
+from .base import Recorder
+
+
+class FirstInput(Recorder):
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+        self.armed = []
+
+    def arm(self, layer):
+        def once(module, args):
+            self.seen.append(tuple(args[0].shape))
+            self.armed.pop().remove()
+
+        self.armed.append(layer.register_forward_pre_hook(once))
+""",
+            line=15,
+            message="`self.armed` is removed only by its own hook `once`",
         ),
         # The same through a helper that returns the one-shot hook's handle; nothing else removes it.
         Invalid(
@@ -2413,23 +2456,3 @@ def layer_times(model, batch, clock):
             message="(and 1 more registration here)",
         ),
     ]
-
-
-def _registering_block(site: Site):
-    """The frame whose block holds the registration's statement, for grouping hooks
-    registered side by side: comprehensions (``hs = [reg(m) for m in ms]`` then
-    ``hs += [...]``) and the branches of one ``if``/``elif``/``else`` (each registers
-    the hook its case needs into one list) are the block around them."""
-    frames = [f for f in _statement_site(site).frames if f.kind != "if"]
-    return frames[-1] if frames else None
-
-
-def _statement_site(site: Site) -> Site:
-    """The site of the statement that holds a comprehension or lambda (``hs = set(reg(m)
-    for m in ms)`` is registered where that statement runs)."""
-    for index, frame in enumerate(site.frames):
-        if frame.kind in ("comp", "lambda"):
-            if any(f.kind in ("def", "class") for f in site.frames[index:]):
-                return site
-            return Site(site.order, site.frames[:index], site.statement)
-    return site

@@ -14,7 +14,7 @@ from hooklint.analysis.lifetime import (
     word_count,
 )
 from hooklint.analysis.module_kinds import base_codes
-from hooklint.analysis.vocabulary import INSTALLER_PREFIXES
+from hooklint.analysis.vocabulary import INSTALLER_PREFIXES, PLAIN_BASES
 from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
@@ -333,9 +333,6 @@ def _opted_in_by_environment(facts: ModuleFacts, site) -> bool:
     return False
 
 
-_PLAIN_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "ABC", "Generic", "Protocol"})
-
-
 def _may_be_removed_by_base_class(facts: ModuleFacts, registration: Registration) -> bool:
     """``self._handle = ...`` in a subclass of a class from elsewhere (a tracker base
     class whose ``__exit__`` removes ``self._handle``)."""
@@ -345,10 +342,6 @@ def _may_be_removed_by_base_class(facts: ModuleFacts, registration: Registration
     if not any(t.startswith("self.") for t in stored_in(facts, registration)):
         return False
     for name in base_codes(facts, class_def):
-        if (
-            name not in _PLAIN_BASES
-            and name.split("[", 1)[0] not in _PLAIN_BASES
-            and name not in facts.classes
-        ):
+        if name not in PLAIN_BASES and name.split("[", 1)[0] not in PLAIN_BASES and name not in facts.classes:
             return True
     return False

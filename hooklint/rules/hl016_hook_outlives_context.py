@@ -34,7 +34,8 @@ class HookOutlivesContext(Rule):
     *installer* that does (directly, or through `model.apply(fn)`, three calls deep)
     and keeps no handle for it. A hook outlives the lifecycle when its handle is
     discarded, lost in the installer's locals, or kept where nothing in the file
-    removes it, and the teardown does not take hooks off in bulk
+    removes it (not in a `self.*` list that a base class of another file creates and
+    may empty), and the teardown does not take hooks off in bulk
     (`m._forward_hooks.clear()`, or a call whose name says it removes hooks).
     Such a call is followed three calls deep into same-file helpers. A handle
     removed anywhere in the file is not this rule's, also when it is removed
@@ -244,6 +245,25 @@ def record(model, store):
     yield store
 """
         ),
+        # The handles go into a list the imported base class defines: what removes them
+        # is the base's (its file is not this one), not this `detach`'s to do.
+        Valid(
+            """
+from .probes import ProbeBase
+
+
+class NormProbe(ProbeBase):
+    def attach(self, model):
+        for layer in model.children():
+            self.handles.append(layer.register_forward_hook(self.measure))
+
+    def detach(self):
+        self.norms.clear()
+
+    def measure(self, module, args, output):
+        self.norms[module] = output.norm().item()
+"""
+        ),
     ]
     INVALID = [
         # The KV-cache calibration context: hooks installed through model.apply, state deleted on exit.
@@ -409,6 +429,31 @@ class GradientHalver:
 """,
             line=7,
             message="`after_fit` does not remove it",
+        ),
+        # The same probe with a list of its own, which `detach` leaves full.
+        Invalid(
+            """
+from .probes import ProbeBase
+
+
+class NormProbe(ProbeBase):
+    def __init__(self):
+        super().__init__()
+        self.norms = {}
+        self.handles = []
+
+    def attach(self, model):
+        for layer in model.children():
+            self.handles.append(layer.register_forward_hook(self.measure))
+
+    def detach(self):
+        self.norms.clear()
+
+    def measure(self, module, args, output):
+        self.norms[module] = output.norm().item()
+""",
+            line=12,
+            message="hook outlives `attach`: `detach` does not remove it",
         ),
     ]
 
