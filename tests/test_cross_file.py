@@ -4,7 +4,8 @@ under an empty ``[tool.hooklint]``), and the released llm-compressor pair.
 
 Cases: a mixin's registration wrapper re-exported through a package ``__init__``
 (mixin_wrapper), a removal helper in a base class reached by a relative import
-(base_removal), a capture hook imported from a sibling module (imported_hook), a
+(base_removal), a handle list a base class binds and empties in a method other files
+call (base_owned_store), a capture hook imported from a sibling module (imported_hook), a
 mixin from outside the project (outside), a ``super()`` post-hook whose body is
 in the base class's file (super_post_hook), and a base class's method that returns a
 handle and another, run by ``Module.apply``, that keeps handles on ``self``
@@ -34,6 +35,12 @@ EXPECTED = {
         ("rec/features.py", 15, 33, "HL002", "its handle (`self.handles`) is never removed")
     ],
     "base_removal/valid": [],
+    # A list the base binds and empties in a method this file never calls (another file
+    # does): the base's; the invalid base only forgets it.
+    "base_owned_store/invalid": [
+        ("probes/inputs.py", 9, 29, "HL002", "its handle (`self.handles`) is never removed")
+    ],
+    "base_owned_store/valid": [],
     "imported_hook/invalid": [("feats/run.py", 5, 5, "HL002", "(hook defined in taps.py:4)")],
     "imported_hook/valid": [],
     "super_post_hook/invalid": [("track/timing.py", 21, 13, "HL001", "(state change in base.py:7)")],
@@ -48,7 +55,12 @@ EXPECTED = {
 #: What the same packages give with each file analysed alone (--no-cross-file).
 ALONE = {
     "mixin_wrapper/invalid": [],  # the wrapper is unknown: no registration seen
-    "base_removal/valid": [("rec/features.py", 15, 33, "HL002")],  # the base's removal is not seen
+    # The list is the base's (bound there, not here): alone, its removal is out of sight
+    # either way, and the rule stays silent; only the base's code says the invalid one
+    # merely forgets its handles.
+    "base_removal/valid": [],
+    "base_removal/invalid": [],
+    "base_owned_store/invalid": [],
     "imported_hook/invalid": [],  # the hook's body is unknown
     "super_post_hook/invalid": [],  # what super()._enter/_leave change is unknown
     # The base class's handle-returning helper and its setup method run by ``Module.apply``

@@ -65,6 +65,38 @@ def hook_of(facts: ModuleFacts, registration: Registration) -> HookBody | None:
 
 def captures(hook: HookBody, registration: Registration | None = None) -> list[Capture]:
     """The captures of a hook body, in source order."""
+    scope, body = _hook_taint(hook, registration)
+    found = []
+    nodes = [body] if isinstance(hook.node, cst.Lambda) else []
+    for current in [*nodes, *descendants(body, into_functions=False)]:
+        capture = scope.capture(current)
+        if capture is not None:
+            found.append(capture)
+    return found
+
+
+def slot_writes(hook: HookBody, registration: Registration | None = None) -> list[Capture]:
+    """Where a hook body writes what it received under a key that is the same on
+    every call (``store[name] = output.detach()``, ``store["last"] = x``): one slot per
+    key, overwritten, so not a capture; what matters is whose store it is
+    (:func:`per_call_store`)."""
+    scope, body = _hook_taint(hook, registration)
+    found = []
+    for current in descendants(body, into_functions=False):
+        if type(current) is not cst.Assign or len(current.targets) != 1:
+            continue
+        target = current.targets[0].target
+        if not isinstance(target, cst.Subscript) or not scope.is_tainted(current.value):
+            continue
+        store = scope.store_key(target)
+        if store is not None and not scope.per_call_key(target):
+            found.append(Capture(store, "stores into", current, _code(current.value), _key_of(target)))
+    return found
+
+
+def _hook_taint(hook: HookBody, registration: Registration | None) -> tuple[_HookTaint, cst.CSTNode]:
+    """The taint of a hook body (what it received and what it computes from that) and
+    the body itself."""
     node = hook.node
     raw = parameter_names(node.params)
     received = hook.params
@@ -81,13 +113,77 @@ def captures(hook: HookBody, registration: Registration | None = None) -> list[C
         local, declared = local_names(node)
     scope = _HookTaint(self_name, bound, set(received), module_param, local, declared)
     scope.taint(body, set(received) - {module_param})
-    found = []
-    nodes = [body] if isinstance(node, cst.Lambda) else []
-    for current in [*nodes, *descendants(body, into_functions=False)]:
-        capture = scope.capture(current)
-        if capture is not None:
-            found.append(capture)
-    return found
+    return scope, body
+
+
+#: Calls that make a new, empty container.
+_FRESH_CONTAINERS = frozenset({"dict", "list", "OrderedDict", "defaultdict"})
+
+
+def per_call_store(
+    facts: ModuleFacts, registration: Registration, hook: HookBody, capture: Capture
+) -> str | None:
+    """The local of the registering function that ``capture`` writes into, when that
+    function makes it anew on every call (every binding of the name there is ``{}``,
+    ``[]``, ``dict()``, ``defaultdict(...)``...) and the hook reaches it as a closure
+    (a def or lambda nested in the function) or through the parameter of the same-file
+    hook factory the registration calls with it (``keep(name, outputs)``).  Each call
+    of the function then hooks a store of its own: None for anything else."""
+    function = registration.site.function
+    if function is None or not capture.store.isidentifier():
+        return None
+    name = capture.store
+    if hook.via == "factory":
+        factory = hook.function.parent if hook.function is not None else None
+        made = registration.hook_arg
+        if factory is None or not isinstance(made, cst.Call) or name not in factory.params:
+            return None
+        position = factory.params.index(name)
+        passed = None
+        for index, arg in enumerate(made.args):
+            if arg.keyword is not None and arg.keyword.value == name:
+                passed = arg.value
+            elif arg.keyword is None and arg.star == "" and index == position:
+                passed = arg.value
+        if not isinstance(passed, cst.Name):
+            return None
+        name = passed.value
+    elif hook.via not in ("function", "lambda") or not _nested_in(facts, hook, function):
+        return None
+    info = facts.function_for(function)
+    if info is None or name in info.params:
+        return None
+    bindings = [
+        node
+        for node in descendants(function.body, into_functions=False)
+        if type(node) is cst.Assign and any(name in target_names(t.target) for t in node.targets)
+    ]
+    if not bindings or not all(len(b.targets) == 1 and _fresh_container(b.value) for b in bindings):
+        return None
+    if name in local_names(function)[1]:
+        return None  # ``global``/``nonlocal``: shared after all
+    return name
+
+
+def _nested_in(facts: ModuleFacts, hook: HookBody, function: cst.FunctionDef) -> bool:
+    """Whether the hook's def or lambda sits inside ``function`` (a closure over its locals)."""
+    if isinstance(hook.node, cst.Lambda):
+        return any(n is hook.node for n in descendants(function.body))
+    info = hook.function
+    while info is not None:
+        if info.parent is not None and info.parent.node is function:
+            return True
+        info = info.parent
+    return False
+
+
+def _fresh_container(value: cst.BaseExpression) -> bool:
+    if isinstance(value, (cst.Dict, cst.List)) and not value.elements:
+        return True
+    if isinstance(value, cst.Call):
+        name = dotted_name(value.func)
+        return name is not None and name.rsplit(".", 1)[-1] in _FRESH_CONTAINERS
+    return False
 
 
 def _names_in(node: cst.CSTNode) -> Iterator[str]:
@@ -286,7 +382,9 @@ class HandleFate:
 
     ``kind``: ``removed`` (``.remove()``, ``with``, an ``ExitStack``, a removal helper),
     ``escapes`` (returned, yielded, passed on: the caller's to remove), ``discarded``,
-    ``kept`` (stored in ``targets`` but never removed).
+    ``inherited`` (kept in a store of ``self`` that a base class of another file owns:
+    :meth:`~hooklint.analysis.handles.HandleModel.inherited_stores`), ``kept`` (stored
+    in ``targets`` but never removed).
     """
 
     kind: str
@@ -308,6 +406,8 @@ def handle_fate(facts: ModuleFacts, registration: Registration) -> HandleFate:
         return HandleFate("escapes")
     if model.removals_of(flow.stores, window=flow.window) or model.removed_through_parameter(flow.stores):
         return HandleFate("removed")
+    if model.inherited_stores(flow.stores):
+        return HandleFate("inherited")
     return HandleFate("kept", tuple(sorted(model.store_codes(flow.stores))))
 
 
@@ -439,4 +539,51 @@ def _empties(node: cst.CSTNode, self_name: str, attr: str) -> bool:
             and target.slice[0].slice.lower is None
             and target.slice[0].slice.upper is None
         )
+    return False
+
+
+#: Methods that run a module as its call does.
+_RUNS = frozenset({"forward", "generate", "__call__"})
+
+
+def runs_what_it_hooked(facts: ModuleFacts, registration: Registration) -> bool:
+    """Whether the registering function, after the registration, calls the object the
+    hook sits on or the one it was taken from (``model(batch)``, ``model.generate(...)``
+    after hooking ``dict(model.named_modules())[name]`` or a loop's ``layer`` of
+    ``model.children()``): it hooks to collect from a run of its own."""
+    function = registration.site.function
+    receiver = registration.receiver
+    while isinstance(receiver, (cst.Attribute, cst.Subscript, cst.Call)):
+        receiver = receiver.func if isinstance(receiver, cst.Call) else receiver.value
+    if function is None or not isinstance(receiver, cst.Name):
+        return False
+    info = facts.function_for(function)
+    if info is None:
+        return False
+    known = set(info.params) | local_names(function)[0]
+    roots = {receiver.value}
+    for node in descendants(function.body, into_functions=False):
+        kind = type(node)
+        if kind is cst.Assign and any(receiver.value in target_names(t.target) for t in node.targets):
+            source = node.value
+        elif kind in (cst.For, cst.CompFor) and receiver.value in target_names(node.target):
+            source = node.iter
+        else:
+            continue
+        roots |= {n.value for n in descendants(source) if isinstance(n, cst.Name) and n.value in known}
+        if isinstance(source, cst.Name) and source.value in known:
+            roots.add(source.value)
+    for call in facts.calls:
+        if call.site.function is not function or call.site.order <= registration.site.order:
+            continue
+        func = call.node.func
+        if isinstance(func, cst.Name) and func.value in roots:
+            return True
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in _RUNS
+            and isinstance(func.value, cst.Name)
+            and func.value.value in roots
+        ):
+            return True
     return False

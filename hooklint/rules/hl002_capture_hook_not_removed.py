@@ -10,6 +10,9 @@ from hooklint.analysis.captures import (
     drained_by_forward,
     handle_fate,
     hook_of,
+    per_call_store,
+    runs_what_it_hooked,
+    slot_writes,
     unhooked_by_dict,
 )
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
@@ -54,6 +57,14 @@ class CaptureHookNotRemoved(Rule):
     removed when another function of the file removes that attribute of its own
     parameter of the same name (a setup/teardown pair the caller runs on one object).
 
+    A hook that only overwrites slots (`store[name] = output`) is a capture too when
+    the store is one the registering function makes anew on every call (`outputs =
+    {}`, reached as a closure or through the parameter of a hook factory the
+    registration calls with it) and the function then runs what it hooked
+    (`model(batch)`, `model.generate(...)`): each call leaves one more hook on the
+    caller's module, holding that call's store. A function that runs nothing after
+    hooking hands the store out on purpose (an installer): not flagged.
+
     Registrations are every `register_*hook` of `nn.Module`, `Tensor` and optimizers,
     the global `register_module_*` functions, `getattr(m, f"register_{kind}_hook")`,
     and calls to *registration wrappers*: functions of the same file that register
@@ -92,7 +103,14 @@ class CaptureHookNotRemoved(Rule):
     an element of a model's outputs, through plain aliases; not a parameter looked
     up, `next(model.parameters())`, nor what `p.to(device)` may hand back as `p`),
     and a tensor hook put on a module's parameters in every
-    `autograd.Function.forward` is HL003's pile-up, not a capture.
+    `autograd.Function.forward` is HL003's pile-up, not a capture. A handle kept in
+    a `self.*` list that no class of the file binds, in a class that extends one from
+    another file (`self.handles.append(...)` under a base that creates `handles` and
+    a `release_hooks()` that empties it), is that base's to remove: with cross-file
+    analysis the base's methods decide (flagged when every base is read and none of
+    their methods removes the list, also one no file calls); without it, or with a
+    base outside the project, not flagged (`object`, `nn.Module`, `ABC`, `Generic`
+    and `Protocol` hold no such list).
 
     ## Why is this bad?
     The store grows with every forward (or backward) for as long as the hook is
@@ -186,7 +204,15 @@ class CaptureHookNotRemoved(Rule):
             if hook is None:
                 continue
             found = captures(hook, registration)
-            if not found or removes_itself(hook):
+            made = None  # the registering function's own store, for slots it overwrites
+            if not found:
+                found = [
+                    c for c in slot_writes(hook, registration) if per_call_store(facts, registration, hook, c)
+                ]
+                if not found or not runs_what_it_hooked(facts, registration):
+                    continue  # bounded slots of a store that outlives the call, or an installer
+                made = per_call_store(facts, registration, hook, found[0])
+            if removes_itself(hook):
                 continue
             if undone_by_post_hook(facts, registration, [c.node for c in found]):
                 continue  # a push that the forward hook on the same object pops: bounded
@@ -204,12 +230,27 @@ class CaptureHookNotRemoved(Rule):
             if registration.wrapper and _reruns_with_hooks_disabled(facts, registration):
                 continue
             yield with_evidence(
-                self._finding(facts, registration, hook, found, fate.kind, fate.targets), registration
+                self._finding(facts, registration, hook, found, fate.kind, fate.targets, made), registration
             )
 
-    def _finding(self, facts, registration: Registration, hook: HookBody, found, kind, kept) -> Finding:
+    def _finding(
+        self, facts, registration: Registration, hook: HookBody, found, kind, kept, made: str | None = None
+    ) -> Finding:
         capture = found[0]
         event = _EVENT.get(registration.api.kind, "call")
+        if made is not None:
+            owner = registration.site.function.name.value  # type: ignore[union-attr]
+            lost = "handle discarded" if kind == "discarded" else "handle never removed"
+            message = (
+                f"capture hook `{hook.name}` stores into `{made}`, new per `{owner}` call; "
+                f"{lost}: each call adds a hook"
+            )
+            edits = with_block(facts, registration, found, kind, kept)
+            if edits:
+                return Finding(
+                    registration.call, message, edits, "Scope the hook to a `with` block around its use"
+                )
+            return Finding(registration.call, message)
         bulk = bulk_removal(facts, registration.site.class_name)
         if kind == "discarded":
             if registration.wrapper or bulk:
@@ -618,6 +659,35 @@ def uninstall(session):
         if remove is not None:
             remove()
     session.handles.clear()
+"""
+        ),
+        # The handle list is a base class's (imported: its file defines the list and the
+        # method that empties it, which the callers run): nothing here says it is kept.
+        Valid(
+            """
+from .trackers import TrackerBase
+
+
+class InputTracker(TrackerBase):
+    def attach(self):
+        def record(module, args, output):
+            self.inputs.append(args[0].detach())
+
+        self.handles.append(self.module.register_forward_hook(record))
+"""
+        ),
+        # Hooking to hand out a live view: the function runs nothing, the caller reads
+        # `latest` after its own forwards (one hook per call of an installer, on purpose).
+        Valid(
+            """
+def watch_head(model):
+    latest = {}
+
+    def hook(module, args, output):
+        latest["head"] = output.detach()
+
+    model.head.register_forward_hook(hook)
+    return latest
 """
         ),
     ]
@@ -1042,6 +1112,82 @@ def output_norms(model, batch):
 """,
             line=4,
             message="appends to `norms`",
+        ),
+        # The same tracker with a list of its own (it binds `self.handles`), which no
+        # method removes: the hooks stay, whatever its base class does.
+        Invalid(
+            """
+from .trackers import TrackerBase
+
+
+class InputTracker(TrackerBase):
+    def __init__(self, module):
+        super().__init__()
+        self.module = module
+        self.inputs = []
+        self.handles = []
+
+    def attach(self):
+        def record(module, args, output):
+            self.inputs.append(args[0].detach())
+
+        self.handles.append(self.module.register_forward_hook(record))
+""",
+            line=15,
+            message="its handle (`self.handles`) is never removed",
+        ),
+        # A slot overwritten per forward, but in a dict each call makes anew: every call
+        # leaves one more hook on the caller's model, holding that call's dict.
+        Invalid(
+            """
+def last_output(model, batch):
+    seen = {}
+
+    def hook(module, args, output):
+        seen["out"] = output.detach()
+
+    model.head.register_forward_hook(hook)
+    model(batch)
+    return seen["out"]
+""",
+            expected="""
+def last_output(model, batch):
+    seen = {}
+
+    def hook(module, args, output):
+        seen["out"] = output.detach()
+
+    with model.head.register_forward_hook(hook):
+        model(batch)
+    return seen["out"]
+""",
+            line=7,
+            message="stores into `seen`, new per `last_output` call; handle discarded",
+        ),
+        # The same through a hook factory given the call's dict, on layers looked up by name.
+        Invalid(
+            """
+import torch
+
+
+def layer_outputs(model, names, batch):
+    outputs = {}
+
+    def keep(name, store):
+        def hook(module, args, output):
+            store[name] = output.detach()
+
+        return hook
+
+    modules = dict(model.named_modules())
+    for name in names:
+        modules[name].register_forward_hook(keep(name, outputs))
+    with torch.no_grad():
+        model(batch)
+    return outputs
+""",
+            line=15,
+            message="stores into `outputs`, new per `layer_outputs` call",
         ),
     ]
 
