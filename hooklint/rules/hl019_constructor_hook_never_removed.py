@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from hooklint.analysis.facts import ModuleFacts
 from hooklint.analysis.lifecycles import OutlivingHook, constructor_hooks
+from hooklint.analysis.lifetime import registering_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
 
@@ -36,7 +37,10 @@ class ConstructorHookNeverRemoved(Rule):
     (it keeps the module as its own part, usually for the model's whole life), and of
     a class with a base from another file (which may have a teardown). Capture hooks
     (those that store what they receive) are HL002's, and a constructor that
-    installs one is left to HL002 entirely: one bug, one finding.
+    installs one is left to HL002 entirely: one bug, one finding. The same module
+    hooked with the same message in the branches of one `if` (each case registering
+    the hook its own way) is one finding too, at the first; the message counts the
+    hooks.
 
     ## Why is this bad?
     The module keeps every hook in its hook dicts, and each hook keeps its object
@@ -108,15 +112,29 @@ class ConstructorHookNeverRemoved(Rule):
     preview = True
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
+        # One bug, one finding: the same module hooked in the branches of one `if`
+        # (each case registers the same hook its own way) is reported at the first.
+        groups: dict[tuple, list] = {}
         for hook in constructor_hooks(facts):
-            yield self._finding(hook)
+            block = registering_block(hook.registration.site)
+            key = (self._message(hook), hook.registration.receiver_code, id(block.node) if block else None)
+            groups.setdefault(key, []).append(hook)
+        for hooks in groups.values():
+            yield self._finding(hooks[0], len(hooks))
 
     @staticmethod
-    def _finding(hook: OutlivingHook) -> Finding:
+    def _message(hook: OutlivingHook, count: int = 1) -> str:
         owner = _clip(hook.lifecycle.setup.class_name or "")
         kept = "drops the handle" if not hook.via else "keeps no handle"
-        message = f"`{owner}` hooks a module its `__init__` was given and {kept}: the hook is never removed"
-        return Finding(node=hook.registration.call, message=message, related=tuple(c.node for c in hook.via))
+        lost = "the hook is never removed" if count == 1 else f"never removed ({count} registrations)"
+        return f"`{owner}` hooks a module its `__init__` was given and {kept}: {lost}"
+
+    def _finding(self, hook: OutlivingHook, count: int) -> Finding:
+        return Finding(
+            node=hook.registration.call,
+            message=self._message(hook, count),
+            related=tuple(c.node for c in hook.via),
+        )
 
     VALID = [
         # The handles are kept and `close` removes them.
@@ -272,6 +290,28 @@ class SilentUnits:
 """,
             line=11,
             message="`SilentUnits` hooks a module its `__init__` was given and keeps no handle",
+        ),
+        # One hook on each chosen layer, registered in either branch of one `if`: one
+        # finding, at the first.
+        Invalid(
+            """
+from functools import partial
+
+
+class Similarity:
+    def __init__(self, model, layers=None):
+        self.outputs = {}
+        for name, layer in model.named_modules():
+            if layers is None:
+                layer.register_forward_hook(partial(self._keep, name))
+            elif name in layers:
+                layer.register_forward_hook(partial(self._keep, name))
+
+    def _keep(self, name, module, args, output):
+        self.outputs[name] = output.detach()
+""",
+            line=9,
+            message="drops the handle: never removed (2 registrations)",
         ),
     ]
 
