@@ -352,7 +352,7 @@ def _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, 
             owner = classes.get(id(unit))
             for pattern in (
                 owner_calls(unit.name, code, False, registers),
-                owner and owner_calls(owner.name, "", True, registers),
+                owner and owner_calls(owner.name, code if unit.name == "__init__" else "", True, registers),
             ):
                 if pattern and pattern not in patterns:
                     patterns.append(pattern)

@@ -75,15 +75,57 @@ def hands_out(code: str, registers: re.Pattern) -> bool:
     return any(named.search(out) for out in outs)
 
 
+#: ``module._handle = ...``: a value kept on an attribute of a plain name.
+_KEPT_ON_ATTRIBUTE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\.[A-Za-z_][A-Za-z0-9_]*\s*=[^=]")
+#: A ``def`` header, to its closing parenthesis.
+_HEADER = re.compile(r"\bdef\s+\w+\s*\(([^)]*)\)")
+
+
+def keeps_on_parameter(code: str, registers: re.Pattern) -> bool:
+    """Whether a function keeps what a line matching ``registers`` returns on an
+    attribute of one of its parameters (``module._handle =
+    module.register_forward_hook(fn)``): its callers acquire what the object they pass
+    then holds (a pair of helpers, ``attach(m)`` … ``detach(m)``)."""
+    header = _HEADER.search(code)
+    if header is None:
+        return False
+    params = set(WORD.findall(header.group(1))) - {"self", "cls"}
+    for line in split_lines(code):
+        kept = _KEPT_ON_ATTRIBUTE.match(line)
+        if kept is not None and kept.group(1) in params and registers.search(line):
+            return True
+    return False
+
+
+def _constructor_keeps(code: str, registers: re.Pattern) -> bool:
+    """Whether a class's code (or its ``__init__``'s) has an ``__init__`` and keeps
+    what a line matching ``registers`` returns on ``self`` (``self.handles.append(
+    m.register_forward_hook(fn))``): building the object acquires hooks, which its
+    callers own (a superset: the line may sit in another method)."""
+    if "__init__" not in code:
+        return False
+    for line in split_lines(code):
+        if registers.search(line) and any(
+            n.startswith("self.") for pair in _BOUND.findall(line) for n in pair
+        ):
+            return True
+    return False
+
+
 def owner_calls(name: str, code: str, is_class: bool, registers: re.Pattern) -> str | None:
     """A regex for the calls that make a caller of ``name`` the owner of what its code
     registers, or None: a function or method that returns or yields the handles it
-    registers (:func:`hands_out`), or a class through ``Cls.apply(...)`` (an
-    ``autograd.Function``, whose ``forward`` runs on the caller's arguments).  Such
-    callers are evidence."""
+    registers (:func:`hands_out`) or keeps them on its parameter's attribute
+    (:func:`keeps_on_parameter`), or a class through ``Cls.apply(...)`` (an
+    ``autograd.Function``, whose ``forward`` runs on the caller's arguments) and,
+    when its constructor keeps handles on ``self`` (:func:`_constructor_keeps`),
+    through ``Cls(...)``.  Such callers are evidence."""
     if is_class:
-        return re.escape(name) + r"\.apply\b"
-    if hands_out(code, registers):
+        applied = re.escape(name) + r"\.apply\b"
+        if _constructor_keeps(code, registers):  # ``probe = Probe(model)`` … ``probe.close()``
+            return applied + r"|\b" + re.escape(name) + r"\s*\("
+        return applied
+    if hands_out(code, registers) or keeps_on_parameter(code, registers):
         return r"\b" + re.escape(name) + r"\b"
     return None
 

@@ -89,6 +89,10 @@ class Flow:
     #: ``(store, first, last)``: the name bound by the registration holds this handle
     #: only between these walk positions (until it is bound again).
     window: tuple[str, int, int, int] | None = None
+    #: The stores are objects that hold the handles in an attribute (a helper keeps them
+    #: on its parameter's attribute: :meth:`HandleModel._parameter_fill_flow`); ``target``
+    #: names that attribute.
+    on_object: bool = False
 
 
 @dataclass
@@ -171,9 +175,11 @@ class HandleModel:
         for scope_id, calls in self._calls.items():
             if any(_says_remove(c) for c in calls):
                 relevant.add(scope_id)
+        relevant |= self._pair_callers()
         #: method name -> the same-file methods of that name (for calls on other objects)
         self._methods: dict[str, list[FunctionInfo]] = {}
         self._attribute_classes: dict[tuple[str, str], str | None] = {}
+        self._param_fills: dict[int, dict[str, str]] = {}
         for info in facts.functions:
             if info.class_name is not None and info.parent is None:
                 self._methods.setdefault(info.name, []).append(info)
@@ -211,6 +217,25 @@ class HandleModel:
         self.assigned: set[str] = set()
         for scope_id in sorted(relevant, key=lambda s: s != MODULE_SCOPE):
             self._summary(scope_id)
+
+    def _pair_callers(self) -> set[int]:
+        """Scopes that call, by plain name, both a same-file function that registers
+        hooks and one that removes handles (``attach(m)`` ... ``detach(m)``): a pair of
+        helpers over one object (:meth:`_parameter_fill_flow`) is acquired and released
+        there."""
+
+        def names(scopes) -> set[str]:
+            return {info.name for s in scopes if (info := self._infos.get(s)) is not None}
+
+        registering, removing = names(self._regs), names(self._removal_calls)
+        if not registering or not removing:
+            return set()
+        found = set()
+        for scope_id, calls in self._calls.items():
+            called = {c.callee for c in calls if c.attr is None and c.callee}
+            if called & registering and called & removing:
+                found.add(scope_id)
+        return found
 
     # -- scopes and keys ---------------------------------------------------------------------
     def scope_id(self, site: Site) -> int:
@@ -943,6 +968,14 @@ class HandleModel:
                 continue
             helper = self.callee(call) or _applied_method(self.facts, call)
             if helper is None:
+                built = self._constructor_fill_flow(call, depth)
+                if built is not None:
+                    found.append(
+                        Acquisition(
+                            call.node, call.site, built[1], helper=built[0], use=call.use, on_other=True
+                        )
+                    )
+                    continue
                 other = self.other_object_method(call)
                 if other is not None and call.use.role == "discarded":
                     # ``self.taps[name].attach(fn)``: the stores of that class it fills
@@ -976,6 +1009,10 @@ class HandleModel:
                         use=call.use,
                     )
                 )
+                continue
+            flow = self._parameter_fill_flow(call, scope_id, helper)
+            if flow is not None:
+                found.append(Acquisition(call.node, call.site, flow, helper=helper, use=call.use))
         if depth == 0:
             self._acquisitions[scope_id] = found
         return found
@@ -1299,6 +1336,107 @@ class HandleModel:
             for member in self._members(store)
             if member.startswith(root)
         }
+
+    def _constructor_fill_flow(self, call: CallSite, depth: int) -> tuple[FunctionInfo, Flow] | None:
+        """``probe = Probe(model)`` where ``Probe`` is a class of this file whose
+        ``__init__`` keeps the handles it registers in ``self`` stores that a method of
+        the class removes (``probe.close()``): building the object acquires them, and
+        the flow's stores are the class's, as a removal through that method on the
+        object names them (:meth:`other_object_method`).  Not when the class's
+        ``__del__`` removes them too: dropping the object, as an exception does,
+        removes its hooks."""
+        func = call.node.func
+        if not isinstance(func, cst.Name) or func.value not in self.facts.classes:
+            return None
+        init = self.facts.method(func.value, "__init__")
+        if init is None:
+            return None
+        stores = self._filled_and_removed(init, depth)
+        if not stores:
+            return None
+        finalizer = self.facts.method(func.value, "__del__")
+        if finalizer is not None and any(
+            self.find(r.store) in stores for r in self.removals_in(id(finalizer.node))
+        ):
+            return None  # the object's end removes them (``__del__``): no span to protect
+        return init, Flow(stores=stores, target=f"{func.value}()")
+
+    def _parameter_fill_flow(self, call: CallSite, scope_id: int, helper: FunctionInfo) -> Flow | None:
+        """``attach(module)`` where the same-file function ``attach`` keeps every handle
+        it registers on an attribute of one of its parameters (``module._handle =
+        module.register_forward_hook(fn)``), and some function of the file removes that
+        attribute of its own parameter (``def detach(module): module._handle.remove()``):
+        the call acquires what the object it passes holds.  The flow's store is that
+        argument, as a removal helper's call (``detach(module)``) names it: an
+        acquire/release pair of helpers over one object."""
+        if call.use.role != "discarded" or helper.class_name is not None:
+            return None
+        filled = self._parameter_fills(helper)
+        if not filled:
+            return None
+        names = helper.params
+        stores: set[str] = set()
+        targets: list[str] = []
+        for index, arg in enumerate(call.node.args):
+            name = (
+                arg.keyword.value
+                if arg.keyword is not None
+                else (names[index] if index < len(names) else None)
+            )
+            if name not in filled or arg.star:
+                continue
+            raw = self.raw_key(arg.value, scope_id)
+            if raw is None:
+                return None
+            stores.add(raw)
+            targets.append(f"{self.facts.code(arg.value)}.{filled[name]}")
+        if not stores or len(stores) != len(filled):
+            return None
+        return Flow(stores=stores, target=targets[0], on_object=True)
+
+    def _parameter_fills(self, helper: FunctionInfo) -> dict[str, str]:
+        """For a function whose every registration keeps its handle in one attribute of
+        one of its parameters: parameter → attribute, when another function of the file
+        removes that attribute of a parameter of its own; else empty."""
+        key = id(helper.node)
+        known = self._param_fills.get(key)
+        if known is not None:
+            return known
+        self._param_fills[key] = {}  # a cycle fills nothing
+        found: dict[str, str] = {}
+        acquisitions = self.acquisitions(key, depth=1)
+        for acquisition in acquisitions:
+            flow = acquisition.flow
+            if acquisition.registration is None or flow.escapes or flow.scoped or flow.discarded:
+                return {}
+            if len(flow.stores) != 1:
+                return {}
+            owner, _, code = next(iter(flow.stores)).partition("|")
+            root, dot, attribute = code.partition(".")
+            if owner != f"def:{key}" or not dot or root not in helper.params or root in ("self", "cls"):
+                return {}
+            if found.get(root, attribute) != attribute:
+                return {}
+            found[root] = attribute
+        if not found or not all(self._parameter_attribute_removed(a, key) for a in found.values()):
+            found = {}
+        self._param_fills[key] = found
+        return found
+
+    def _parameter_attribute_removed(self, attribute: str, besides: int) -> bool:
+        """Whether a function of the file (not ``besides``) removes ``<p>.<attribute>``
+        of one of its parameters ``p`` (a direct removal: only scopes with removal
+        calls hold one)."""
+        for scope_id in self._removal_calls:
+            info = self._infos.get(scope_id)
+            if info is None or scope_id == besides:
+                continue
+            for removal in self._summary(scope_id).removals:
+                owner, _, code = self.find(removal.store).partition("|")
+                root, dot, rest = code.partition(".")
+                if owner == f"def:{scope_id}" and dot and rest == attribute and root in info.params:
+                    return True
+        return False
 
     def _filled_and_removed(self, method: FunctionInfo, depth: int) -> set[str]:
         """The stores of its instance a method fills with handles (:meth:`_own_stores`)

@@ -67,7 +67,13 @@ class HookRemovalNotExceptionSafe(Rule):
     helper()`) and also when a def nested in the helper (a recursive walker) fills the
     list the helper returns; put by a nested def into a list of the function around
     it, which calls the def or hands it out (`model.apply(attach)`): the span then
-    starts at that call. Removals are `.remove()` on the handle or an element (`d.pop(k).remove()`,
+    starts at that call; kept by a same-file helper on an attribute of the object it
+    is given (`def attach(m): m._h = m.register_forward_hook(fn)`) that another
+    function of the file removes (`def detach(m): m._h.remove()`): a call
+    `attach(m)` acquires, and `detach(m)` releases, what `m` holds; kept by the
+    constructor of a same-file class whose method removes them (`probe =
+    Probe(model)` acquires, `probe.close()` releases; not when its `__del__` removes
+    them too). Removals are `.remove()` on the handle or an element (`d.pop(k).remove()`,
     `_, h = d.pop(k)`), loops, `while hs: hs.pop().remove()`, comprehensions and `map`
     over the store, and same-file helpers that remove a parameter or an attribute.
     Bindings are per scope: a `handle` of another function is another handle.
@@ -324,7 +330,7 @@ class HookRemovalNotExceptionSafe(Rule):
             return None
         removal = later[0]
         if (
-            not single
+            not single and not flow.on_object
         ):  # name the container that is removed (``probes``, not ``h`` of ``_, h = probes.pop(k)``)
             same = [r for r in later if r.call is removal.call]
             store = next((r.store for r in same if r.kind != "direct"), removal.store)
@@ -1078,6 +1084,99 @@ class FirstInput(Recorder):
             self.armed.pop().remove()
 
         self.armed.append(layer.register_forward_pre_hook(once))
+"""
+        ),
+        # The same pair (nested this time), the release in `finally`.
+        Valid(
+            """
+def estimate_scores(model, modules, step, batches):
+    def attach(module):
+        module._score_handle = module.register_full_backward_hook(_accumulate)
+
+    def detach(module):
+        module._score_handle.remove()
+        del module._score_handle
+
+    for module in modules:
+        attach(module)
+    try:
+        for batch in batches:
+            step(model, batch)
+    finally:
+        for module in modules:
+            detach(module)
+
+
+def _accumulate(module, grad_input, grad_output):
+    module.score += grad_output[0].abs().sum()
+"""
+        ),
+        # The same object, released in `finally`.
+        Valid(
+            """
+class ScoreRegistry:
+    def __init__(self, model):
+        self.handles = []
+        self.scores = {}
+        for name, module in model.named_modules():
+            self.handles.append(module.register_forward_hook(self._score(name)))
+
+    def _score(self, name):
+        def hook(module, args, output):
+            self.scores[name] = output.abs().mean().item()
+
+        return hook
+
+    def cleanup(self):
+        for handle in self.handles:
+            handle.remove()
+        self.handles = []
+
+
+def rank_layers(model, batches):
+    registry = ScoreRegistry(model)
+    try:
+        for batch in batches:
+            model(batch)
+        ranking = sorted(registry.scores, key=registry.scores.get)
+    finally:
+        registry.cleanup()
+    return ranking
+"""
+        ),
+        # The same object with a finalizer that removes its hooks: an exception that
+        # drops the object removes them.
+        Valid(
+            """
+class ScoreRegistry:
+    def __init__(self, model):
+        self.handles = []
+        self.scores = {}
+        for name, module in model.named_modules():
+            self.handles.append(module.register_forward_hook(self._score(name)))
+
+    def _score(self, name):
+        def hook(module, args, output):
+            self.scores[name] = output.abs().mean().item()
+
+        return hook
+
+    def __del__(self):
+        self.cleanup()
+
+    def cleanup(self):
+        for handle in self.handles:
+            handle.remove()
+        self.handles = []
+
+
+def rank_layers(model, batches):
+    registry = ScoreRegistry(model)
+    for batch in batches:
+        model(batch)
+    ranking = sorted(registry.scores, key=registry.scores.get)
+    registry.cleanup()
+    return ranking
 """
         ),
     ]
@@ -2454,5 +2553,96 @@ def layer_times(model, batch, clock):
 """,
             line=4,
             message="(and 1 more registration here)",
+        ),
+        # A pair of helpers over one object: `attach` keeps the handle on the module it is
+        # given, `detach` removes it; the caller runs the steps between them unprotected.
+        Invalid(
+            """
+def attach(module):
+    module._score_handle = module.register_full_backward_hook(_accumulate)
+
+
+def detach(module):
+    module._score_handle.remove()
+
+
+def estimate_scores(model, modules, step, batches):
+    for module in modules:
+        attach(module)
+    for batch in batches:
+        step(model, batch)
+    for module in modules:
+        detach(module)
+
+
+def _accumulate(module, grad_input, grad_output):
+    module.score += grad_output[0].abs().sum()
+""",
+            line=11,
+            message="`module._score_handle` is removed outside `finally`/`with`",
+        ),
+        # An object whose constructor keeps the hooks it registers and whose `cleanup`
+        # removes them: building it acquires them, and the forwards run unprotected.
+        Invalid(
+            """
+class ScoreRegistry:
+    def __init__(self, model):
+        self.handles = []
+        self.scores = {}
+        for name, module in model.named_modules():
+            self.handles.append(module.register_forward_hook(self._score(name)))
+
+    def _score(self, name):
+        def hook(module, args, output):
+            self.scores[name] = output.abs().mean().item()
+
+        return hook
+
+    def cleanup(self):
+        for handle in self.handles:
+            handle.remove()
+        self.handles = []
+
+
+def rank_layers(model, batches):
+    registry = ScoreRegistry(model)
+    for batch in batches:
+        model(batch)
+    ranking = sorted(registry.scores, key=registry.scores.get)
+    registry.cleanup()
+    return ranking
+""",
+            expected="""
+class ScoreRegistry:
+    def __init__(self, model):
+        self.handles = []
+        self.scores = {}
+        for name, module in model.named_modules():
+            self.handles.append(module.register_forward_hook(self._score(name)))
+
+    def _score(self, name):
+        def hook(module, args, output):
+            self.scores[name] = output.abs().mean().item()
+
+        return hook
+
+    def cleanup(self):
+        for handle in self.handles:
+            handle.remove()
+        self.handles = []
+
+
+def rank_layers(model, batches):
+    registry = ScoreRegistry(model)
+    try:
+        for batch in batches:
+            model(batch)
+        ranking = sorted(registry.scores, key=registry.scores.get)
+    finally:
+        registry.cleanup()
+    return ranking
+""",
+            line=21,
+            message="`ScoreRegistry.handles` is removed outside `finally`/`with`",
         ),
     ]
