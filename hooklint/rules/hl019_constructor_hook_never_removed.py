@@ -38,9 +38,10 @@ class ConstructorHookNeverRemoved(Rule):
     a class with a base from another file (which may have a teardown). Capture hooks
     (those that store what they receive) are HL002's, and a constructor that
     installs one is left to HL002 entirely: one bug, one finding. The same module
-    hooked with the same message in the branches of one `if` (each case registering
-    the hook its own way) is one finding too, at the first; the message counts the
-    hooks.
+    hooked side by side in one block, `if`s around them aside (the branches of one
+    `if`, each case registering its own way; a forward and a backward hook each under
+    its own flag), is one finding too, at the first; the message counts the
+    registrations.
 
     ## Why is this bad?
     The module keeps every hook in its hook dicts, and each hook keeps its object
