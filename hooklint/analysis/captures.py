@@ -65,33 +65,33 @@ def hook_of(facts: ModuleFacts, registration: Registration) -> HookBody | None:
 
 def captures(hook: HookBody, registration: Registration | None = None) -> list[Capture]:
     """The captures of a hook body, in source order."""
+    return hook_writes(hook, registration)[0]
+
+
+def hook_writes(
+    hook: HookBody, registration: Registration | None = None
+) -> tuple[list[Capture], list[Capture]]:
+    """The captures of a hook body, and where it writes what it received under a key
+    that is the same on every call (``store[name] = output.detach()``,
+    ``store["last"] = x``): one slot per key, overwritten, so not a capture; what
+    matters there is whose store it is (:func:`per_call_store`).  One walk for both."""
     scope, body = _hook_taint(hook, registration)
-    found = []
+    found: list[Capture] = []
+    slots: list[Capture] = []
     nodes = [body] if isinstance(hook.node, cst.Lambda) else []
     for current in [*nodes, *descendants(body, into_functions=False)]:
         capture = scope.capture(current)
         if capture is not None:
             found.append(capture)
-    return found
-
-
-def slot_writes(hook: HookBody, registration: Registration | None = None) -> list[Capture]:
-    """Where a hook body writes what it received under a key that is the same on
-    every call (``store[name] = output.detach()``, ``store["last"] = x``): one slot per
-    key, overwritten, so not a capture; what matters is whose store it is
-    (:func:`per_call_store`)."""
-    scope, body = _hook_taint(hook, registration)
-    found = []
-    for current in descendants(body, into_functions=False):
-        if type(current) is not cst.Assign or len(current.targets) != 1:
-            continue
-        target = current.targets[0].target
-        if not isinstance(target, cst.Subscript) or not scope.is_tainted(current.value):
-            continue
-        store = scope.store_key(target)
-        if store is not None and not scope.per_call_key(target):
-            found.append(Capture(store, "stores into", current, _code(current.value), _key_of(target)))
-    return found
+        elif type(current) is cst.Assign and len(current.targets) == 1:
+            target = current.targets[0].target
+            if isinstance(target, cst.Subscript) and scope.is_tainted(current.value):
+                store = scope.store_key(target)
+                if store is not None and not scope.per_call_key(target):
+                    slots.append(
+                        Capture(store, "stores into", current, _code(current.value), _key_of(target))
+                    )
+    return found, slots
 
 
 def _hook_taint(hook: HookBody, registration: Registration | None) -> tuple[_HookTaint, cst.CSTNode]:

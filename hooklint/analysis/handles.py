@@ -1399,6 +1399,8 @@ class HandleModel:
         one of its parameters: parameter → attribute, when another function of the file
         removes that attribute of a parameter of its own; else empty."""
         key = id(helper.node)
+        if key not in self._regs:
+            return {}  # it registers nothing itself
         known = self._param_fills.get(key)
         if known is not None:
             return known

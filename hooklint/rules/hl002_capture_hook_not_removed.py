@@ -6,13 +6,12 @@ from collections.abc import Iterable
 
 from hooklint.analysis.captures import (
     bulk_removal,
-    captures,
     drained_by_forward,
     handle_fate,
     hook_of,
+    hook_writes,
     per_call_store,
     runs_what_it_hooked,
-    slot_writes,
     unhooked_by_dict,
 )
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
@@ -203,12 +202,10 @@ class CaptureHookNotRemoved(Rule):
             hook = hook_of(facts, registration)
             if hook is None:
                 continue
-            found = captures(hook, registration)
+            found, slots = hook_writes(hook, registration)
             made = None  # the registering function's own store, for slots it overwrites
             if not found:
-                found = [
-                    c for c in slot_writes(hook, registration) if per_call_store(facts, registration, hook, c)
-                ]
+                found = [c for c in slots if per_call_store(facts, registration, hook, c)]
                 if not found or not runs_what_it_hooked(facts, registration):
                     continue  # bounded slots of a store that outlives the call, or an installer
                 made = per_call_store(facts, registration, hook, found[0])
