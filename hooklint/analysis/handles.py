@@ -245,6 +245,14 @@ class HandleModel:
     def info(self, scope_id: int) -> FunctionInfo | None:
         return self._infos.get(scope_id)
 
+    def calls_in(self, scope_id: int) -> list[CallSite]:
+        """The calls of one scope, in source order (indexed once)."""
+        return self._calls.get(scope_id, [])
+
+    def registrations_in(self, scope_id: int) -> list[Registration]:
+        """The registrations of one scope, in source order (indexed once)."""
+        return self._regs.get(scope_id, [])
+
     def _bound(self, info: FunctionInfo, nodes=None) -> tuple[set[str], set[str]]:
         found = self._locals.get(id(info.node))
         if found is None:

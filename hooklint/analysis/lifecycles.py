@@ -263,23 +263,14 @@ def _installed(facts: ModuleFacts, model: HandleModel, lifecycle: Lifecycle):
     that what each call passes can be judged)."""
     positions = _setup_positions(lifecycle)
     setup = lifecycle.setup
-    by_scope: dict[int, list[Registration]] = {}
-    for registration in facts.registrations:
-        by_scope.setdefault(model.scope_id(registration.site), []).append(registration)
-    for registration in by_scope.get(id(setup.node), ()):
+    for registration in model.registrations_in(id(setup.node)):
         if _before_teardown(lifecycle, positions, registration.call):
             yield registration, ()
-    calls = [
-        c
-        for c in facts.calls
-        if model.scope_id(c.site) == id(setup.node) and _before_teardown(lifecycle, positions, c.node)
-    ]
-    yield from _through_installers(facts, model, by_scope, calls, (), set(), frozenset({id(setup.node)}), 0)
+    calls = [c for c in model.calls_in(id(setup.node)) if _before_teardown(lifecycle, positions, c.node)]
+    yield from _through_installers(facts, model, calls, (), set(), frozenset({id(setup.node)}), 0)
 
 
-def _through_installers(
-    facts, model: HandleModel, by_scope, calls, via, walked: set[int], chain_ids, depth: int
-):
+def _through_installers(facts, model: HandleModel, calls, via, walked: set[int], chain_ids, depth: int):
     if depth >= HELPER_DEPTH:
         return
     for call in calls:
@@ -287,14 +278,14 @@ def _through_installers(
             if id(installer.node) in chain_ids or model.returns_handles(installer):
                 continue
             chain = (*via, call)
-            for registration in by_scope.get(id(installer.node), ()):
+            for registration in model.registrations_in(id(installer.node)):
                 yield registration, chain
             if id(installer.node) in walked:
                 continue  # its own installers were followed from its first call
             walked.add(id(installer.node))
-            inner = [c for c in facts.calls if model.scope_id(c.site) == id(installer.node)]
+            inner = model.calls_in(id(installer.node))
             yield from _through_installers(
-                facts, model, by_scope, inner, chain, walked, chain_ids | {id(installer.node)}, depth + 1
+                facts, model, inner, chain, walked, chain_ids | {id(installer.node)}, depth + 1
             )
 
 
