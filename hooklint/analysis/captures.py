@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration, parameter_names
-from hooklint.analysis.names import dotted_name
+from hooklint.analysis.names import argument_for, dotted_name
 from hooklint.analysis.scopes import local_names, target_names
 from hooklint.analysis.vocabulary import MODULE_HOOK_DICTS, STORE_VERBS
 from hooklint.analysis.walk import descendants
@@ -138,13 +138,7 @@ def per_call_store(
         made = registration.hook_arg
         if factory is None or not isinstance(made, cst.Call) or name not in factory.params:
             return None
-        position = factory.params.index(name)
-        passed = None
-        for index, arg in enumerate(made.args):
-            if arg.keyword is not None and arg.keyword.value == name:
-                passed = arg.value
-            elif arg.keyword is None and arg.star == "" and index == position:
-                passed = arg.value
+        passed = argument_for(made, factory.params, name)
         if not isinstance(passed, cst.Name):
             return None
         name = passed.value

@@ -18,6 +18,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Site
 from hooklint.analysis.handles import HandleModel, applied_function
+from hooklint.analysis.names import argument_for
 from hooklint.analysis.scopes import target_names
 from hooklint.analysis.vocabulary import PASS_THROUGH_BUILTINS
 from hooklint.analysis.walk import descendants
@@ -92,7 +93,7 @@ class _Given:
             if not params or params[0] != name:
                 return False
             return self.given(call.node.func.value, caller, call.site, call.node, via[:-1], depth + 1)  # type: ignore[attr-defined]
-        argument = _argument_for(call.node, params, name)
+        argument = argument_for(call.node, params, name)
         return self.given(argument, caller, call.site, call.node, via[:-1], depth + 1)
 
     def _self_attribute(self, attr: str, info: FunctionInfo, depth: int) -> bool:
@@ -133,18 +134,3 @@ def _loop_iterable(site: Site, name: str) -> cst.BaseExpression | None:
                     return for_in.iter
                 for_in = for_in.inner_for_in
     return None
-
-
-def _argument_for(call: cst.Call, params: list[str], name: str) -> cst.BaseExpression | None:
-    """What ``call`` passes for the parameter ``name`` (None: the default, or unknown)."""
-    positional = []
-    for arg in call.args:
-        if arg.star:
-            return None
-        if arg.keyword is not None:
-            if arg.keyword.value == name:
-                return arg.value
-        else:
-            positional.append(arg.value)
-    index = params.index(name) if name in params else len(positional)
-    return positional[index] if index < len(positional) else None

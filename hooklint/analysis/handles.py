@@ -26,6 +26,7 @@ Per function (and for the module's top level) the summary records:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -892,12 +893,7 @@ class HandleModel:
         and of its ``self`` (``attrs``, codes: the caller's instance's stores)."""
         found = []
         if params:
-            for index, arg in enumerate(call.node.args):
-                name = (
-                    arg.keyword.value
-                    if arg.keyword is not None
-                    else (names[index] if index < len(names) else None)
-                )
+            for name, arg in _parameters_passed(call.node, names):
                 raw = self.raw_key(arg.value, scope_id)
                 if name in params and raw is not None:
                     found.append(Removal(call.node, call.site, raw, "helper"))
@@ -1385,12 +1381,7 @@ class HandleModel:
         names = helper.params
         stores: set[str] = set()
         targets: list[str] = []
-        for index, arg in enumerate(call.node.args):
-            name = (
-                arg.keyword.value
-                if arg.keyword is not None
-                else (names[index] if index < len(names) else None)
-            )
+        for name, arg in _parameters_passed(call.node, names):
             if name not in filled or arg.star:
                 continue
             raw = self.raw_key(arg.value, scope_id)
@@ -1652,6 +1643,20 @@ class HandleModel:
                         continue  # the name holds another value by then
                 found.append(removal)
         return found
+
+
+def _parameters_passed(call: cst.Call, names: list[str]) -> Iterator[tuple[str | None, cst.Arg]]:
+    """Each argument of ``call`` with the parameter among ``names`` it binds: its
+    keyword, or the name at its position (None past the last name)."""
+    for index, arg in enumerate(call.args):
+        yield (
+            (
+                arg.keyword.value
+                if arg.keyword is not None
+                else (names[index] if index < len(names) else None)
+            ),
+            arg,
+        )
 
 
 def may_remove(facts: ModuleFacts) -> bool:

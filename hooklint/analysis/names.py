@@ -97,3 +97,19 @@ def is_super_call(func: cst.BaseExpression) -> bool:
         and isinstance(func.value.func, cst.Name)
         and func.value.func.value == "super"
     )
+
+
+def argument_for(call: cst.Call, params: list[str], name: str) -> cst.BaseExpression | None:
+    """What ``call`` passes for the parameter ``name`` of ``params`` (None: the default,
+    or unknown: a star argument leaves every position in doubt)."""
+    positional = []
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if arg.keyword.value == name:
+                return arg.value
+        else:
+            positional.append(arg.value)
+    index = params.index(name) if name in params else len(positional)
+    return positional[index] if index < len(positional) else None
