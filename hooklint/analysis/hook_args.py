@@ -12,9 +12,6 @@ import libcst as cst
 
 from hooklint.analysis.walk import descendants
 
-#: Calls that return None: a pre-hook lambda made of one of them returns None.
-_NONE_RETURNING = frozenset({"append", "extend", "add", "update", "insert", "print", "__setitem__", "put"})
-
 
 def _is_name(node: cst.CSTNode, name: str) -> bool:
     return isinstance(node, cst.Name) and node.value == name
@@ -77,22 +74,6 @@ def positional_reads(
         elif isinstance(sub, (cst.If, cst.IfExp, cst.While, cst.Assert)) and checks_emptiness(sub.test, name):
             return [], []
     return indexed, unpacked
-
-
-def returns_value(node: cst.FunctionDef | cst.Lambda) -> bool:
-    """Whether the hook returns something (a lambda: unless its body is a None-returning call)."""
-    if isinstance(node, cst.Lambda):
-        body = node.body
-        return not (
-            isinstance(body, cst.Call)
-            and isinstance(body.func, (cst.Attribute, cst.Name))
-            and (body.func.attr.value if isinstance(body.func, cst.Attribute) else body.func.value)
-            in _NONE_RETURNING
-        )
-    for sub in descendants(node.body, into_functions=False):
-        if isinstance(sub, cst.Return) and sub.value is not None:
-            return True
-    return False
 
 
 def uses_name(node: cst.FunctionDef | cst.Lambda, name: str) -> bool:

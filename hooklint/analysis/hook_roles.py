@@ -19,6 +19,7 @@ from hooklint.analysis.facts import FunctionInfo, HookBody, ModuleFacts, Registr
 from hooklint.analysis.names import dotted_name, resolve
 from hooklint.analysis.vocabulary import ITEM_ADDS
 from hooklint.analysis.walk import child_nodes, descendants
+from hooklint.analysis.wrappers import is_abstract
 
 #: Roles of the positional parameters torch passes, per hook kind (the module first).
 _ROLES: dict[str, tuple[str, ...]] = {
@@ -43,10 +44,11 @@ def with_kwargs(registration: Registration) -> bool:
     return registration.keyword_is_true("with_kwargs")
 
 
-def parameter_roles(registration: Registration) -> dict[str, str]:
+def parameter_roles(registration: Registration, hook: HookBody | None = None) -> dict[str, str]:
     """``{parameter name: role}`` for the hook's parameters, e.g.
-    ``{"mod": "module", "inp": "args", "out": "output"}``; empty when unknown."""
-    hook = registration.hook
+    ``{"mod": "module", "inp": "args", "out": "output"}``; empty when unknown.
+    ``hook``: one of the registration's alternative hooks instead of its own."""
+    hook = hook or registration.hook
     if hook is None:
         return {}
     kind = registration.api.kind
@@ -62,8 +64,22 @@ def parameter_roles(registration: Registration) -> dict[str, str]:
     return dict(zip(params, roles))
 
 
-def returns_value(node: cst.FunctionDef) -> bool:
-    """Whether the def has a ``return <value>`` (other than ``return None``) in its own body."""
+#: Calls that return None: a hook lambda made of one of them returns None.
+_NONE_RETURNING = frozenset({"append", "extend", "add", "update", "insert", "print", "__setitem__", "put"})
+
+
+def returns_value(node: cst.FunctionDef | cst.Lambda) -> bool:
+    """Whether the hook returns something: a def with a ``return <value>`` (other than
+    ``return None``) or a ``yield`` in its own body; a lambda unless its body is a
+    call of a None-returning method (``lambda *_: seen.append(1)``)."""
+    if isinstance(node, cst.Lambda):
+        body = node.body
+        return not (
+            isinstance(body, cst.Call)
+            and isinstance(body.func, (cst.Attribute, cst.Name))
+            and (body.func.attr.value if isinstance(body.func, cst.Attribute) else body.func.value)
+            in _NONE_RETURNING
+        )
     stack = list(child_nodes(node.body))
     while stack:
         current = stack.pop()
@@ -76,6 +92,33 @@ def returns_value(node: cst.FunctionDef) -> bool:
         if isinstance(current, (cst.Yield,)):
             return True
         stack.extend(child_nodes(current))
+    return False
+
+
+def reads_role(registration: Registration, role: str) -> bool:
+    """Whether the registration's hook may read what torch passes it as ``role``
+    (``"grad_input"``: :data:`_ROLES`): its parameter for it, or the ``*args`` that
+    takes it, is named in its body (nested defs included: a closure reading it).
+    True when unknown: the hook is not in this file or is a placeholder that
+    subclasses override (``@abstractmethod``), its signature does not match the role
+    table, or an alternative hook (``a if x else b``) may read it."""
+    hook = registration.hook
+    if hook is None:
+        return True
+    for body in (hook, *hook.alternatives):
+        node = body.node
+        if isinstance(node, cst.FunctionDef) and is_abstract(node):
+            return True  # a placeholder: what runs is an override, unknown here
+        roles = parameter_roles(registration, body)
+        named = [name for name, r in roles.items() if r == role]
+        if not named:
+            kinds = _ROLES.get(registration.api.kind, ())
+            star = node.params.star_arg
+            if role not in kinds or not isinstance(star, cst.Param) or len(body.params) > kinds.index(role):
+                return True  # a signature the table does not match: unknown
+            named = [star.name.value]  # ``def hook(module, *args)``: the rest is in ``args``
+        if any(isinstance(n, cst.Name) and n.value in named for n in descendants(node.body)):
+            return True
     return False
 
 

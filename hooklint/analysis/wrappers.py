@@ -175,13 +175,13 @@ def _dispatched_wrapper(facts: ModuleFacts, by_owner, class_name: str | None, na
     registration of unknown kind (``api`` None)."""
     own = _method_class(facts, class_name, name)
     candidates = [own] if own is not None else []
-    if own is None or _is_abstract(facts.method(own, name).node):
+    if own is None or is_abstract(facts.method(own, name).node):
         candidates = [c for c in _subclasses(facts, class_name) if facts.method(c, name) is not None]
     wrappers = []
     for candidate in candidates:
         wrapper = by_owner.get((candidate, name))
         if wrapper is None:
-            if not _is_abstract(facts.method(candidate, name).node):
+            if not is_abstract(facts.method(candidate, name).node):
                 return None
             continue
         wrappers.append(wrapper)
@@ -226,7 +226,7 @@ def _subclasses(facts: ModuleFacts, class_name: str | None) -> list[str]:
     return [c for c in facts.classes if c != class_name and class_name in _lineage(facts, c)]
 
 
-def _is_abstract(node: cst.FunctionDef) -> bool:
+def is_abstract(node: cst.FunctionDef) -> bool:
     """A method with no body of its own: a docstring, ``pass``, ``...`` or ``raise
     NotImplementedError``, or decorated ``@abstractmethod``."""
     for decorator in node.decorators:

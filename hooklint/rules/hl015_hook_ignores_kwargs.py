@@ -10,10 +10,9 @@ from hooklint.analysis.hook_args import (
     index_value,
     param_named,
     positional_reads,
-    returns_value,
     uses_name,
 )
-from hooklint.analysis.hook_roles import hook_callable
+from hooklint.analysis.hook_roles import hook_callable, returns_value
 from hooklint.analysis.keyword_calls import keyword_only_call
 from hooklint.analysis.signatures import signature_mismatch
 from hooklint.fixes.hook_params import add_with_kwargs
