@@ -24,6 +24,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import FunctionInfo, ModuleFacts, Registration
 from hooklint.analysis.handles import HandleModel, handle_model
+from hooklint.analysis.names import argument_for
 from hooklint.analysis.scopes import local_names
 from hooklint.analysis.vocabulary import NEW_CONTAINER_CALLS
 from hooklint.analysis.walk import descendants
@@ -98,12 +99,11 @@ def _helper_of_callers_local(
         return False
     if not model.returns_handles(helper):
         return False
-    index = helper.params.index(param)
     calls = [c for c in facts.calls if c.callee == helper.name and c.attr is None]
     if not calls:
         return False
     for call in calls:
-        value = _argument(call.node, index, param)
+        value = argument_for(call.node, helper.params, param)
         caller_node = call.site.function
         caller = facts.function_for(caller_node) if caller_node is not None else None
         if not isinstance(value, cst.Name) or caller is None:
@@ -128,16 +128,6 @@ def _helper_of_callers_local(
         ):
             return False
     return True
-
-
-def _argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | None:
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    if any(a.star for a in call.args):
-        return None
-    return positional[index].value if index < len(positional) else None
 
 
 def _fresh(info: FunctionInfo, name: str) -> bool:

@@ -101,15 +101,18 @@ def is_super_call(func: cst.BaseExpression) -> bool:
 
 def argument_for(call: cst.Call, params: list[str], name: str) -> cst.BaseExpression | None:
     """What ``call`` passes for the parameter ``name`` of ``params`` (None: the default,
-    or unknown: a star argument leaves every position in doubt)."""
+    or unknown).  A keyword argument ``name=`` is what it passes, star arguments or
+    not; a star argument leaves the positions from its own on in doubt."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
     positional = []
     for arg in call.args:
         if arg.star:
-            return None
-        if arg.keyword is not None:
-            if arg.keyword.value == name:
-                return arg.value
-        else:
+            if name not in params or params.index(name) >= len(positional):
+                return None
+            break
+        if arg.keyword is None:
             positional.append(arg.value)
     index = params.index(name) if name in params else len(positional)
     return positional[index] if index < len(positional) else None
