@@ -11,8 +11,8 @@ def record_time(module, args, output):
 
 def profile(model, batch):
     handles = [block.register_forward_hook(record_time) for block in model.blocks]
-    compiled = torch.compile(model)
     try:
+        compiled = torch.compile(model)
         compiled(batch)
         return compiled(batch)
     finally:

@@ -182,6 +182,42 @@ def try_finally(
     return [RewriteBlock(parts, _unit(facts), facts.module.default_newline)]
 
 
+@dataclass(frozen=True)
+class _TryFromEarlier:
+    """Start ``try_node`` at ``first``: a ``try:`` line above it, the lines from it to
+    the old ``try:`` line one level deeper, that line gone."""
+
+    first: cst.CSTNode
+    try_node: cst.CSTNode
+    unit: str
+
+    def resolve(self, at: Locator) -> list[Edit]:
+        first_line = at.start(self.first).line
+        try_line = at.start(self.try_node).line
+        out = [indentation_of(at, self.first) + "try:"]
+        for number in range(first_line, try_line):
+            line = at.line(number)
+            out.append(self.unit + line if line.strip() else line)
+        return [Edit(Location(first_line, 1), Location(try_line, len(at.line(try_line)) + 1), "\n".join(out))]
+
+
+def try_from_earlier(facts: ModuleFacts, moved: Sequence[cst.CSTNode], try_node: cst.Try) -> list:
+    """Move ``moved`` (the statements just above ``try_node``, in its block) into the
+    start of its ``try`` body, so that its ``finally`` covers them too.  No edits when
+    the ``try`` has ``except`` handlers (they would catch what the moved statements
+    raise, which now reaches the caller) or an ``else``, its ``try:`` line holds a
+    comment, one of them binds a name the ``finally`` reads (found unbound when it
+    raised), or re-indenting them would change a multi-line string."""
+    if not moved or try_node.handlers or try_node.orelse is not None or try_node.finalbody is None:
+        return []
+    if try_node.body.header.comment is not None or has_multiline_string(facts, moved):
+        return []
+    reads = chains_read(try_node.finalbody)
+    if any(chains_bound(s) & reads for s in moved):
+        return []
+    return [_TryFromEarlier(moved[0], try_node, _unit(facts))]
+
+
 def with_replacing(
     facts: ModuleFacts,
     opening: Sequence[cst.CSTNode],

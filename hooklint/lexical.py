@@ -140,6 +140,48 @@ def scan(text: str) -> list[Span]:
         position = end
 
 
+_BRACKETS = re.compile(r"[()\[\]{}]")
+#: What masking a string or comment keeps: its line breaks.
+_MASKED = {ord("\r"): "\r", ord("\n"): "\n"}
+
+
+def logical_lines(text: str) -> list[str]:
+    """The physical lines of ``text`` joined into logical ones, as Python reads them:
+    a line inside brackets or a string literal, or ending in a backslash, continues on
+    the next (brackets in strings and comments do not count: :func:`scan`).  Each
+    logical line is its physical lines joined by spaces, their line breaks dropped."""
+    pieces: list[str] = []
+    position = 0
+    multiline: list[tuple[int, int]] = []  # string literals over several lines
+    for span in scan(text):
+        pieces.append(text[position : span.start])
+        body = text[span.start : span.end]
+        pieces.append("".join(_MASKED.get(ord(c), " ") for c in body))
+        if span.kind != COMMENT and ("\n" in body or "\r" in body):
+            multiline.append((span.start, span.end))
+        position = span.end
+    pieces.append(text[position:])
+    code = "".join(pieces)
+    out: list[str] = []
+    pending: list[str] = []
+    depth = 0
+    offset = 0
+    for line, plain in zip(split_lines(text, keepends=True), split_lines(code, keepends=True)):
+        end = offset + len(line.rstrip("\r\n"))
+        offset += len(line)
+        pending.append(line.rstrip("\r\n"))
+        for bracket in _BRACKETS.findall(plain):
+            depth += 1 if bracket in "([{" else -1
+        depth = max(depth, 0)
+        inside = any(start < end < stop for start, stop in multiline)
+        if depth == 0 and not inside and not plain.rstrip().endswith("\\"):
+            out.append(" ".join(pending))
+            pending = []
+    if pending:
+        out.append(" ".join(pending))
+    return out
+
+
 def closing_bracket(code: str, opening: int, end: int | None = None) -> int:
     """The index of the bracket that closes the one at ``opening`` in ``code`` (whose
     strings and comments are blanked: every bracket is code), looking no further than

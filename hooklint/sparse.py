@@ -37,7 +37,7 @@ from hooklint.guarded_regex import (
     names_alternation,
     not_after_word,
 )
-from hooklint.lexical import split_lines
+from hooklint.lexical import logical_lines, split_lines
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: Text that keeps a definition whatever the selected rules' tokens are.
@@ -61,7 +61,7 @@ def hands_out(code: str, registers: re.Pattern) -> bool:
     that returns something else hands out no handle."""
     bound: set[str] = set()
     outs: list[str] = []
-    for line in split_lines(code):
+    for line in logical_lines(code):  # a statement over several lines is one
         out = _HANDS_OUT.search(line)
         if out is not None:
             outs.append(out.group(1))
@@ -84,15 +84,21 @@ _HEADER = re.compile(r"\bdef\s+\w+\s*\(([^)]*)\)")
 def keeps_on_parameter(code: str, registers: re.Pattern) -> bool:
     """Whether a function keeps what a line matching ``registers`` returns on an
     attribute of one of its parameters (``module._handle =
-    module.register_forward_hook(fn)``): its callers acquire what the object they pass
-    then holds (a pair of helpers, ``attach(m)`` … ``detach(m)``)."""
+    module.register_forward_hook(fn)``), or puts it into one (``handles.append(
+    module.register_forward_hook(fn))``): its callers acquire what the object they
+    pass then holds (a pair of helpers, ``attach(m)`` … ``detach(m)``; an installer
+    filling the caller's list)."""
     header = _HEADER.search(code)
     if header is None:
         return False
     params = set(WORD.findall(header.group(1))) - {"self", "cls"}
-    for line in split_lines(code):
+    for line in logical_lines(code):  # a statement over several lines is one
+        if not registers.search(line):
+            continue
         kept = _KEPT_ON_ATTRIBUTE.match(line)
-        if kept is not None and kept.group(1) in params and registers.search(line):
+        if kept is not None and kept.group(1) in params:
+            return True
+        if any(name in params for pair in _BOUND.findall(line) for name in pair):
             return True
     return False
 
@@ -104,7 +110,7 @@ def _constructor_keeps(code: str, registers: re.Pattern) -> bool:
     callers own (a superset: the line may sit in another method)."""
     if "__init__" not in code:
         return False
-    for line in split_lines(code):
+    for line in logical_lines(code):  # a statement over several lines is one
         if registers.search(line) and any(
             n.startswith("self.") for pair in _BOUND.findall(line) for n in pair
         ):

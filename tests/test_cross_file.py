@@ -51,6 +51,10 @@ EXPECTED = {
         ("attr/layer.py", 16, 17, "HL004", "`watch` is removed outside"),
     ],
     "base_acquire/valid": [],
+    # The helper comes through ``from .layers import *``: a name the module calls
+    # without binding it is looked up there.
+    "star_import_helper/invalid": [("probes/run.py", 6, 14, "HL004", "(via `attach_probe`, layers.py:1)")],
+    "star_import_helper/valid": [],
 }
 #: What the same packages give with each file analysed alone (--no-cross-file).
 ALONE = {
@@ -66,6 +70,7 @@ ALONE = {
     # The base class's handle-returning helper and its setup method run by ``Module.apply``
     # are unknown: only the file's own registration is seen.
     "base_acquire/invalid": [("attr/layer.py", 16, 17, "HL004")],
+    "star_import_helper/invalid": [],  # what `attach_probe` returns is unknown
 }
 
 
@@ -493,6 +498,8 @@ def test_the_text_pre_scan_gives_the_helpers_that_resolution_gives(case, tmp_pat
             "mixin_wrapper/invalid",
             "mixin_wrapper/valid",
             "base_removal/valid",
+            "star_import_helper/invalid",
+            "star_import_helper/valid",
             "base_acquire/invalid",
             "base_acquire/valid",
         )

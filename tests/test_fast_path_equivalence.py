@@ -4,9 +4,10 @@ fixes of linting the whole file.
 Every rule's VALID/INVALID examples, every file in ``examples/`` and a few hundred
 generated programs are linted with the fast path on (``skip_irrelevant=True``, the
 default) and off, and the violations (code, position, message, fix edits) must be
-equal; so must the text ``--fix --unsafe-fixes`` writes.  Two rule sets: every rule
-that allows screening (screen, then the sparse text), and every rule (HL010 cannot
-be screened, so the sparse text alone).
+equal; so must the text ``--fix --unsafe-fixes`` writes.  Three rule sets: every rule
+that allows screening (screen, then the sparse text), the default rules (fewer
+tokens: a smaller screen), and every rule (HL010 cannot be screened, so the sparse
+text alone).
 
 The generator composes hook-related snippets: registrations whose handles are
 discarded, kept, removed in ``finally``, in another method or never; ``with``
@@ -36,7 +37,9 @@ from hooklint.rules.base import RuleContext
 
 EVERY = [r for r in all_rules() if r.code != "HL000"]
 SCREENABLE = [r for r in EVERY if r.screenable]
-RULE_SETS = {"screened": SCREENABLE, "sparse": EVERY}
+#: The rules a plain ``hooklint check`` runs: its screen looks for fewer tokens.
+DEFAULT = [r for r in EVERY if r.default_on and not r.preview]
+RULE_SETS = {"screened": SCREENABLE, "default": DEFAULT, "sparse": EVERY}
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
@@ -385,9 +388,57 @@ def test_many_generated_programs_are_the_same_on_the_fast_path(block):
 
 
 # -- evidence the screen must keep: owners of handed-out handles, lifecycle partners -------
-DEFAULT = [r for r in EVERY if r.default_on and not r.preview]
 
 OWNER_SHAPES = {
+    # The helper's registration is one statement over several lines (the handles go
+    # into a dict entry written across lines): its caller still owns them.
+    "handles stored by a statement over several lines": (
+        """\
+        def install(model):
+            names = []
+            hooks = {}
+            for name, module in model.named_modules():
+                names.append(name)
+                hooks[name] = (
+                    module.register_forward_pre_hook(start_timer),
+                    module.register_forward_hook(
+                        stop_timer
+                    ),
+                )
+            return names, hooks
+
+
+        def profile(model, batch):
+            names, hooks = install(model)
+            model(batch)
+            for pre, post in hooks.values():
+                pre.remove()
+                post.remove()
+            return names
+        """,
+        {"HL004"},
+    ),
+    # The same helper, and a `finally` whose `try` starts after the input is prepared.
+    "handles from a helper, removed by a late try": (
+        """\
+        def install(model, shapes):
+            return [
+                module.register_forward_hook(_shape_keeper(shapes))
+                for module in model.children()
+            ]
+
+
+        def profile(model, batch, shapes, device):
+            hooks = install(model, shapes)
+            batch = batch.to(device)
+            try:
+                model(batch)
+            finally:
+                for handle in hooks:
+                    handle.remove()
+        """,
+        {"HL004"},
+    ),
     # A helper returns the handles; its caller (two levels up) runs the model and removes
     # them outside `finally`: HL004 is in the caller, which names no hook API itself.
     "handles handed up two levels": (

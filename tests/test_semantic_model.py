@@ -436,3 +436,43 @@ def test_a_getattr_registration_names_the_method_in_a_string_without_whitespace(
         'getattr(m, "register_forward_hook")(fn)',
         'getattr(m, f"register_{kind}_hook")(fn)',
     ]
+
+
+def test_the_argument_a_call_passes_for_a_parameter():
+    from hooklint.analysis.names import argument_for
+
+    def passed(call: str, name: str):
+        value = argument_for(cst.parse_expression(call), ["model", "store", "hook"], name)
+        return None if value is None else cst.Module([]).code_for_node(value)
+
+    assert passed("f(m, s, fn)", "store") == "s"
+    assert passed("f(m, hook=fn)", "hook") == "fn"
+    assert passed("f(m)", "store") is None  # the default
+    # A star argument leaves the positions in doubt, never a keyword.
+    assert passed("f(*args)", "store") is None
+    assert passed("f(m, *rest)", "store") is None
+    assert passed("f(m, *rest)", "model") == "m"  # before the star: certain
+    assert passed("f(*args, store=s)", "store") == "s"
+    assert passed("f(**options, hook=fn)", "hook") == "fn"
+
+
+def test_a_nonlocal_name_is_the_enclosing_functions_and_a_global_the_modules():
+    facts, model = _model(
+        """
+        handles = []
+
+        def outer(model, fn):
+            kept = []
+
+            def inner():
+                nonlocal kept
+                global handles
+                kept = [model.register_forward_hook(fn)]
+                handles = kept
+
+            return inner
+        """
+    )
+    outer, inner = (f for f in facts.functions if f.name in ("outer", "inner"))
+    assert model.owner("kept", id(inner.node)) == f"def:{id(outer.node)}"
+    assert model.owner("handles", id(inner.node)) == "module"

@@ -251,6 +251,12 @@ class _Collector:
             arg_use = HandleUse("appended", (func.value,), module=self.facts.module)  # type: ignore[union-attr]
         elif isinstance(func, cst.Name) and func.value in COLLECTION_BUILTINS:
             arg_use = use  # ``set(reg(m) for m in ms)``: the set is where the handles go
+        elif isinstance(func, cst.Name) and func.value == "map" and _maps_lambda(node):
+            # ``map(lambda m: reg(m), ms)``: what the lambda returns is each element, as
+            # in ``(reg(m) for m in ms)``
+            lambda_ = node.args[0].value
+            self.role(lambda_.body, HandleUse("collected", outer=use))  # type: ignore[attr-defined]
+            arg_use = HandleUse("argument", (callee or "",))
         elif attr == "enter_context":
             arg_use = HandleUse("exit_stack", (func.value,), module=self.facts.module)  # type: ignore[union-attr]
         else:
@@ -560,3 +566,12 @@ def collect(module: cst.Module, registration_wrappers: tuple[str, ...] = (), pro
                 registration.hook, where = found
                 registration.evidence = (*registration.evidence, where)
     return facts
+
+
+def _maps_lambda(node: cst.Call) -> bool:
+    """``map(lambda ...: ..., iterable)``: a lambda first, no keywords or stars."""
+    return (
+        len(node.args) >= 2
+        and isinstance(node.args[0].value, cst.Lambda)
+        and all(a.keyword is None and not a.star for a in node.args)
+    )

@@ -181,6 +181,7 @@ class HandleModel:
         self._methods: dict[str, list[FunctionInfo]] = {}
         self._attribute_classes: dict[tuple[str, str], str | None] = {}
         self._param_fills: dict[int, dict[str, str]] = {}
+        self._list_fills: dict[int, str | None] = {}
         for info in facts.functions:
             if info.class_name is not None and info.parent is None:
                 self._methods.setdefault(info.name, []).append(info)
@@ -285,11 +286,23 @@ class HandleModel:
                 return f"def:{id(info.node)}"
             assigned, declared = self._bound(info)
             if name in declared:
+                if name in self._nonlocals(info):
+                    info = info.parent  # ``nonlocal``: the enclosing function's name
+                    continue
                 return "module"
             if name in assigned:
                 return f"def:{id(info.node)}"
             info = info.parent
         return "module"
+
+    def _nonlocals(self, info: FunctionInfo) -> set[str]:
+        """The names a function declares ``nonlocal`` (of ``_bound``'s declared ones)."""
+        return {
+            n.name.value
+            for node in self.facts.body_nodes(info.node)
+            if type(node) is cst.Nonlocal
+            for n in node.names
+        }
 
     def _root_class(self, name: str) -> str:
         """The topmost base of a class defined in this file: ``self`` of a subclass and of
@@ -963,7 +976,9 @@ class HandleModel:
             return known
         scope = self._summary(scope_id)
         found = [
-            Acquisition(r.call, r.site, self.flow(r.handle, scope_id, r.call), registration=r, use=r.handle)
+            Acquisition(
+                r.call, r.site, self._registration_flow(r, scope, scope_id), registration=r, use=r.handle
+            )
             for r in scope.registrations
         ]
         registered = {id(r.call) for r in scope.registrations}
@@ -1014,7 +1029,9 @@ class HandleModel:
                     )
                 )
                 continue
-            flow = self._parameter_fill_flow(call, scope_id, helper)
+            flow = self._parameter_fill_flow(call, scope_id, helper) or self._list_fill_flow(
+                call, scope_id, helper
+            )
             if flow is not None:
                 found.append(Acquisition(call.node, call.site, flow, helper=helper, use=call.use))
         if depth == 0:
@@ -1392,6 +1409,78 @@ class HandleModel:
         if not stores or len(stores) != len(filled):
             return None
         return Flow(stores=stores, target=targets[0], on_object=True)
+
+    def _registration_flow(self, registration: Registration, scope: _HandleSummary, scope_id: int) -> Flow:
+        """Where a registration's handle goes; a same-file wrapper's call that returns
+        nothing but fills the list it is given (:meth:`_list_fill_flow`) puts them there."""
+        if registration.wrapper is not None and registration.handle.role == "discarded":
+            call = next((c for c in scope.calls if c.node is registration.call), None)
+            helper = self.callee(call) if call is not None else None
+            if helper is not None:
+                flow = self._list_fill_flow(call, scope_id, helper)
+                if flow is not None:
+                    return flow
+        return self.flow(registration.handle, scope_id, registration.call)
+
+    def _list_fill_flow(self, call: CallSite, scope_id: int, helper: FunctionInfo) -> Flow | None:
+        """``attach(model, handles)`` where the same-file function ``attach`` puts every
+        handle it registers into one of its parameters (``handles.append(
+        m.register_forward_hook(fn))``, itself or through its own calls of such
+        helpers, a recursive walker's) and removes none: the caller's container that
+        the call passes holds them from then on."""
+        if call.use.role != "discarded" or helper.class_name is not None:
+            return None
+        param = self._list_filled(helper)
+        if param is None:
+            return None
+        passed = next(
+            (arg for name, arg in _parameters_passed(call.node, helper.params) if name == param), None
+        )
+        if passed is None or passed.star:
+            return None
+        raw = self.raw_key(passed.value, scope_id)
+        if raw is None:
+            return None
+        return Flow(stores={raw}, target=self.facts.code(passed.value))
+
+    def _list_filled(self, helper: FunctionInfo) -> str | None:
+        """The parameter every handle ``helper`` registers goes into (see
+        :meth:`_list_fill_flow`), or None."""
+        key = id(helper.node)
+        if key in self._list_fills:
+            return self._list_fills[key]
+        self._list_fills[key] = None  # a cycle (a recursive walker) adds nothing
+        if key not in self._regs:
+            return None  # it registers nothing itself
+        owner = f"def:{key}|"
+        filled: set[str] = set()
+        for acquisition in self.acquisitions(key, depth=1):
+            flow = acquisition.flow
+            if flow.scoped or flow.discarded or len(flow.stores) != 1:
+                return None
+            store = next(iter(flow.stores))
+            name = store[len(owner) :]
+            if not store.startswith(owner) or name not in helper.params:
+                return None
+            if flow.escapes and not (flow.escapes == "passed" and self._passed_only_to_itself(helper, name)):
+                return None
+            filled.add(name)
+        if len(filled) != 1 or filled & {"self", "cls"}:
+            return None
+        name = next(iter(filled))
+        if self.removals_of({f"{owner}{name}"}, key):
+            return None  # it removes them too: a removal helper, not an installer
+        self._list_fills[key] = name
+        return name
+
+    def _passed_only_to_itself(self, helper: FunctionInfo, name: str) -> bool:
+        """Every call in ``helper`` that is given its parameter ``name`` is a call of
+        ``helper`` itself (a recursive walker handing its list on)."""
+        for call in self._summary(id(helper.node)).calls:
+            if any(isinstance(a.value, cst.Name) and a.value.value == name for a in call.node.args):
+                if call.callee != helper.name or call.attr is not None:
+                    return False
+        return True
 
     def _parameter_fills(self, helper: FunctionInfo) -> dict[str, str]:
         """For a function whose every registration keeps its handle in one attribute of

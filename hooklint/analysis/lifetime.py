@@ -17,7 +17,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import CallSite, ModuleFacts, Registration, Site
 from hooklint.analysis.scopes import target_names
-from hooklint.analysis.vocabulary import CONTEXTMANAGERS, ITEM_ADDS, STORE_METHODS
+from hooklint.analysis.vocabulary import CONTEXTMANAGERS, STORE_METHODS
 from hooklint.analysis.walk import child_nodes, descendants
 
 
@@ -186,20 +186,27 @@ def _dotted(node: cst.BaseExpression) -> bool:
 
 
 def _keeps_value(small: cst.BaseSmallStatement) -> bool:
-    """``store.append(x)`` (any :data:`ITEM_ADDS` method but ``insert``) or
-    ``store[k] = x`` with ``store`` a name or attribute chain and ``k``, ``x`` names or
-    literals: bookkeeping that puts a value into a container."""
+    """``store.append(x)`` (any :data:`ITEM_ADDS` method but ``insert``; ``extend`` also
+    of a list or tuple display, ``hs.extend([h1, h2])``) or ``store[k] = x`` with
+    ``store`` a name or attribute chain and ``k``, ``x`` names or literals: bookkeeping
+    that puts a value into a container."""
     if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
         call = small.value
-        return (
+        if not (
             isinstance(call.func, cst.Attribute)
-            and call.func.attr.value in ITEM_ADDS - {"insert"}
+            and call.func.attr.value in STORE_METHODS - {"insert"}
             and _dotted(call.func.value)
             and len(call.args) == 1
             and call.args[0].keyword is None
             and not call.args[0].star
-            and _simple_value(call.args[0].value)
-        )
+        ):
+            return False
+        value = call.args[0].value
+        if call.func.attr.value == "extend":
+            return isinstance(value, (cst.List, cst.Tuple)) and all(
+                isinstance(e, cst.Element) and _simple_value(e.value) for e in value.elements
+            )
+        return _simple_value(value)
     if isinstance(small, cst.Assign) and len(small.targets) == 1:
         target = small.targets[0].target
         return (
@@ -214,8 +221,12 @@ def _keeps_value(small: cst.BaseSmallStatement) -> bool:
 
 
 def cannot_raise(statement: cst.CSTNode) -> bool:
-    """``pass``, a docstring, assignments of names and literals to names, and putting
-    a name or literal into a container (:func:`_keeps_value`)."""
+    """``pass``, a docstring, assignments of names and literals to names, putting a
+    name or literal into a container (:func:`_keeps_value`), and a ``def`` whose
+    decorators are plain (dotted) names and whose defaults are names or literals
+    (defining it runs none of its body)."""
+    if isinstance(statement, cst.FunctionDef):
+        return _plain_def(statement)
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
     for small in statement.body:
@@ -241,6 +252,17 @@ def cannot_raise(statement: cst.CSTNode) -> bool:
             continue
         return False
     return True
+
+
+def _plain_def(node: cst.FunctionDef) -> bool:
+    """Decorators that are (dotted) names, defaults that are names or literals
+    (annotations are not counted: evaluating one, where it is not deferred, does not
+    fail in practice)."""
+    params = node.params
+    defaults = [p.default for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+    return all(_dotted(d.decorator) for d in node.decorators) and all(
+        d is None or _simple_value(d) for d in defaults
+    )
 
 
 def has_multiline_string(facts: ModuleFacts, statements: Sequence[cst.CSTNode]) -> bool:
@@ -388,6 +410,28 @@ def registration_statement_alone(registration: Registration) -> bool:
         return small.value is registration.call
     if isinstance(small, cst.Assign):
         return small.value is registration.call and len(small.targets) == 1
+    return False
+
+
+def only_registers(facts: ModuleFacts, statement: cst.CSTNode) -> bool:
+    """The statement is one registration that keeps its handle: ``h = reg(...)``,
+    ``hs.append(reg(...))``."""
+    for registration in facts.registrations_in(statement):
+        if registration_statement_alone(registration) and registration.handle.role == "bound":
+            return True
+        if (
+            registration.handle.role == "appended"
+            and isinstance(statement, cst.SimpleStatementLine)
+            and len(statement.body) == 1
+        ):
+            small = statement.body[0]
+            value = getattr(small, "value", None)
+            if (
+                getattr(value, "args", None)
+                and len(value.args) == 1
+                and value.args[0].value is registration.call
+            ):
+                return True
     return False
 
 

@@ -15,7 +15,13 @@ from hooklint.engine.fix import fix_text
 from hooklint.engine.gc_pause import _collector_paused
 from hooklint.engine.lint import lint_text
 from hooklint.engine.nesting import TooDeeplyNested
-from hooklint.engine.prefilter import _noqa_candidate, is_candidate, may_concern_a_rule, prefilter_tokens
+from hooklint.engine.prefilter import (
+    _noqa_candidate,
+    is_candidate,
+    may_concern_a_rule,
+    prefilter_tokens,
+    removes_handles,
+)
 from hooklint.engine.settings import FileResult, Settings
 from hooklint.engine.syntax import syntax_check
 from hooklint.files import SourceError, SourceFile, display_path, read_source
@@ -97,7 +103,11 @@ def _check_candidate(source: SourceFile, shown: str, settings: Settings) -> File
     result = FileResult(shown)
     rules = _rules_for(settings, shown)
     tokens = prefilter_tokens(rules, settings.context.registration_wrappers)
-    if not is_candidate(source.text, tokens) and not _noqa_candidate(source.text, settings):
+    if (
+        not is_candidate(source.text, tokens)
+        and not _noqa_candidate(source.text, settings)
+        and not removes_handles(source.text, settings, rules)
+    ):
         return result
     stub = is_stub(source)
     context = settings.context
@@ -187,8 +197,10 @@ def compile_only(text: str, shown: str, settings: Settings) -> list[Violation] |
     if not may_concern_a_rule(text, settings) and not _noqa_candidate(text, settings):  # no rule is imported
         return syntax_check(text, shown, ("HL000",) if "HL000" in settings.rule_codes else ())
     rules = _rules_for(settings, shown)
-    if is_candidate(text, prefilter_tokens(rules, settings.context.registration_wrappers)) or _noqa_candidate(
-        text, settings
+    if (
+        is_candidate(text, prefilter_tokens(rules, settings.context.registration_wrappers))
+        or _noqa_candidate(text, settings)
+        or removes_handles(text, settings, rules)
     ):
         return None
     return syntax_check(text, shown, rules)

@@ -123,10 +123,31 @@ def needs_whole_module(text: str, rules) -> bool:
 
 
 def may_concern_a_rule(text: str, settings: Settings) -> bool:
-    """Whether ``text`` holds a token of any rule or configured wrapper: the check
-    that runs first, before the rules (and libcst) are imported; a file that fails it
-    is done (a named one is still compiled: :func:`compile_only`)."""
-    return is_candidate(text, prefilter_tokens(ANY_RULE_TOKENS, settings.context.registration_wrappers))
+    """Whether ``text`` holds a token of any rule or configured wrapper, or removes
+    handles with cross-file analysis on (:func:`removes_handles`): the check that runs
+    first, before the rules (and libcst) are imported; a file that fails it is done (a
+    named one is still compiled: :func:`compile_only`)."""
+    return is_candidate(
+        text, prefilter_tokens(ANY_RULE_TOKENS, settings.context.registration_wrappers)
+    ) or removes_handles(text, settings)
+
+
+#: A handle's removal: ``.remove()`` with no argument (``list.remove(x)`` takes one).
+_HANDLE_REMOVAL = re.compile(r"\.remove\([\s\\]*\)")
+
+
+def removes_handles(text: str, settings: Settings, rules=None) -> bool:
+    """With cross-file analysis on, whether ``text`` removes handles (``h.remove()``),
+    which another file's helper may have registered for it, and a selected rule reads
+    removals (``Rule.reads_removals``; ``rules`` None: not asked).  Whether any such
+    helper is called is decided later, from the text and the other files' outlines
+    (:meth:`hooklint.project.resolve.FileView.reaches_no_helper`): a file that calls
+    none is never parsed."""
+    if not settings.context.cross_file or ".remove(" not in text:
+        return False
+    if rules is not None and not any(getattr(r, "reads_removals", False) for r in rules):
+        return False
+    return _HANDLE_REMOVAL.search(text) is not None
 
 
 def _noqa_candidate(text: str, settings: Settings) -> bool:

@@ -32,6 +32,8 @@ from hooklint.guarded_regex import Guarded, not_after_word
 from hooklint.lexical import word_before
 from hooklint.project import store
 
+#: Names no star import can bind in effect (a module that shadows one is not followed).
+_BUILTIN_NAMES = frozenset(dir(__import__("builtins")))
 #: How many modules an import or re-export chain, or a class hierarchy, is followed.
 MAX_DEPTH = 8
 #: Star imports are searched only this many modules into a chain: a name that is not
@@ -586,8 +588,15 @@ class FileView:
                 if ref is not None and self._is_helper(ref):
                     names.add(name)
         called_words = self._called_words()
-        for local in outline.get("imports", {}):
-            if local.startswith("*") or local not in called_words:
+        imports = outline.get("imports", {})
+        candidates = [local for local in imports if not local.startswith("*")]
+        if any(local.startswith("*") for local in imports):
+            # ``from .patch import *``: a name called here that the module does not
+            # bind itself may come from there (builtins aside)
+            bound = set(imports) | set(outline.get("functions", {})) | set(outline.get("classes", {}))
+            candidates += sorted(called_words - bound - _BUILTIN_NAMES)
+        for local in candidates:
+            if local not in called_words:
                 continue  # never called here: not looked up
             # Each module of the import chain is read only if its text says it may
             # bind the name to a function with hook code.

@@ -125,6 +125,10 @@ class Rule:
     #: Tokens of which a file must contain at least one for the rule to apply: literal
     #: text, where ``*`` stands for any run of identifier characters.
     prefilter: ClassVar[tuple[str, ...]] = (REGISTRATION_TOKEN, DYNAMIC_REGISTRATION_TOKEN)
+    #: With cross-file analysis, a file that removes handles (``h.remove()``) and holds
+    #: none of the ``prefilter`` tokens is still a candidate: what it removes may come
+    #: from another file's helper (``h = attach(model)``), which is this rule's evidence.
+    reads_removals: ClassVar[bool] = False
     #: The rule reasons about every use of a name in the module, so no definition may
     #: be skipped (see :mod:`hooklint.sparse`).
     whole_module: ClassVar[bool] = False

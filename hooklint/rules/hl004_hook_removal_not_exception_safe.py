@@ -13,6 +13,7 @@ from hooklint.analysis.lifetime import (
     common_level,
     has_multiline_string,
     is_contextmanager,
+    only_registers,
     registering_block,
     registration_statement_alone,
     statement_path,
@@ -21,6 +22,8 @@ from hooklint.analysis.lifetime import (
 )
 from hooklint.analysis.reachability import guarded_body, narrow_handler, raise_after
 from hooklint.analysis.statements import (
+    chains_bound,
+    chains_read,
     in_kept_lambda,
     is_bare_yield,
     is_loop,
@@ -28,8 +31,8 @@ from hooklint.analysis.statements import (
     leaves_before,
     only_removes,
 )
-from hooklint.fixes.lifetime import try_finally, with_replacing
-from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
+from hooklint.fixes.lifetime import try_finally, try_from_earlier, with_replacing
+from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, with_evidence
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -41,6 +44,48 @@ def _removals_run_here(model: HandleModel, stores, scope_id: int, window=None) -
     return [r for r in model.removals_of(stores, scope_id, window) if not in_kept_lambda(r.site)]
 
 
+def _covered_by_finally(site, removals) -> bool:
+    """One of ``removals`` is in the `finally` of a `try` whose body holds ``site``."""
+    finals = {
+        id(frame.node.finalbody)
+        for frame in site.frames
+        if frame.kind == "try" and getattr(frame.node, "finalbody", None) is not None
+    }
+    return bool(finals) and any(
+        frame.kind == "finally" and id(frame.node) in finals for r in removals for frame in r.site.frames
+    )
+
+
+def _prepares_for(facts: ModuleFacts, gap, try_statement) -> bool:
+    """Whether the statements between hooks going on and the `try` that removes them
+    prepare what the `try` body uses: one that can raise binds a name the body reads
+    (``batch = move(batch, device)``, ``x, sizes = process(inputs)``).  A call run
+    for its effect (a log line, a flag set), another registration or a guard is not
+    counted: what raises there is rare, and it is not the input the hooks are for."""
+    used = chains_read(try_statement.body)
+    for statement in gap:
+        if only_registers(facts, statement) or cannot_raise(statement):
+            continue
+        if chains_bound(statement) & used:
+            return True
+    return False
+
+
+def _try_level(path) -> int | None:
+    """How many levels of ``path`` (a removal's statement path from the common level
+    down) lead to the `try` whose `finally` holds the removal: its own level is the
+    last of them; None when that `try` is not on the path (the registration sits in
+    the same `finally`)."""
+    import libcst as cst
+
+    for index, level in enumerate(path[:-1]):
+        statement = level.statement
+        if isinstance(statement, (cst.Try, cst.TryStar)) and statement.finalbody is not None:
+            if path[index + 1].block is statement.finalbody.body.body:
+                return index
+    return None
+
+
 class HookRemovalNotExceptionSafe(Rule):
     """A hook's handle is removed after code that can raise, outside `finally`/`with`.
 
@@ -49,7 +94,11 @@ class HookRemovalNotExceptionSafe(Rule):
     that can raise, then `handle.remove()` (or a loop or helper that removes the list)
     that is not in a `finally` block or a `with` statement. This includes a removal
     after the `yield` of a `@contextmanager` function, which is skipped when the body of
-    the caller's `with` raises.
+    the caller's `with` raises. A removal in `finally` covers only what its `try`
+    runs: hooks put on before the `try`, with code that can raise between the two
+    (preparing the input, moving it to a device), are reported too, and the fix starts
+    the `try` at that code, reusing its `finally` (other hooks put on for the same
+    `finally` are part of the registration, not code between).
     It fires only when a removal exists (a hook never removed is HL002's or HL009's
     business) and something other than plain assignments (and putting a name into a
     container: `self.handles.append(handle)`) sits between the registration and the
@@ -61,11 +110,14 @@ class HookRemovalNotExceptionSafe(Rule):
 
     Handles are followed the way code keeps them (see
     `hooklint.analysis.handles`): bound and then appended, extended or added; built
-    by comprehensions and `set(...)`/`list(...)` of a generator; dict values and
+    by comprehensions and `set(...)`/`list(...)` of a generator or of `map` over a
+    lambda (`list(map(lambda p: p.register_hook(f), ps))`); dict values and
     tuples inside them; aliases; returned by a helper of the same file (three calls
     deep), also as one element of a tuple the caller unpacks (`handles, shapes =
     helper()`) and also when a def nested in the helper (a recursive walker) fills the
-    list the helper returns; put by a nested def into a list of the function around
+    list the helper returns; put by a same-file helper into the list its caller passes
+    (`hook_tree(model, fn, handles)`, also a walker that passes it on to itself); put
+    by a nested def into a list of the function around
     it, which calls the def or hands it out (`model.apply(attach)`): the span then
     starts at that call; kept by a same-file helper on an attribute of the object it
     is given (`def attach(m): m._h = m.register_forward_hook(fn)`) that another
@@ -165,6 +217,7 @@ class HookRemovalNotExceptionSafe(Rule):
     code = "HL004"
     name = "hook-removal-not-exception-safe"
     fix_applicability = "safe"
+    reads_removals = True  # handles another file's helper registered
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
         if not may_remove(facts) and not any(f.name == "__enter__" and f.class_name for f in facts.functions):
@@ -323,11 +376,17 @@ class HookRemovalNotExceptionSafe(Rule):
             later = _removals_run_here(model, flow.stores, model.scope_id(site))
         if not later:
             return None
-        if any(r.site.in_finally or (r.site.in_except and narrow_handler(r.site) is None) for r in later):
-            return None
+        if any(r.site.in_except and not r.site.in_finally and narrow_handler(r.site) is None for r in later):
+            return None  # the failure path's removal: a handler for everything that re-raises
+        if _covered_by_finally(site, later):
+            return None  # registered inside the `try` of a `finally` that removes it
         later = sorted((r for r in later if r.site.order > site.order), key=lambda r: r.site.order)
         if not later:
             return None
+        # A removal in `finally` covers what its `try` body runs; registered before the
+        # `try`, the hooks are kept if what runs before it raises (`late_try`).
+        late_try = later[0].site.in_finally
+        later = [r for r in later if r.site.in_finally == late_try]
         removal = later[0]
         if (
             not single and not flow.on_object
@@ -344,7 +403,7 @@ class HookRemovalNotExceptionSafe(Rule):
             return None
         at_r, at_m = levels
         if at_r.index >= at_m.index:
-            return None
+            return None  # the removal's statement holds the registration (its `try` covers it)
         depth = path_r.index(at_r)
         below = path_r[depth + 1 :]
         if single and any(is_loop(level.statement) for level in [at_r, *below][:-1]):
@@ -358,8 +417,15 @@ class HookRemovalNotExceptionSafe(Rule):
         if leaves_before(path_r[depth:]):
             return None  # this pass never reaches the removal: a later pass or call removes them
         between = at_r.block[at_r.index + 1 : at_m.index]
-        # Inside the removal's own blocks, what runs first (``if hs: run(); remove(hs)``).
-        inner = [s for level in path_m[path_m.index(at_m) + 1 :] for s in level.block[: level.index]]
+        # Inside the removal's own blocks, what runs first (``if hs: run(); remove(hs)``);
+        # for a removal in `finally`, what runs before its `try`.
+        down = path_m[path_m.index(at_m) + 1 :]
+        if late_try:
+            level = _try_level(path_m[path_m.index(at_m) :])
+            if level is None:
+                return None  # the registration is in that `finally` too: its `try` is not late
+            down = down[:level]
+        inner = [s for level in down for s in level.block[: level.index]]
         # Removed only in ``except Stop:``: the ``try`` body runs first, and any other
         # exception (or none) skips the removal.
         narrow = narrow_handler(removal.site)
@@ -368,10 +434,20 @@ class HookRemovalNotExceptionSafe(Rule):
         # And the rest of the blocks the registration sits in (a `try` whose `finally`
         # does not remove it, a `with` body): a removal after them is not covered either.
         after = [s for level in below for s in level.block[level.index + 1 :]]
-        if all(cannot_raise(s) for s in [*after, *between, *inner]):
+        spans = [*after, *between, *inner]
+        if late_try:
+            try_statement = path_m[path_m.index(at_m) + level].statement
+            if not _prepares_for(facts, [*between, *inner], try_statement):
+                return None
+            scope = model.scope_id(site)
+            if any(r.site.in_finally and model.scope_id(r.site) != scope for r in model.removals_of(flow.stores)):
+                return None  # a `finally` elsewhere (the owner of a closure's list) removes them too
+        if all(cannot_raise(s) for s in spans):
             return None
         in_cm = is_contextmanager(facts, site.function) and any(is_bare_yield(s) for s in between)
-        if narrow is not None:
+        if late_try:
+            message = f"`{target}` is removed in `finally`, but its `try` starts after code that can raise"
+        elif narrow is not None:
             normal = any(narrow_handler(r.site) is None and not r.site.in_except for r in later)
             message = (
                 f"`{target}` is removed only in `except {narrow[1]}`: kept if anything else is raised"
@@ -392,6 +468,8 @@ class HookRemovalNotExceptionSafe(Rule):
             # `weakref.finalize(obj, h.remove)`, `atexit.register(h.remove)`: the hook is
             # meant to outlive the function; scoping it to a `with` would end it early.
             edits, fix_message = [], ""
+        elif late_try:
+            edits, fix_message = self._late_try_fix(facts, at_m, between, [*after, *inner])
         else:
             edits, fix_message = self._fix(facts, acquisition, target, single, at_r, at_m, between, in_cm)
         finding = Finding(
@@ -401,7 +479,27 @@ class HookRemovalNotExceptionSafe(Rule):
             fix_message=fix_message,
             related=related,
         )
+        if acquisition.evidence is None and acquisition.registration is not None:
+            finding = with_evidence(finding, acquisition.registration)  # another file's wrapper
         return finding, at_m.statement
+
+    @staticmethod
+    def _late_try_fix(facts, at_m, between, elsewhere):
+        """Start the `try` at the first statement after the registration that can raise
+        (what is already in its block, between the two): only when that is all that
+        runs unprotected (nothing in the registration's own blocks after it, nothing
+        before the `try` inside the statement that holds it)."""
+        import libcst as cst
+
+        if not isinstance(at_m.statement, cst.Try) or not all(cannot_raise(s) for s in elsewhere):
+            return [], ""
+        start = next(
+            (i for i, s in enumerate(between) if not cannot_raise(s) and not only_registers(facts, s)), None
+        )
+        if start is None:
+            return [], ""
+        edits = try_from_earlier(facts, between[start:], at_m.statement)
+        return edits, "Start the `try` before the code that can raise" if edits else ""
 
     def _fix(self, facts, registration, target, single, at_r, at_m, between, in_cm):
         removal_statement = at_m.statement
@@ -1177,6 +1275,121 @@ def rank_layers(model, batches):
     ranking = sorted(registry.scores, key=registry.scores.get)
     registry.cleanup()
     return ranking
+"""
+        ),
+        # The `try` starts right after the hooks go on: nothing before it can raise
+        # (another registration kept for the same `finally` is part of putting them on).
+        Valid(
+            """
+def load_with_remap(optimizer, state, remap, restore):
+    before = optimizer.register_load_state_dict_pre_hook(remap)
+    after = optimizer.register_load_state_dict_post_hook(restore)
+    loaded = False
+    try:
+        optimizer.load_state_dict(state)
+        loaded = True
+    finally:
+        before.remove()
+        after.remove()
+    return loaded
+"""
+        ),
+        # The helper fills the caller's list; the caller removes it in `finally`, whose
+        # `try` starts right after the call.
+        Valid(
+            """
+def hook_tree(module, record, handles):
+    handles.append(module.register_forward_hook(record))
+    for child in module.children():
+        hook_tree(child, record, handles)
+
+
+def trace(model, batch, record):
+    handles = []
+    hook_tree(model, record, handles)
+    try:
+        return model(batch)
+    finally:
+        for handle in handles:
+            handle.remove()
+"""
+        ),
+        # Between the hooks and the `try` only a log line and a flag: nothing the `try`
+        # uses is prepared there (what is reported is input made ready for the hooks).
+        Valid(
+            """
+def calibrate(model, batches, observe):
+    handles = [m.register_forward_hook(observe) for m in model.modules()]
+    logger.info("calibrating %d modules", len(handles))
+    model.calibrating = True
+    try:
+        for batch in batches:
+            model(batch)
+    finally:
+        model.calibrating = False
+        for handle in handles:
+            handle.remove()
+"""
+        ),
+        # The list is the enclosing function's (`nonlocal`): its own `finally` removes
+        # whatever the hook put there.
+        Valid(
+            """
+@contextmanager
+def two_pass(model, plan):
+    inner = []
+
+    def first_pass(module, args):
+        nonlocal inner
+        inner = [layer.register_forward_pre_hook(plan) for layer in module.children()]
+        prepared = plan.prepare(args)
+        try:
+            plan.run(prepared)
+        finally:
+            for handle in inner:
+                handle.remove()
+
+    outer = model.register_forward_pre_hook(first_pass)
+    try:
+        yield
+    finally:
+        outer.remove()
+        for handle in inner:
+            handle.remove()
+"""
+        ),
+        # Removed early in the `try` body, and again by its `finally`: the `finally`
+        # covers the run before the early removal.
+        Valid(
+            """
+def probe_then_measure(model, batch, record):
+    handles = []
+    try:
+        handles.append(model.register_forward_hook(record))
+        model(batch)
+        for handle in handles:
+            handle.remove()
+        handles.clear()
+        return model(batch)
+    finally:
+        for handle in handles:
+            handle.remove()
+"""
+        ),
+        # Putting both handles into the list is bookkeeping, not code that can raise.
+        Valid(
+            """
+def trace_blocks(model, blocks, enter, leave, batch):
+    handles = []
+    for block in blocks:
+        first = block.register_forward_pre_hook(enter)
+        second = block.register_forward_hook(leave)
+        handles.extend([first, second])
+    try:
+        return model(batch)
+    finally:
+        for handle in handles:
+            handle.remove()
 """
         ),
     ]
@@ -2644,5 +2857,127 @@ def rank_layers(model, batches):
 """,
             line=21,
             message="`ScoreRegistry.handles` is removed outside `finally`/`with`",
+        ),
+        # The `finally` removes the hooks, but the input is prepared between the
+        # registration and the `try`: a bad batch leaves the hooks on the model.  The fix
+        # starts the `try` there (the `finally` is reused, nothing else is re-indented).
+        Invalid(
+            """
+def layer_widths(model, batch):
+    widths = {}
+    handles = [layer.register_forward_hook(_width_hook(widths)) for layer in model.children()]
+    inputs = batch.to(next(model.parameters()).device)
+    try:
+        model(inputs)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return widths
+""",
+            expected="""
+def layer_widths(model, batch):
+    widths = {}
+    handles = [layer.register_forward_hook(_width_hook(widths)) for layer in model.children()]
+    try:
+        inputs = batch.to(next(model.parameters()).device)
+        model(inputs)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return widths
+""",
+            line=3,
+            message="removed in `finally`, but its `try` starts after code that can raise",
+        ),
+        # The statement before the `try` binds what `finally` reads: moving it into the
+        # `try` would leave the name unbound there, so there is no fix.
+        Invalid(
+            """
+def probe(model, batch, hook, device):
+    handle = model.register_forward_hook(hook)
+    moved = batch.to(device)
+    try:
+        return model(moved)
+    finally:
+        handle.remove()
+        log.debug("probed %s", tuple(moved.shape))
+""",
+            expected=None,
+            line=2,
+        ),
+        # Handles made by `map` over a lambda are collected like a comprehension's.
+        Invalid(
+            """
+def train_scaled(model, batches, scale):
+    hooks = list(map(lambda p: p.register_hook(lambda g: g * scale), model.parameters()))
+    for batch in batches:
+        model(batch).sum().backward()
+    for hook in hooks:
+        hook.remove()
+""",
+            expected="""
+def train_scaled(model, batches, scale):
+    hooks = list(map(lambda p: p.register_hook(lambda g: g * scale), model.parameters()))
+    try:
+        for batch in batches:
+            model(batch).sum().backward()
+    finally:
+        for hook in hooks:
+            hook.remove()
+""",
+            line=2,
+        ),
+        # A helper puts the handles into the list its caller passes (walking the tree
+        # itself); the caller runs the model before removing them.
+        Invalid(
+            """
+def hook_tree(module, record, handles):
+    handles.append(module.register_forward_hook(record))
+    for child in module.children():
+        hook_tree(child, record, handles)
+
+
+def trace(model, batch, record):
+    handles = []
+    hook_tree(model, record, handles)
+    model(batch)
+    for handle in handles:
+        handle.remove()
+""",
+            expected="""
+def hook_tree(module, record, handles):
+    handles.append(module.register_forward_hook(record))
+    for child in module.children():
+        hook_tree(child, record, handles)
+
+
+def trace(model, batch, record):
+    handles = []
+    try:
+        hook_tree(model, record, handles)
+        model(batch)
+    finally:
+        for handle in handles:
+            handle.remove()
+""",
+            line=9,
+            message="`handles` is removed outside `finally`/`with`",
+        ),
+        # A handler would catch what the moved statement raises: no fix either.
+        Invalid(
+            """
+def first_activation(model, batch, hook):
+    handles = [model.register_forward_hook(hook)]
+    batch = batch.cuda()
+    try:
+        model(batch)
+    except StopForward:
+        pass
+    finally:
+        for handle in handles:
+            handle.remove()
+""",
+            expected=None,
+            line=2,
         ),
     ]
