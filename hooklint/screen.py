@@ -360,6 +360,9 @@ def _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, 
         if not patterns or (callers and not fresh):
             break  # nothing to look for, or the same callers again
         calls = re.compile("|".join(patterns))
+        # What a caller acquires from them, it gets by calling them (``h = attach(m)``;
+        # ``fns = [self.attach]`` hands out a function, not its handles).
+        acquires = re.compile("|".join(p if p.endswith(r"\(") else f"(?:{p})(?=\\s*\\()" for p in patterns))
         called = _lines_matching(lines, patterns)
         registrations = None
         level = []
@@ -369,7 +372,7 @@ def _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, 
                     registrations = NamePattern(tokens.pattern + "|" + calls.pattern)
                 code = lines.code(unit.own_lines())
                 callers.append(unit)
-                level.append((unit, code, calls))
+                level.append((unit, code, acquires))
                 words.update(WORD.findall(code))
                 hooks.update(_hook_names(code, registrations))
         if not level:

@@ -54,6 +54,17 @@ _BOUND = re.compile(
 )
 
 
+def _statements(code: str, registers: re.Pattern) -> list[str]:
+    """The lines of ``code`` to read a registration's statement from: its physical
+    lines when each line matching ``registers`` binds, fills or returns on that line
+    (the common case), else its logical lines (:func:`~hooklint.lexical.logical_lines`:
+    ``hooks[k] = (\n    m.register_forward_hook(f),\n)`` is one statement)."""
+    lines = split_lines(code)
+    if all(_BOUND.search(line) or _HANDS_OUT.search(line) for line in lines if registers.search(line)):
+        return lines
+    return logical_lines(code)
+
+
 def hands_out(code: str, registers: re.Pattern) -> bool:
     """Whether ``code`` returns or yields what a line matching ``registers`` produced:
     the registration itself (``return m.register_forward_hook(f)``), or a name or store
@@ -61,7 +72,7 @@ def hands_out(code: str, registers: re.Pattern) -> bool:
     that returns something else hands out no handle."""
     bound: set[str] = set()
     outs: list[str] = []
-    for line in logical_lines(code):  # a statement over several lines is one
+    for line in _statements(code, registers):
         out = _HANDS_OUT.search(line)
         if out is not None:
             outs.append(out.group(1))
@@ -92,7 +103,7 @@ def keeps_on_parameter(code: str, registers: re.Pattern) -> bool:
     if header is None:
         return False
     params = set(WORD.findall(header.group(1))) - {"self", "cls"}
-    for line in logical_lines(code):  # a statement over several lines is one
+    for line in _statements(code, registers):
         if not registers.search(line):
             continue
         kept = _KEPT_ON_ATTRIBUTE.match(line)
@@ -110,7 +121,7 @@ def _constructor_keeps(code: str, registers: re.Pattern) -> bool:
     callers own (a superset: the line may sit in another method)."""
     if "__init__" not in code:
         return False
-    for line in logical_lines(code):  # a statement over several lines is one
+    for line in _statements(code, registers):
         if registers.search(line) and any(
             n.startswith("self.") for pair in _BOUND.findall(line) for n in pair
         ):

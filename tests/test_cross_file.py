@@ -164,6 +164,23 @@ def test_a_result_resting_on_another_file_is_recomputed_when_that_file_changes(t
     assert _run(root, monkeypatch, "tapkit/probe.py") == []  # the content cache entry recorded its digest
 
 
+def test_a_result_resting_on_a_star_imported_module_is_recomputed_when_it_gains_a_helper(
+    tmp_path, monkeypatch
+):
+    # The helper is renamed away: the star import offers nothing the file calls, which
+    # the module's text alone says (no summary of it is read); the result rests on it.
+    root = _project(tmp_path, "star_import_helper/invalid")
+    run = root / "probes" / "run.py"  # calls nothing else of the module: only its text is read
+    run.write_text(run.read_text(encoding="utf-8").replace(", describe(model)", ""), encoding="utf-8")
+    layers = root / "probes" / "layers.py"
+    original = layers.read_text(encoding="utf-8")
+    layers.write_text(original.replace("def attach_probe", "def attach_probe_later"), encoding="utf-8")
+    assert _run(root, monkeypatch, ".") == []
+    layers.write_text(original, encoding="utf-8")
+    shutil.rmtree(root / ".hooklint_cache" / "runs")
+    assert _where(_run(root, monkeypatch, "probes/run.py")) == [("probes/run.py", 6, 14, "HL004")]
+
+
 def test_a_corrupt_summary_entry_is_a_miss(tmp_path, monkeypatch):
     root = _project(tmp_path, "mixin_wrapper/invalid")
     assert len(_run(root, monkeypatch, ".")) == 1

@@ -590,11 +590,14 @@ class FileView:
         called_words = self._called_words()
         imports = outline.get("imports", {})
         candidates = [local for local in imports if not local.startswith("*")]
-        if any(local.startswith("*") for local in imports):
+        stars = [(module, level) for key, (module, _, level) in imports.items() if key.startswith("*")]
+        if stars:
             # ``from .patch import *``: a name called here that the module does not
             # bind itself may come from there (builtins aside)
             bound = set(imports) | set(outline.get("functions", {})) | set(outline.get("classes", {}))
-            candidates += sorted(called_words - bound - _BUILTIN_NAMES)
+            unbound = called_words - bound - _BUILTIN_NAMES
+            offered = self._star_offers(stars)
+            candidates += sorted(unbound if offered is None else unbound & offered)
         for local in candidates:
             if local not in called_words:
                 continue  # never called here: not looked up
@@ -609,6 +612,25 @@ class FileView:
             ):
                 names.add(local)
         return tuple(sorted(names))
+
+    def _star_offers(self, stars: list) -> set[str] | None:
+        """The names the modules of the checked file's star imports may bind to a
+        function with hook code, read from their texts (:func:`_text_facts`): the names
+        they define where they hold hook text, and the words of their own imports;
+        None (any name) when one of them has a star import of its own.  A name outside
+        this set is one :meth:`_may_define_hook_code` would rule out there."""
+        offered: set[str] = set()
+        for module, level in stars:
+            target = self.module_file(module, level, self.path)
+            found = _text_facts(target) if target is not None else None
+            if found is None:
+                continue  # outside the project, or unreadable: it binds nothing looked up
+            digest, star, _, import_words, defined, _ = found
+            if star:
+                return None
+            self._used[target] = digest  # the file's result rests on this text
+            offered |= defined | import_words
+        return offered
 
     def _may_define_hook_code(self, path: str, name: str) -> bool:
         """False when the module at ``path`` cannot bind ``name`` to a function that

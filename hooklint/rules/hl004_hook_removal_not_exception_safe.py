@@ -440,7 +440,9 @@ class HookRemovalNotExceptionSafe(Rule):
             if not _prepares_for(facts, [*between, *inner], try_statement):
                 return None
             scope = model.scope_id(site)
-            if any(r.site.in_finally and model.scope_id(r.site) != scope for r in model.removals_of(flow.stores)):
+            if any(
+                r.site.in_finally and model.scope_id(r.site) != scope for r in model.removals_of(flow.stores)
+            ):
                 return None  # a `finally` elsewhere (the owner of a closure's list) removes them too
         if all(cannot_raise(s) for s in spans):
             return None
