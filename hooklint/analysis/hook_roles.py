@@ -107,8 +107,8 @@ def reads_role(registration: Registration, role: str) -> bool:
         return True
     for body in (hook, *hook.alternatives):
         node = body.node
-        if isinstance(node, cst.FunctionDef) and is_abstract(node):
-            return True  # a placeholder: what runs is an override, unknown here
+        if body.is_method and isinstance(node, cst.FunctionDef) and is_abstract(node):
+            return True  # a placeholder method: what runs is a subclass's override
         roles = parameter_roles(registration, body)
         named = [name for name, r in roles.items() if r == role]
         if not named:

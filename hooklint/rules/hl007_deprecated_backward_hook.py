@@ -235,6 +235,18 @@ def keep_output_grads(model, store):
     return [m.register_backward_hook(keep) for m in model.modules() if isinstance(m, nn.Linear)]
 """
         ),
+        # A hook that does nothing (a test that the registration itself is refused):
+        # only a placeholder *method*, which subclasses override, is unknown.
+        Valid(
+            """
+def test_backward_hooks_are_refused(remote_layer):
+    def hook(module, grad_input, grad_output):
+        pass
+
+    with pytest.raises(ValueError):
+        remote_layer.register_backward_hook(hook)
+"""
+        ),
     ]
     INVALID = [
         # A gradient-norm logger over every child (captum/torchsummary-era shape).
