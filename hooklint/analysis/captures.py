@@ -506,6 +506,88 @@ def drained_by_forward(facts: ModuleFacts, registration: Registration, store: st
 _EMPTY_CALLS = frozenset({"list", "dict", "set", "deque", "OrderedDict", "defaultdict"})
 
 
+def recorded_in_window(facts: ModuleFacts, registration: Registration, hook: HookBody, store: str) -> bool:
+    """Whether the hook (a method of the registering class, ``self.method``) writes
+    ``store`` (``self.X``) only under ``if self.<flag>:``, and the class turns the flag
+    on only in ``__enter__``, which also empties the store, and off in ``__exit__``: the
+    store holds one ``with`` window's captures, and outside a window the hook stores
+    nothing (a recorder kept on a module for good, read a window at a time)."""
+    arg = registration.hook_arg
+    if not (isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name) and arg.value.value == "self"):
+        return False
+    class_name = registration.site.class_name
+    params = parameter_names(hook.node.params)
+    if class_name is None or not store.startswith("self.") or not params:
+        return False
+    enter, exit_ = facts.method(class_name, "__enter__"), facts.method(class_name, "__exit__")
+    if enter is None or exit_ is None or not enter.params or not exit_.params:
+        return False
+    flag = _gating_flag(hook.node, params[0], store[len("self.") :])
+    if flag is None:
+        return False
+    turned_on = [
+        info.name
+        for info in facts.functions
+        if info.class_name == class_name and info.parent is None and info.params
+        if any(_sets_flag(node, info.params[0], flag, on=True) for node in facts.body_nodes(info.node))
+    ]
+    return (
+        turned_on == ["__enter__"]
+        and any(_sets_flag(node, exit_.params[0], flag, on=False) for node in facts.body_nodes(exit_.node))
+        and any(
+            _empties(node, enter.params[0], store[len("self.") :]) for node in facts.body_nodes(enter.node)
+        )
+    )
+
+
+def _gating_flag(hook: cst.FunctionDef | cst.Lambda, self_name: str, attr: str) -> str | None:
+    """The flag ``self.<flag>`` that every write of ``self.<attr>`` in the hook sits
+    under (``if self.recording: self.buffer.append(x)``), or None."""
+    flags: set[str] = set()
+    writes = 0
+    for node in descendants(hook.body):
+        if not (
+            isinstance(node, cst.Attribute)
+            and node.attr.value == attr
+            and isinstance(node.value, cst.Name)
+            and node.value.value == self_name
+        ):
+            continue
+        writes += 1
+        found = None
+        for statement in descendants(hook.body):
+            test = getattr(statement, "test", None)
+            if (
+                isinstance(statement, cst.If)
+                and isinstance(test, cst.Attribute)
+                and isinstance(test.value, cst.Name)
+                and test.value.value == self_name
+                and any(n is node for n in descendants(statement.body))
+            ):
+                found = test.attr.value
+        if found is None:
+            return None
+        flags.add(found)
+    return next(iter(flags)) if writes and len(flags) == 1 else None
+
+
+def _sets_flag(node: cst.CSTNode, self_name: str, flag: str, on: bool) -> bool:
+    """``self.<flag> = value``: any value but ``False``/``None`` turns it on (``on``);
+    ``False`` or ``None`` turns it off."""
+    if not isinstance(node, cst.Assign):
+        return False
+    if not any(
+        isinstance(t.target, cst.Attribute)
+        and t.target.attr.value == flag
+        and isinstance(t.target.value, cst.Name)
+        and t.target.value.value == self_name
+        for t in node.targets
+    ):
+        return False
+    off = isinstance(node.value, cst.Name) and node.value.value in ("False", "None")
+    return off != on
+
+
 def _empties(node: cst.CSTNode, self_name: str, attr: str) -> bool:
     def is_store(expr: cst.BaseExpression) -> bool:
         return (

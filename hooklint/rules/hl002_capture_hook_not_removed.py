@@ -11,6 +11,7 @@ from hooklint.analysis.captures import (
     hook_of,
     hook_writes,
     per_call_store,
+    recorded_in_window,
     runs_what_it_hooked,
     unhooked_by_dict,
 )
@@ -90,7 +91,9 @@ class CaptureHookNotRemoved(Rule):
     `always_call`); a module's own method hooked on its layers whose `self.X` store
     its `forward` (or a method `forward` calls) empties (`self.X.clear()`,
     `self.X = []`); hooks that remove themselves (or all hooks) unconditionally on
-    their first call.
+    their first call; a recorder's method that stores only under `if self.<flag>:`,
+    a flag its class turns on only in `__enter__` (which empties the store) and off in
+    `__exit__` (the store holds one `with` window).
 
     Handles are followed as HL004 follows them (see its documentation): bound and
     then appended or stored in a dict, aliased, returned or passed on (the
@@ -215,6 +218,8 @@ class CaptureHookNotRemoved(Rule):
                 continue  # a push that the forward hook on the same object pops: bounded
             if all(drained_by_forward(facts, registration, c.store) for c in found):
                 continue  # a module consuming its own layers' captures in its forward
+            if all(recorded_in_window(facts, registration, hook, c.store) for c in found):
+                continue  # stores only inside a `with` window that starts it empty
             fate = handle_fate(facts, registration)
             if fate.kind not in ("discarded", "kept"):
                 continue
@@ -685,6 +690,29 @@ def watch_head(model):
 
     model.head.register_forward_hook(hook)
     return latest
+"""
+        ),
+        # A recorder kept on the module for good: it stores only inside a `with` window,
+        # which starts with an empty buffer.
+        Valid(
+            """
+class ActivationRecorder:
+    def __init__(self, layer):
+        self.active = False
+        self.seen = []
+        layer.register_forward_hook(self._keep)
+
+    def _keep(self, module, args, output):
+        if self.active:
+            self.seen.append(output.detach())
+
+    def __enter__(self):
+        self.seen = []
+        self.active = True
+        return self
+
+    def __exit__(self, *exc):
+        self.active = False
 """
         ),
     ]
@@ -1185,6 +1213,28 @@ def layer_outputs(model, names, batch):
 """,
             line=15,
             message="stores into `outputs`, new per `layer_outputs` call",
+        ),
+        # The window never empties the buffer: every `with` adds to what the last left.
+        Invalid(
+            """
+class ActivationRecorder:
+    def __init__(self, layer):
+        self.active = False
+        self.seen = []
+        layer.register_forward_hook(self._keep)
+
+    def _keep(self, module, args, output):
+        if self.active:
+            self.seen.append(output.detach())
+
+    def __enter__(self):
+        self.active = True
+        return self
+
+    def __exit__(self, *exc):
+        self.active = False
+""",
+            line=5,
         ),
     ]
 
