@@ -466,6 +466,18 @@ def store_reads(
                 yield current, current.args[0].value, info.node
 
 
+def _self_attribute(expr: cst.CSTNode, self_name: str) -> str | None:
+    """``attr`` for ``<self_name>.attr``, else None."""
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == self_name:
+        return expr.attr.value
+    return None
+
+
+def _hooks_own_method(registration: Registration) -> bool:
+    """The registration hooks a method of its own class: ``self.method``."""
+    return _self_attribute(registration.hook_arg, "self") is not None
+
+
 def drained_by_forward(facts: ModuleFacts, registration: Registration, store: str) -> bool:
     """Whether the hook is a method of the registering class (``self.method``) and
     ``store`` (``self.X``) is emptied on every forward of that class: ``forward``, or a method of the class that ``forward`` calls (through
@@ -473,8 +485,7 @@ def drained_by_forward(facts: ModuleFacts, registration: Registration, store: st
     / ``{}`` / ``list()`` / ``dict()``, ``del self.X[:]``).  A module that hooks its own
     layers and consumes what they captured in its own forward holds at most one
     forward's captures."""
-    arg = registration.hook_arg
-    if not (isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name) and arg.value.value == "self"):
+    if not _hooks_own_method(registration):
         return False
     class_name = registration.site.class_name
     if class_name is None or not store.startswith("self.") or facts.method(class_name, "forward") is None:
@@ -512,17 +523,20 @@ def recorded_in_window(facts: ModuleFacts, registration: Registration, hook: Hoo
     on only in ``__enter__``, which also empties the store, and off in ``__exit__``: the
     store holds one ``with`` window's captures, and outside a window the hook stores
     nothing (a recorder kept on a module for good, read a window at a time)."""
-    arg = registration.hook_arg
-    if not (isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name) and arg.value.value == "self"):
-        return False
     class_name = registration.site.class_name
     params = parameter_names(hook.node.params)
-    if class_name is None or not store.startswith("self.") or not params:
+    if (
+        not _hooks_own_method(registration)
+        or class_name is None
+        or not store.startswith("self.")
+        or not params
+    ):
         return False
+    attr = store[len("self.") :]
     enter, exit_ = facts.method(class_name, "__enter__"), facts.method(class_name, "__exit__")
     if enter is None or exit_ is None or not enter.params or not exit_.params:
         return False
-    flag = _gating_flag(hook.node, params[0], store[len("self.") :])
+    flag = _gating_flag(hook.node, params[0], attr)
     if flag is None:
         return False
     turned_on = [
@@ -534,41 +548,25 @@ def recorded_in_window(facts: ModuleFacts, registration: Registration, hook: Hoo
     return (
         turned_on == ["__enter__"]
         and any(_sets_flag(node, exit_.params[0], flag, on=False) for node in facts.body_nodes(exit_.node))
-        and any(
-            _empties(node, enter.params[0], store[len("self.") :]) for node in facts.body_nodes(enter.node)
-        )
+        and any(_empties(node, enter.params[0], attr) for node in facts.body_nodes(enter.node))
     )
 
 
 def _gating_flag(hook: cst.FunctionDef | cst.Lambda, self_name: str, attr: str) -> str | None:
-    """The flag ``self.<flag>`` that every write of ``self.<attr>`` in the hook sits
-    under (``if self.recording: self.buffer.append(x)``), or None."""
-    flags: set[str] = set()
-    writes = 0
-    for node in descendants(hook.body):
-        if not (
-            isinstance(node, cst.Attribute)
-            and node.attr.value == attr
-            and isinstance(node.value, cst.Name)
-            and node.value.value == self_name
-        ):
-            continue
-        writes += 1
-        found = None
-        for statement in descendants(hook.body):
-            test = getattr(statement, "test", None)
-            if (
-                isinstance(statement, cst.If)
-                and isinstance(test, cst.Attribute)
-                and isinstance(test.value, cst.Name)
-                and test.value.value == self_name
-                and any(n is node for n in descendants(statement.body))
-            ):
-                found = test.attr.value
-        if found is None:
-            return None
-        flags.add(found)
-    return next(iter(flags)) if writes and len(flags) == 1 else None
+    """The flag ``self.<flag>`` that every use of ``self.<attr>`` in the hook sits
+    under (``if self.recording: self.buffer.append(x)``; the innermost such ``if``
+    when they nest), or None."""
+    gated: dict[int, str] = {}  # node -> the flag of the innermost `if self.<flag>:` around it
+    uses = []
+    for node in descendants(hook.body):  # outer `if`s before the ones they hold
+        if isinstance(node, cst.If):
+            flag = _self_attribute(node.test, self_name)
+            if flag is not None:
+                gated.update((id(inner), flag) for inner in descendants(node.body))
+        elif _self_attribute(node, self_name) == attr:
+            uses.append(node)
+    flags = {gated.get(id(node)) for node in uses}
+    return next(iter(flags)) if len(flags) == 1 else None
 
 
 def _sets_flag(node: cst.CSTNode, self_name: str, flag: str, on: bool) -> bool:
@@ -576,13 +574,7 @@ def _sets_flag(node: cst.CSTNode, self_name: str, flag: str, on: bool) -> bool:
     ``False`` or ``None`` turns it off."""
     if not isinstance(node, cst.Assign):
         return False
-    if not any(
-        isinstance(t.target, cst.Attribute)
-        and t.target.attr.value == flag
-        and isinstance(t.target.value, cst.Name)
-        and t.target.value.value == self_name
-        for t in node.targets
-    ):
+    if not any(_self_attribute(t.target, self_name) == flag for t in node.targets):
         return False
     off = isinstance(node.value, cst.Name) and node.value.value in ("False", "None")
     return off != on
@@ -590,12 +582,7 @@ def _sets_flag(node: cst.CSTNode, self_name: str, flag: str, on: bool) -> bool:
 
 def _empties(node: cst.CSTNode, self_name: str, attr: str) -> bool:
     def is_store(expr: cst.BaseExpression) -> bool:
-        return (
-            isinstance(expr, cst.Attribute)
-            and isinstance(expr.value, cst.Name)
-            and expr.value.value == self_name
-            and expr.attr.value == attr
-        )
+        return _self_attribute(expr, self_name) == attr
 
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         return node.func.attr.value == "clear" and not node.args and is_store(node.func.value)

@@ -332,7 +332,7 @@ class ModuleFacts:
             found = known[id(function)] = list(descendants(function.body, into_functions=False))
         return found
 
-    def registrations_in(self, statement: cst.CSTNode) -> list[Registration]:
+    def registrations_at(self, statement: cst.CSTNode) -> list[Registration]:
         """The registrations whose statement is ``statement`` (indexed once)."""
         index: dict[int, list[Registration]] = self.memo("_registrations_by_statement", _by_statement)
         return index.get(id(statement), [])

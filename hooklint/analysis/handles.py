@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from hooklint.analysis.facts import CallSite, FunctionInfo, HandleUse, ModuleFacts, Registration, Site
-from hooklint.analysis.names import is_super_call
+from hooklint.analysis.names import argument_for, is_super_call
 from hooklint.analysis.reachability import dead_statements
 from hooklint.analysis.scopes import local_names, target_names
 from hooklint.analysis.vocabulary import (
@@ -1433,15 +1433,11 @@ class HandleModel:
         param = self._list_filled(helper)
         if param is None:
             return None
-        passed = next(
-            (arg for name, arg in _parameters_passed(call.node, helper.params) if name == param), None
-        )
-        if passed is None or passed.star:
-            return None
-        raw = self.raw_key(passed.value, scope_id)
+        passed = argument_for(call.node, helper.params, param)
+        raw = self.raw_key(passed, scope_id) if passed is not None else None
         if raw is None:
             return None
-        return Flow(stores={raw}, target=self.facts.code(passed.value))
+        return Flow(stores={raw}, target=self.facts.code(passed))
 
     def _list_filled(self, helper: FunctionInfo) -> str | None:
         """The parameter every handle ``helper`` registers goes into (see

@@ -416,7 +416,7 @@ def registration_statement_alone(registration: Registration) -> bool:
 def only_registers(facts: ModuleFacts, statement: cst.CSTNode) -> bool:
     """The statement is one registration that keeps its handle: ``h = reg(...)``,
     ``hs.append(reg(...))``."""
-    for registration in facts.registrations_in(statement):
+    for registration in facts.registrations_at(statement):
         if registration_statement_alone(registration) and registration.handle.role == "bound":
             return True
         if (

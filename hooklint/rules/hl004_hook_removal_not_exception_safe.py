@@ -419,9 +419,10 @@ class HookRemovalNotExceptionSafe(Rule):
         between = at_r.block[at_r.index + 1 : at_m.index]
         # Inside the removal's own blocks, what runs first (``if hs: run(); remove(hs)``);
         # for a removal in `finally`, what runs before its `try`.
-        down = path_m[path_m.index(at_m) + 1 :]
+        from_m = path_m[path_m.index(at_m) :]
+        down = from_m[1:]
         if late_try:
-            level = _try_level(path_m[path_m.index(at_m) :])
+            level = _try_level(from_m)
             if level is None:
                 return None  # the registration is in that `finally` too: its `try` is not late
             down = down[:level]
@@ -436,7 +437,7 @@ class HookRemovalNotExceptionSafe(Rule):
         after = [s for level in below for s in level.block[level.index + 1 :]]
         spans = [*after, *between, *inner]
         if late_try:
-            try_statement = path_m[path_m.index(at_m) + level].statement
+            try_statement = from_m[level].statement
             if not _prepares_for(facts, [*between, *inner], try_statement):
                 return None
             scope = model.scope_id(site)
