@@ -55,7 +55,16 @@ from hooklint.guarded_regex import (
     not_after_word,
 )
 from hooklint.lexical import Lexed, closing_bracket, lex, word_before
-from hooklint.sparse import DELEGATING, WORD, base_words, last_name, owner_calls
+from hooklint.sparse import (
+    APPLIED,
+    BOUND_METHOD,
+    DELEGATING,
+    WORD,
+    acquiring_calls,
+    base_words,
+    last_name,
+    owner_calls,
+)
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: The vocabulary's lifecycle partners of a name, asked once per name (every method of
@@ -74,6 +83,8 @@ _OTHER_CALLED = Guarded(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(", after_no_self_or_
 #: the handle model acquires, there, what the class removes elsewhere.
 _SETUP_CALL = r"\b(?:self|cls)\.\w*(?:" + "|".join(re.escape(w) for w in SETUP_WORDS) + r")\w*(?=\s*\()"
 _SETUP_CALL_AT = re.compile(_SETUP_CALL)
+#: The function ``Module.apply`` is handed, by name (``model.apply(partial(fn, ...))``).
+_APPLIED_NAME = re.compile(APPLIED + r"([A-Za-z_][A-Za-z0-9_]*)\s*[,)]")
 #: ``name = value`` on one line (not ``==``).
 _ASSIGNMENT = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)([^\r\n]*)", re.MULTILINE)
 #: Module-level statements dropped unless they bind a name the kept code mentions
@@ -351,7 +362,7 @@ def _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, 
         for unit, code, registers in level:  # who owns what this unit hands out
             owner = classes.get(id(unit))
             for pattern in (
-                owner_calls(unit.name, code, False, registers),
+                owner_calls(unit.name, code, False, registers, registers is not tokens.regex),
                 owner and owner_calls(owner.name, code if unit.name == "__init__" else "", True, registers),
             ):
                 if pattern and pattern not in patterns:
@@ -360,12 +371,11 @@ def _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, 
         if not patterns or (callers and not fresh):
             break  # nothing to look for, or the same callers again
         calls = re.compile("|".join(patterns))
-        # What a caller acquires from them, it gets by calling them (``h = attach(m)``;
-        # ``fns = [self.attach]`` hands out a function, not its handles).
-        acquires = re.compile("|".join(p if p.endswith(r"\(") else f"(?:{p})(?=\\s*\\()" for p in patterns))
+        acquires = acquiring_calls(patterns)
         called = _lines_matching(lines, patterns)
         registrations = None
-        level = []
+        # A seed that calls them hands on what it acquires so too (``attach(self)``).
+        level = [(u, code, acquires) for u, code in zip(seeds, seed_codes) if acquires.search(code)]
         for unit in _innermost(units, called):
             if unit not in seeds and unit not in callers:
                 if registrations is None:  # a long regex: compiled only when needed
@@ -541,6 +551,8 @@ def _keep_callees(
             owner = next((class_named[b] for b in bases if b in class_named), None)
         return found
 
+    # Functions bound to an object as methods (``m.start = start.__get__(m)``): ``x.start(``.
+    bound = set(BOUND_METHOD.findall(lines.code_text)) if "__get__" in lines.code_text else set()
     for _ in range(MAX_DEPTH + 1):
         found: list[_Unit] = []
         for unit in reached:
@@ -549,10 +561,15 @@ def _keep_callees(
                 found += functions.get(name, ())
                 if name in class_named:  # a record built around a handle (``Entry(h, flag)``)
                     kept.add(id(class_named[name]))
+            if ".apply" in code:  # ``model.apply(detach)`` runs ``detach(m)``
+                for name in _APPLIED_NAME.findall(code):
+                    found += functions.get(name, ())
             for name in _SELF_CALLED.findall(code):
                 found += methods(unit, name)
             for name in _OTHER_CALLED.findall(code):
                 found += [m for m in named.get(name, ()) if id(m) not in kept and acts(m)]
+                if name in bound:
+                    found += functions.get(name, ())
         reached = [u for u in dict.fromkeys(found) if id(u) not in kept]
         if not reached:
             return

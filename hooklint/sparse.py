@@ -80,6 +80,9 @@ def hands_out(code: str, registers: re.Pattern) -> bool:
             if out is not None:
                 return True
             bound.update(n for pair in _BOUND.findall(line) for n in pair if n)
+        elif bound and bound.intersection(WORD.findall(line)):
+            # ``handle = reg(...)`` … ``handles.append(handle)``: the store holds it too
+            bound.update(n for pair in _BOUND.findall(line) for n in pair if n)
     if not bound:
         return False
     named = Guarded(names_alternation(sorted(bound)) + r"\b", after_no_name_or_dot)
@@ -92,26 +95,44 @@ _KEPT_ON_ATTRIBUTE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\.[A-Za-z_][A-Za-z
 _HEADER = re.compile(r"\bdef\s+\w+\s*\(([^)]*)\)")
 
 
-def keeps_on_parameter(code: str, registers: re.Pattern) -> bool:
+def keeps_on_parameter(code: str, registers: re.Pattern, passes: bool = False) -> bool:
     """Whether a function keeps what a line matching ``registers`` returns on an
     attribute of one of its parameters (``module._handle =
     module.register_forward_hook(fn)``), or puts it into one (``handles.append(
     module.register_forward_hook(fn))``): its callers acquire what the object they
     pass then holds (a pair of helpers, ``attach(m)`` … ``detach(m)``; an installer
-    filling the caller's list)."""
-    header = _HEADER.search(code)
-    if header is None:
+    filling the caller's list).  The parameters of its nested defs count (a def that
+    ``model.apply(install)`` runs).  ``passes``: ``registers`` matches calls of such
+    functions, not registrations (a caller a level up): handing one of them a
+    parameter (``attach(module)``, ``module.apply(attach)``) keeps it too."""
+    params: set[str] = set()
+    for header in _HEADER.finditer(code):  # a nested def's too (``model.apply(attach)`` runs it)
+        names = set(WORD.findall(header.group(1)))
+        if header.start() > 0 and code[header.start() - 1] != "\n":
+            names -= {"self", "cls"}  # a method's instance (a module function's ``self`` is a parameter)
+        params |= names
+    if not params:
         return False
-    params = set(WORD.findall(header.group(1))) - {"self", "cls"}
+    bound: set[str] = set()  # ``h = m.register_forward_hook(fn)`` … ``m._h = h``
     for line in _statements(code, registers):
-        if not registers.search(line):
-            continue
+        found = registers.search(line)
         kept = _KEPT_ON_ATTRIBUTE.match(line)
+        if found is None:
+            if kept is not None and kept.group(1) in params and bound.intersection(WORD.findall(line)):
+                return True
+            continue
+        bound.update(n for pair in _BOUND.findall(line) for n in pair if n)
         if kept is not None and kept.group(1) in params:
             return True
         if any(name in params for pair in _BOUND.findall(line) for name in pair):
             return True
+        if passes and _PASSES_ON.match(line) and params.intersection(WORD.findall(line)):
+            return True  # a filler's call handed a parameter: ``attach(m)``, ``m.apply(attach)``
     return False
+
+
+#: A call statement whose value is dropped (``attach(module)``, ``model.apply(fn)``).
+_PASSES_ON = re.compile(r"^\s*[A-Za-z_][\w.]*\s*\(")
 
 
 def _constructor_keeps(code: str, registers: re.Pattern) -> bool:
@@ -129,20 +150,41 @@ def _constructor_keeps(code: str, registers: re.Pattern) -> bool:
     return False
 
 
-def owner_calls(name: str, code: str, is_class: bool, registers: re.Pattern) -> str | None:
+#: ``.apply(`` (``Module.apply`` runs its function on every submodule), or
+#: ``.apply(partial(``: what comes next is run, not handed out.
+APPLIED = r"\.apply\(\s*(?:(?:functools\.)?partial\(\s*)?"
+
+
+#: ``fn.__get__(``: ``fn`` bound to an object as its method.
+BOUND_METHOD = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\.__get__\(")
+
+
+def acquiring_calls(patterns: list[str]) -> re.Pattern:
+    """What a caller acquires from the definitions ``patterns`` name, it gets by calling
+    them (``h = attach(m)``, ``model.apply(attach)``: ``fns = [self.attach]`` hands out a
+    function, not its handles)."""
+    return re.compile(
+        "|".join(p if p.endswith(r"\(") else f"(?:{p})(?=\\s*\\()|{APPLIED}(?:{p})" for p in patterns)
+    )
+
+
+def owner_calls(
+    name: str, code: str, is_class: bool, registers: re.Pattern, passes: bool = False
+) -> str | None:
     """A regex for the calls that make a caller of ``name`` the owner of what its code
     registers, or None: a function or method that returns or yields the handles it
     registers (:func:`hands_out`) or keeps them on its parameter's attribute
     (:func:`keeps_on_parameter`), or a class through ``Cls.apply(...)`` (an
     ``autograd.Function``, whose ``forward`` runs on the caller's arguments) and,
     when its constructor keeps handles on ``self`` (:func:`_constructor_keeps`),
-    through ``Cls(...)``.  Such callers are evidence."""
+    through ``Cls(...)``.  Such callers are evidence.  ``passes``: see
+    :func:`keeps_on_parameter`."""
     if is_class:
         applied = re.escape(name) + r"\.apply\b"
         if _constructor_keeps(code, registers):  # ``probe = Probe(model)`` … ``probe.close()``
             return applied + r"|\b" + re.escape(name) + r"\s*\("
         return applied
-    if hands_out(code, registers) or keeps_on_parameter(code, registers):
+    if hands_out(code, registers) or keeps_on_parameter(code, registers, passes):
         return r"\b" + re.escape(name) + r"\b"
     return None
 
@@ -236,12 +278,23 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
             chunk = "".join(lines[statement.lineno - 1 : statement.end_lineno or statement.lineno])
             kept_words.update(WORD.findall(chunk))
     # Callers that own what relevant code hands out (the handles a helper returns, an
-    # autograd.Function's forward run through ``Cls.apply``) stay.
-    owned = [owner_calls(d.name, d.text, d.is_class, tokens) for d in definitions if d.relevant]
-    owned = [p for p in owned if p]
-    if owned:
+    # autograd.Function's forward run through ``Cls.apply``) stay; and, for callers that
+    # hand them on in turn (a start function over a model), their callers, a few levels up.
+    from hooklint.analysis.effects import MAX_DEPTH
+
+    owned: list[str] = []
+    level, registers = [d for d in definitions if d.relevant], tokens
+    for _ in range(MAX_DEPTH):
+        passes = registers is not tokens
+        fresh = [p for d in level if (p := owner_calls(d.name, d.text, d.is_class, registers, passes))]
+        fresh = [p for p in dict.fromkeys(fresh) if p not in owned]
+        if not fresh:
+            break
+        owned += fresh
         callers = re.compile("|".join(owned))
-        kept_words.update(d.name for d in candidates if callers.search(d.text))
+        level = [d for d in candidates if d.name not in kept_words and callers.search(d.text)]
+        kept_words.update(d.name for d in level)
+        registers = acquiring_calls(owned)
     # The methods of a class that run a registering method of it (``self._watch()``), a
     # few calls up: a loop there decides whether the method's handle store starts anew
     # on every pass (:func:`hooklint.analysis.passes.rebound_per_pass`).
@@ -285,6 +338,10 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
             kept_words.update(
                 d.name for d in candidates if other.search(d.text) or (d.is_class and defines.search(d.text))
             )
+    # Functions bound to an object as its methods (``m.stop = stop.__get__(m)``) run as
+    # ``m.stop()``, a call the names below do not see: they stay.
+    if "__get__" in text:
+        kept_words.update(BOUND_METHOD.findall(text))
     # What kept code calls stays too, to MAX_DEPTH calls deep: a hook's state changes may
     # sit in a helper of a helper (hooklint.analysis.effects follows them that far).
     from hooklint.analysis.effects import MAX_DEPTH

@@ -390,6 +390,69 @@ def test_many_generated_programs_are_the_same_on_the_fast_path(block):
 # -- evidence the screen must keep: owners of handed-out handles, lifecycle partners -------
 
 OWNER_SHAPES = {
+    # The helper binds each handle to a name, then appends the name to the list it
+    # returns: the list holds the handles, and its caller owns them.
+    "handles bound to a name, then appended to the returned list": (
+        """\
+        def hook_all(model, make_hook):
+            found = []
+            for name, module in model.named_modules():
+                handle = module.register_forward_hook(make_hook(name))
+                found.append(handle)
+            return found
+
+
+        def sizes(model, batch, make_hook):
+            handles = hook_all(model, make_hook)
+            model(batch)
+            for handle in handles:
+                handle.remove()
+        """,
+        {"HL004"},
+    ),
+    # Start/stop functions over a model: the installer runs through `Module.apply`
+    # (wrapped in `partial`), keeps each handle on its module, and the pair is bound
+    # to the model with `__get__`; the caller that runs the forward between them owns
+    # the hooks.
+    "a start/stop pair bound with __get__, installing through apply": (
+        """\
+        from functools import partial
+
+
+        def count(module, inputs, output):
+            module.__seen__ += 1
+
+
+        def begin(self, scale=1):
+            def install(module, scale):
+                handle = module.register_forward_hook(count)
+                module.__count_handle__ = handle
+
+            self.apply(partial(install, scale=scale))
+
+
+        def uninstall(module):
+            module.__count_handle__.remove()
+
+
+        def end(self):
+            self.apply(uninstall)
+
+
+        def counted(model):
+            model.begin = begin.__get__(model)
+            model.end = end.__get__(model)
+            return model
+
+
+        def measure(model, batch):
+            model = counted(model)
+            model.begin()
+            model(batch)
+            model.end()
+        """,
+        {"HL004"},
+    ),
     # The helper's registration is one statement over several lines (the handles go
     # into a dict entry written across lines): its caller still owns them.
     "handles stored by a statement over several lines": (

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from hooklint.analysis.facts import CallSite, FunctionInfo, HandleUse, ModuleFacts, Registration, Site
-from hooklint.analysis.names import argument_for, is_super_call
+from hooklint.analysis.names import argument_for, dotted_name, is_super_call
 from hooklint.analysis.reachability import dead_statements
 from hooklint.analysis.scopes import local_names, target_names
 from hooklint.analysis.vocabulary import (
@@ -176,6 +176,8 @@ class HandleModel:
         for scope_id, calls in self._calls.items():
             if any(_says_remove(c) for c in calls):
                 relevant.add(scope_id)
+        self._callees: dict[int, FunctionInfo | None] = {}
+        self._bound_functions: dict[str, FunctionInfo] | None = None
         relevant |= self._pair_callers()
         #: method name -> the same-file methods of that name (for calls on other objects)
         self._methods: dict[str, list[FunctionInfo]] = {}
@@ -189,7 +191,6 @@ class HandleModel:
         classes.discard(None)
         # A call on another object of a method of one of those classes (``tap.attach(fn)``)
         # may acquire or remove: its scope is walked too.
-        self._callees: dict[int, FunctionInfo | None] = {}
         self._acts: dict[int, bool] = {}
         named = {
             m.name
@@ -221,25 +222,106 @@ class HandleModel:
             self._summary(scope_id)
 
     def _pair_callers(self) -> set[int]:
-        """Scopes that call, by plain name, both a same-file function that registers
-        hooks and one that removes handles (``attach(m)`` ... ``detach(m)``): a pair of
-        helpers over one object (:meth:`_parameter_fill_flow`) is acquired and released
-        there."""
-
-        def names(scopes) -> set[str]:
-            return {info.name for s in scopes if (info := self._infos.get(s)) is not None}
-
-        registering, removing = names(self._regs), names(self._removal_calls)
+        """Scopes that run both a same-file function that registers hooks and one that
+        removes handles (``attach(m)`` ... ``detach(m)``): a pair of helpers over one
+        object (:meth:`_parameter_fill_flow`) is acquired and released there.  A function
+        runs another by plain name, by ``X.apply(f)`` (:meth:`applied`) or as a method
+        bound with ``__get__`` (:meth:`bound_functions`); one that runs a registering
+        (removing) function so is one too, a few calls deep."""
+        registering, removing = set(self._regs), set(self._removal_calls)
         if not registering or not removing:
             return set()
-        found = set()
+        runs: dict[int, set[int]] = {}
         for scope_id, calls in self._calls.items():
-            called = {c.callee for c in calls if c.attr is None and c.callee}
-            if called & registering and called & removing:
-                found.add(scope_id)
-        return found
+            ran = {id(f.node) for c in calls if (f := self._run_by_name(c)) is not None}
+            if ran:
+                runs[scope_id] = ran
+        for _ in range(HELPER_DEPTH):
+            registering |= {s for s, ran in runs.items() if ran & registering}
+            removing |= {s for s, ran in runs.items() if ran & removing}
+        return {s for s, ran in runs.items() if ran & registering and ran & removing}
 
-    # -- scopes and keys ---------------------------------------------------------------------
+    def _run_by_name(self, call: CallSite) -> FunctionInfo | None:
+        """The same-file function a call runs by plain name, through ``X.apply``, or
+        bound with ``__get__`` (not ``self.m()``: a class's own pairs are its methods')."""
+        if call.attr is None:
+            return self.callee(call)
+        if call.attr == "apply":
+            return self.applied(call)
+        return self.callee(call) if call.attr in self.bound_functions() else None
+
+    # -- functions run another way than by their name ------------------------------------------
+    def bound_functions(self) -> dict[str, FunctionInfo]:
+        """Attribute name -> module-level function, for each ``X.name =
+        fn.__get__(X)`` of the file (``fn`` a module function, bound as a method of the
+        object ``X``): ``obj.name(...)`` then runs ``fn(obj, ...)``.  A name bound to two
+        functions is left out."""
+        if self._bound_functions is None:
+            found: dict[str, FunctionInfo | None] = {}
+            for call in self.facts.calls_to_attr("__get__"):
+                func = call.node.func
+                if (
+                    call.use.role != "bound"
+                    or len(call.node.args) != 1
+                    or not isinstance(func, cst.Attribute)
+                ):
+                    continue
+                if not isinstance(func.value, cst.Name):
+                    continue
+                info = self.facts.module_function(func.value.value)
+                if info is None:
+                    continue
+                for target in call.use.target_nodes:
+                    if isinstance(target, cst.Attribute):
+                        name = target.attr.value
+                        found[name] = info if found.get(name, info) is info else None
+            self._bound_functions = {name: info for name, info in found.items() if info is not None}
+        return self._bound_functions
+
+    def applied(self, call: CallSite) -> FunctionInfo | None:
+        """The same-file function ``X.apply(f)`` runs on each submodule of ``X``
+        (``Module.apply``): ``f`` by name (a nested def of the caller's included), or
+        wrapped in ``functools.partial``."""
+        if call.attr != "apply" or len(call.node.args) != 1 or call.node.args[0].keyword is not None:
+            return None
+        value = call.node.args[0].value
+        inner = _partial_of(value)
+        if inner is not None:
+            value = inner.args[0].value
+        if not isinstance(value, cst.Name):
+            return None
+        return self._function_named(value.value, self._infos.get(self.scope_id(call.site)))
+
+    def _function_named(self, name: str, scope: FunctionInfo | None) -> FunctionInfo | None:
+        """The def ``name`` means in ``scope``: a nested def of it or of an enclosing
+        function, else the module function."""
+        while scope is not None:
+            if name in scope.nested:
+                return scope.nested[name]
+            scope = scope.parent
+        return self.facts.module_function(name)
+
+    def as_called(self, call: CallSite, helper: FunctionInfo) -> cst.Call:
+        """``call`` with the arguments ``helper`` receives, in order: for ``X.apply(f)``
+        ``f(X)`` (``partial``'s own arguments first, its keywords after), for a bound
+        ``X.name(a)`` ``fn(X, a)``; the call itself otherwise.  For mapping arguments to
+        parameters only: the node is not in the tree."""
+        node = call.node
+        if call.attr == "apply" and self.applied(call) is helper:
+            inner = _partial_of(node.args[0].value)
+            given = list(inner.args[1:]) if inner is not None else []
+            positional = [a for a in given if a.keyword is None and a.star != "**"]
+            keywords = [a for a in given if a.keyword is not None or a.star == "**"]
+            return node.with_changes(args=[*positional, cst.Arg(node.func.value), *keywords])
+        if (
+            call.attr is not None
+            and helper.class_name is None
+            and self.bound_functions().get(call.attr) is helper
+        ):
+            return node.with_changes(args=[cst.Arg(node.func.value), *node.args])
+        return node
+
+    # -- scopes and keys    # -- scopes and keys ---------------------------------------------------------------------
     def scope_id(self, site: Site) -> int:
         function = site.function
         return MODULE_SCOPE if function is None or site.is_module_level else id(function)
@@ -659,12 +741,7 @@ class HandleModel:
         func = call.node.func
         info = self._infos.get(self.scope_id(call.site))
         if isinstance(func, cst.Name):
-            scope = info
-            while scope is not None:
-                if func.value in scope.nested:
-                    return scope.nested[func.value]
-                scope = scope.parent
-            return self.facts.module_function(func.value)
+            return self._function_named(func.value, info)
         if (
             isinstance(func, cst.Attribute)
             and isinstance(func.value, cst.Name)
@@ -678,6 +755,8 @@ class HandleModel:
                 return self.facts.method(method.class_name, func.attr.value)  # type: ignore[arg-type]
         if is_super_call(func) and info is not None:
             return self._super_method(info, func.attr.value)  # type: ignore[union-attr]
+        if isinstance(func, cst.Attribute):
+            return self.bound_functions().get(func.attr.value)
         return None
 
     def _super_method(self, info: FunctionInfo, name: str) -> FunctionInfo | None:
@@ -843,12 +922,19 @@ class HandleModel:
             return params, attrs, others
         own = f"def:{id(info.node)}"
         mine = self.owner("self", id(info.node))
+        enclosing = set()  # a closure removes what the function around it binds
+        parent = info.parent
+        while parent is not None:
+            enclosing.add(f"def:{id(parent.node)}")
+            parent = parent.parent
         for removal in self.removals_in(id(info.node), depth + 1):
             for member in self._members(removal.store):
                 owner, _, code = member.partition("|")
                 root = code.split(".", 1)[0]
                 if owner == own and root in info.params:
                     params.add(root)
+                elif owner in enclosing:
+                    others.add(member)
                 elif owner.startswith("class:") and root in ("self", "cls"):
                     if owner == mine or removal.store.startswith(mine + "|"):
                         attrs.add(code)
@@ -875,7 +961,7 @@ class HandleModel:
         if depth > HELPER_DEPTH:
             return found
         for call in scope.calls:
-            helper = self.callee(call)
+            helper = self.callee(call) or self.applied(call)
             other = self.other_object_method(call) if helper is None else None
             if other is not None:
                 helper = other
@@ -895,18 +981,30 @@ class HandleModel:
                 names = names[1:]
             if helper.class_name is None:
                 attrs = set()
-            found.extend(self._helper_removals(call, scope_id, scope, names, params, attrs))
+            found.extend(
+                self._helper_removals(
+                    call, scope_id, scope, names, params, attrs, self.as_called(call, helper)
+                )
+            )
         return found
 
     def _helper_removals(
-        self, call: CallSite, scope_id: int, scope: _HandleSummary, names, params: set[str], attrs: set[str]
+        self,
+        call: CallSite,
+        scope_id: int,
+        scope: _HandleSummary,
+        names,
+        params: set[str],
+        attrs: set[str],
+        called: cst.Call | None = None,
     ) -> list[Removal]:
         """What a call of a helper removes, given what the helper removes of its
-        parameters (``params``, among its parameter ``names`` as the call passes them)
-        and of its ``self`` (``attrs``, codes: the caller's instance's stores)."""
+        parameters (``params``, among its parameter ``names`` as the call passes them:
+        ``called``, :meth:`as_called`) and of its ``self`` (``attrs``, codes: the
+        caller's instance's stores)."""
         found = []
         if params:
-            for name, arg in _parameters_passed(call.node, names):
+            for name, arg in _parameters_passed(called or call.node, names):
                 raw = self.raw_key(arg.value, scope_id)
                 if name in params and raw is not None:
                     found.append(Removal(call.node, call.site, raw, "helper"))
@@ -986,6 +1084,15 @@ class HandleModel:
             if id(call.node) in registered:
                 continue
             helper = self.callee(call) or _applied_method(self.facts, call)
+            applied = self.applied(call) if helper is None else None
+            if applied is not None:
+                # ``model.apply(attach)``: ``attach`` runs on each submodule, its value unused
+                flow = self._parameter_fill_flow(call, scope_id, applied) or self._list_fill_flow(
+                    call, scope_id, applied
+                )
+                if flow is not None:
+                    found.append(Acquisition(call.node, call.site, flow, helper=applied, use=call.use))
+                continue
             if helper is None:
                 built = self._constructor_fill_flow(call, depth)
                 if built is not None:
@@ -1249,6 +1356,69 @@ class HandleModel:
             for nested in info.nested.values()
         )
 
+    def object_made_here(self, flow: Flow, scope_id: int, call: cst.Call) -> bool:
+        """For handles kept on an object (``flow.on_object``: ``start_count(model)``), the
+        object is this call's own: every binding of its local name makes a new one (a
+        copy, ``copy.deepcopy(model)``, or a build, :func:`_fresh_object`), also through
+        a same-file function that hands back the object it is given (``counted =
+        with_methods(model)``), and the function returns none of those names.  Its
+        hooks then die with it, whatever raises."""
+        info = self._infos.get(scope_id)
+        if not flow.on_object or info is None or len(flow.stores) != 1:
+            return False
+        owner, _, name = next(iter(flow.stores)).partition("|")
+        if owner != f"def:{scope_id}" or "." in name:
+            return False
+        scope = self._summary(scope_id)
+        bound = set(info.params) | {k.partition("|")[2] for k in scope.values} | {"self", "cls"}
+        returned = {
+            n.value
+            for node in self.facts.body_nodes(info.node)
+            if isinstance(node, cst.Return) and node.value is not None
+            for n in descendants(node.value)
+            if isinstance(n, cst.Name)
+        }
+        at = scope.positions.get(id(call), -1)
+        seen: set[str] = set()
+        pending = [name]
+        while pending:
+            local = pending.pop()
+            if local in seen:
+                continue
+            seen.add(local)
+            if local in returned:
+                return False
+            # what the name holds at the acquisition: its last binding before it (a
+            # parameter rebound to a copy, ``model = copy.deepcopy(model)``, included)
+            values = [(p, v) for p, v in scope.values.get(f"{owner}|{local}", []) if p < at]
+            if not values:
+                return False
+            for _, value in values[-1:] if local in info.params else values:
+                if _copies(value) or _fresh_object(value, info, bound):
+                    continue
+                given = self._handed_back(value, scope_id)
+                if given is None or given in seen:
+                    return False  # (``model = wrap(model)``: the object it was given)
+                pending.append(given)
+        return True
+
+    def _handed_back(self, value: cst.BaseExpression, scope_id: int) -> str | None:
+        """``x`` of ``helper(x)``, a same-file function whose every ``return`` gives back
+        the parameter ``x`` is passed to; or of a plain alias ``x``."""
+        if isinstance(value, cst.Name):
+            return value.value
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+            return None
+        helper = self._function_named(value.func.value, self._infos.get(scope_id))
+        if helper is None:
+            return None
+        returns = [n for n in self.facts.body_nodes(helper.node) if isinstance(n, cst.Return)]
+        names = {r.value.value for r in returns if isinstance(r.value, cst.Name)}
+        if len(names) != 1 or len(returns) != sum(isinstance(r.value, cst.Name) for r in returns):
+            return None
+        passed = argument_for(value, helper.params, next(iter(names)))
+        return passed.value if isinstance(passed, cst.Name) else None
+
     def _computed_tensor(self, name: str, scope_id: int, info: FunctionInfo, depth: int) -> bool:
         """Every binding of the local ``name`` computes a tensor in this call
         (:func:`_computes_tensor`): an activation, a conversion of an argument, an
@@ -1398,7 +1568,7 @@ class HandleModel:
         names = helper.params
         stores: set[str] = set()
         targets: list[str] = []
-        for name, arg in _parameters_passed(call.node, names):
+        for name, arg in _parameters_passed(self.as_called(call, helper), names):
             if name not in filled or arg.star:
                 continue
             raw = self.raw_key(arg.value, scope_id)
@@ -1433,7 +1603,7 @@ class HandleModel:
         param = self._list_filled(helper)
         if param is None:
             return None
-        passed = argument_for(call.node, helper.params, param)
+        passed = argument_for(self.as_called(call, helper), helper.params, param)
         raw = self.raw_key(passed, scope_id) if passed is not None else None
         if raw is None:
             return None
@@ -1479,35 +1649,78 @@ class HandleModel:
         return True
 
     def _parameter_fills(self, helper: FunctionInfo) -> dict[str, str]:
-        """For a function whose every registration keeps its handle in one attribute of
-        one of its parameters: parameter → attribute, when another function of the file
-        removes that attribute of a parameter of its own; else empty."""
+        """For a function whose every acquisition keeps its handles in attributes of
+        its parameters: parameter -> the first such attribute, when for each attribute
+        another function of the file removes that attribute of a parameter of its own;
+        else empty.  The acquisitions are its registrations (``module._h =
+        module.register_forward_hook(fn)``) and its calls of such functions with its
+        own parameter (``attach(module)``, ``module.apply(attach)``: a start function
+        over a whole model).  A method's ``self`` is its instance, not a parameter the
+        caller passes."""
         key = id(helper.node)
-        if key not in self._regs:
-            return {}  # it registers nothing itself
         known = self._param_fills.get(key)
         if known is not None:
             return known
         self._param_fills[key] = {}  # a cycle fills nothing
+        if key not in self._regs and not self._runs_a_filler(helper):
+            return {}
         found: dict[str, str] = {}
+        attributes: set[str] = set()
         acquisitions = self.acquisitions(key, depth=1)
         for acquisition in acquisitions:
             flow = acquisition.flow
-            if acquisition.registration is None or flow.escapes or flow.scoped or flow.discarded:
+            if flow.escapes or flow.scoped or flow.discarded or len(flow.stores) != 1:
                 return {}
-            if len(flow.stores) != 1:
+            store = next(iter(flow.stores))
+            if acquisition.registration is None:
+                # a filler's call: its store is the object passed, its target the attribute
+                if not flow.on_object or flow.target is None:
+                    return {}
+                owner, _, root = store.partition("|")
+                attribute = flow.target.rsplit(".", 1)[-1]
+            else:
+                # ``h = reg(...)`` … ``module._h = h``: one store, named both ways
+                kept = self._parameter_attribute(store, key, helper)
+                if kept is None:
+                    return {}
+                owner, root, attribute = f"def:{key}", *kept
+            if owner != f"def:{key}" or root not in helper.params:
                 return {}
-            owner, _, code = next(iter(flow.stores)).partition("|")
-            root, dot, attribute = code.partition(".")
-            if owner != f"def:{key}" or not dot or root not in helper.params or root in ("self", "cls"):
+            if helper.class_name is not None and root in ("self", "cls"):
                 return {}
-            if found.get(root, attribute) != attribute:
-                return {}
-            found[root] = attribute
-        if not found or not all(self._parameter_attribute_removed(a, key) for a in found.values()):
+            found.setdefault(root, attribute)
+            attributes.add(attribute)
+        if not found or not all(self._parameter_attribute_removed(a, key) for a in attributes):
             found = {}
         self._param_fills[key] = found
         return found
+
+    def _parameter_attribute(self, store: str, key: int, helper: FunctionInfo) -> tuple[str, str] | None:
+        """``(parameter, attribute)`` when ``store`` (of the function ``key``) is, or is
+        one with, ``<parameter>.<attribute>`` of ``helper``'s parameters."""
+        found = None
+        for member in self._members(store):
+            owner, _, code = member.partition("|")
+            root, dot, attribute = code.partition(".")
+            if owner == f"def:{key}" and dot and "." not in attribute and root in helper.params:
+                if found is not None and found != (root, attribute):
+                    return None
+                found = (root, attribute)
+        return found
+
+    def _runs_a_filler(self, helper: FunctionInfo) -> bool:
+        """Whether ``helper`` calls (by name, bound, or through ``X.apply``) a same-file
+        function that fills its parameters' attributes (:meth:`_parameter_fills`)."""
+        for call in self._calls.get(id(helper.node), ()):
+            ran = self.callee(call) or self.applied(call)
+            if (
+                ran is not None
+                and ran is not helper
+                and ran.class_name is None
+                and self._parameter_fills(ran)
+            ):
+                return True
+        return False
 
     def _parameter_attribute_removed(self, attribute: str, besides: int) -> bool:
         """Whether a function of the file (not ``besides``) removes ``<p>.<attribute>``
@@ -1871,6 +2084,15 @@ def _is_chain(node: cst.CSTNode | None) -> bool:
 _CONSTANT_NAMES = frozenset({"None", "True", "False"})
 
 
+def _partial_of(node: cst.BaseExpression) -> cst.Call | None:
+    """``partial(f, ...)`` / ``functools.partial(f, ...)`` with ``f`` given first, by position."""
+    if not isinstance(node, cst.Call) or dotted_name(node.func) not in ("partial", "functools.partial"):
+        return None
+    if not node.args or node.args[0].keyword is not None or node.args[0].star:
+        return None
+    return node
+
+
 def applied_function(facts: ModuleFacts, call: CallSite) -> FunctionInfo | None:
     """The same-file function handed to ``X.apply(fn)`` (``Module.apply`` runs it on
     every submodule): a module function by name, or a method of the calling class as
@@ -2012,6 +2234,15 @@ def _fresh_object(value: cst.BaseExpression, info: FunctionInfo, bound: set[str]
             continue
         return False
     return True
+
+
+def _copies(value: cst.BaseExpression) -> bool:
+    """``copy.deepcopy(x)`` / ``deepcopy(x)`` / ``copy.copy(x)``: a new object."""
+    return isinstance(value, cst.Call) and dotted_name(value.func) in (
+        "copy.deepcopy",
+        "deepcopy",
+        "copy.copy",
+    )
 
 
 #: Calls that look an object up rather than compute one (``next(model.parameters())``).

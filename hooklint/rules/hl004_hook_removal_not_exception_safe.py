@@ -366,6 +366,8 @@ class HookRemovalNotExceptionSafe(Rule):
             return None
         target, single = flow.target, flow.single
         site = acquisition.site
+        if model.object_made_here(flow, model.scope_id(site), acquisition.call):
+            return None  # hooks on the call's own copy of a model die with it
         later = _removals_run_here(model, flow.stores, model.scope_id(site), flow.window)
         if not later and not single:
             # A nested def fills a list of the function around it, which calls (or hands
@@ -1393,6 +1395,85 @@ def trace_blocks(model, blocks, enter, leave, batch):
     finally:
         for handle in handles:
             handle.remove()
+"""
+        ),  # Start/stop functions over a whole model (`Module.apply` runs the installer on
+        # every submodule, each handle kept on its module), bound to the model as methods
+        # with `__get__`: the stop runs in `finally`.
+        Valid(
+            """
+from functools import partial
+
+
+def tally(module, inputs, output):
+    module.__calls__ += 1
+
+
+def begin_tally(self, step=1):
+    def install(module, step):
+        module.__tally_handle__ = module.register_forward_hook(tally)
+
+    self.apply(partial(install, step=step))
+
+
+def uninstall(module):
+    if hasattr(module, "__tally_handle__"):
+        module.__tally_handle__.remove()
+        del module.__tally_handle__
+
+
+def end_tally(self):
+    self.apply(uninstall)
+
+
+def tallied(model):
+    model.begin_tally = begin_tally.__get__(model)
+    model.end_tally = end_tally.__get__(model)
+    return model
+
+
+def count_calls(model, batch):
+    model = tallied(model)
+    model.begin_tally()
+    try:
+        model(batch)
+    finally:
+        model.end_tally()
+"""
+        ),
+        # The hooks go on the call's own copy of the model, which nothing keeps: when the
+        # forward raises, the copy and its hooks are dropped together.
+        Valid(
+            """
+import copy
+
+
+def tally(module, inputs, output):
+    module.__calls__ += 1
+
+
+def install(module):
+    module.__tally_handle__ = module.register_forward_hook(tally)
+
+
+def uninstall(module):
+    module.__tally_handle__.remove()
+
+
+def begin_tally(self):
+    self.apply(install)
+
+
+def end_tally(self):
+    self.apply(uninstall)
+
+
+def count_calls(model, batch):
+    model = copy.deepcopy(model)
+    begin_tally(model)
+    model(batch)
+    total = sum(m.__calls__ for m in model.modules())
+    end_tally(model)
+    return total
 """
         ),
     ]
@@ -2982,5 +3063,71 @@ def first_activation(model, batch, hook):
 """,
             expected=None,
             line=2,
+        ),
+        # The same pair called as plain functions, the stop after the forward: a forward
+        # that raises leaves a counting hook on every submodule of the user's model.
+        Invalid(
+            """
+def tally(module, inputs, output):
+    module.__calls__ += 1
+
+
+def install(module):
+    handle = module.register_forward_hook(tally)
+    module.__tally_handle__ = handle
+
+
+def uninstall(module):
+    if hasattr(module, "__tally_handle__"):
+        module.__tally_handle__.remove()
+        del module.__tally_handle__
+
+
+def begin_tally(self):
+    self.apply(install)
+
+
+def end_tally(self):
+    self.apply(uninstall)
+
+
+def count_calls(model, batch):
+    begin_tally(model)
+    model(batch)
+    end_tally(model)
+""",
+            expected="""
+def tally(module, inputs, output):
+    module.__calls__ += 1
+
+
+def install(module):
+    handle = module.register_forward_hook(tally)
+    module.__tally_handle__ = handle
+
+
+def uninstall(module):
+    if hasattr(module, "__tally_handle__"):
+        module.__tally_handle__.remove()
+        del module.__tally_handle__
+
+
+def begin_tally(self):
+    self.apply(install)
+
+
+def end_tally(self):
+    self.apply(uninstall)
+
+
+def count_calls(model, batch):
+    try:
+        begin_tally(model)
+        model(batch)
+    finally:
+        end_tally(model)
+""",
+            line=25,
+            message="`model.__tally_handle__` is removed outside `finally`/`with`",
         ),
     ]
