@@ -72,6 +72,26 @@ def site_guards(facts: ModuleFacts, site: Site) -> list[cst.BaseExpression]:
     return guards
 
 
+def holding_tests(facts: ModuleFacts, site: Site) -> list[cst.BaseExpression]:
+    """The conditions known true where a site runs: the test of each ``if`` whose body
+    (not its ``else``) holds it, and ``X`` of each early exit ``if not X: continue``
+    before it.  Empty where no statement path describes the site."""
+    path = statement_path(facts, site)
+    if path is None:
+        return []
+    found = []
+    for level, inner in zip(path, path[1:]):
+        statement = level.statement
+        if isinstance(statement, cst.If) and isinstance(statement.body, cst.IndentedBlock):
+            if inner.block is statement.body.body:
+                found.append(statement.test)
+    for level in path:
+        for test in early_exit_guards(level.block[: level.index]):
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                found.append(test.expression)
+    return found
+
+
 def mentions(facts: ModuleFacts, guards: Iterable[cst.BaseExpression], names: Iterable[str]) -> bool:
     """Whether any guard tests one of ``names`` (a whole name: ``self.h``, not ``x.h``)."""
     names = [name for name in names if name]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from hooklint.analysis.facts import FunctionInfo, HookBody, ModuleFacts, Registration
-from hooklint.analysis.names import dotted_name, resolve
+from hooklint.analysis.names import dotted_name, isinstance_of, resolve
 from hooklint.analysis.vocabulary import ITEM_ADDS
 from hooklint.analysis.walk import child_nodes, descendants
 from hooklint.analysis.wrappers import is_abstract
@@ -68,10 +68,14 @@ def parameter_roles(registration: Registration, hook: HookBody | None = None) ->
 _NONE_RETURNING = frozenset({"append", "extend", "add", "update", "insert", "print", "__setitem__", "put"})
 
 
-def returns_value(node: cst.FunctionDef | cst.Lambda) -> bool:
+def returns_value(
+    node: cst.FunctionDef | cst.Lambda, module: str | None = None, kinds: frozenset[str] = frozenset()
+) -> bool:
     """Whether the hook returns something: a def with a ``return <value>`` (other than
     ``return None``) or a ``yield`` in its own body; a lambda unless its body is a
-    call of a None-returning method (``lambda *_: seen.append(1)``)."""
+    call of a None-returning method (``lambda *_: seen.append(1)``).  With ``module``
+    (the hook's module parameter) and ``kinds``: a ``return`` inside ``if
+    isinstance(module, <only kinds>):`` does not count."""
     if isinstance(node, cst.Lambda):
         body = node.body
         return not (
@@ -91,17 +95,29 @@ def returns_value(node: cst.FunctionDef | cst.Lambda) -> bool:
                 return True
         if isinstance(current, (cst.Yield,)):
             return True
+        if module is not None and isinstance(current, cst.If):
+            tested = isinstance_of(current.test, module)
+            if tested and all(kind in kinds for kind in tested):
+                stack.extend([current.orelse] if current.orelse is not None else [])
+                continue
         stack.extend(child_nodes(current))
     return False
 
 
-def reads_role(registration: Registration, role: str) -> bool:
+def module_parameter(registration: Registration, hook: HookBody) -> str | None:
+    """The name of the hook's parameter that receives the module (None: none, or unknown)."""
+    return next((name for name, r in parameter_roles(registration, hook).items() if r == "module"), None)
+
+
+def reads_role(registration: Registration, role: str, unless_module: frozenset[str] = frozenset()) -> bool:
     """Whether the registration's hook may read what torch passes it as ``role``
     (``"grad_input"``: :data:`_ROLES`): its parameter for it, or the ``*args`` that
     takes it, is named in its body (nested defs included: a closure reading it).
     True when unknown: the hook is not in this file or is a placeholder that
     subclasses override (``@abstractmethod``), its signature does not match the role
-    table, or an alternative hook (``a if x else b``) may read it."""
+    table, or an alternative hook (``a if x else b``) may read it.
+    ``unless_module``: class names (last parts); a read inside ``if isinstance(module,
+    <only those>):``, the hook's module parameter tested, does not count."""
     hook = registration.hook
     if hook is None:
         return True
@@ -117,9 +133,25 @@ def reads_role(registration: Registration, role: str) -> bool:
             if role not in kinds or not isinstance(star, cst.Param) or len(body.params) > kinds.index(role):
                 return True  # a signature the table does not match: unknown
             named = [star.name.value]  # ``def hook(module, *args)``: the rest is in ``args``
-        if any(isinstance(n, cst.Name) and n.value in named for n in descendants(node.body)):
+        module = module_parameter(registration, body)
+        if module is not None and unless_module:
+            if _named_outside(node.body, set(named), module, unless_module):
+                return True
+        elif any(isinstance(n, cst.Name) and n.value in named for n in descendants(node.body)):
             return True
     return False
+
+
+def _named_outside(node: cst.CSTNode, names: set[str], module: str, kinds: frozenset[str]) -> bool:
+    """One of ``names`` is named in ``node`` outside the bodies of ``if isinstance(module,
+    K):`` tests whose classes ``K`` are all among ``kinds``."""
+    if isinstance(node, cst.Name):
+        return node.value in names
+    if isinstance(node, cst.If):
+        tested = isinstance_of(node.test, module)
+        if tested and all(kind in kinds for kind in tested):
+            return node.orelse is not None and _named_outside(node.orelse, names, module, kinds)
+    return any(_named_outside(child, names, module, kinds) for child in child_nodes(node))
 
 
 # -- which hook runs, and on what ------------------------------------------------------

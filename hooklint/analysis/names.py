@@ -116,3 +116,25 @@ def argument_for(call: cst.Call, params: list[str], name: str) -> cst.BaseExpres
             positional.append(arg.value)
     index = params.index(name) if name in params else len(positional)
     return positional[index] if index < len(positional) else None
+
+
+def isinstance_of(test: cst.BaseExpression, name: str) -> list[str] | None:
+    """The class names (last parts: ``ReLU`` of ``nn.ReLU``) ``isinstance(name, ...)``
+    tests against, a tuple of them included; None for any other test."""
+    if not (
+        isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+    ):
+        return None
+    if len(test.args) != 2 or not (
+        isinstance(test.args[0].value, cst.Name) and test.args[0].value.value == name
+    ):
+        return None
+    kinds = test.args[1].value
+    items = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+    found = []
+    for item in items:
+        dotted = dotted_name(item)
+        if dotted is None:
+            return None
+        found.append(dotted.rsplit(".", 1)[-1])
+    return found

@@ -349,6 +349,33 @@ PLAIN_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "AB
 
 
 # -- module classes (HL014, HL015) ------------------------------------------------------------
+#: ``torch.nn`` modules whose forward is one autograd node taking the one input: the
+#: deprecated backward hook's ``grad_input`` is the input's gradient there, as the full
+#: hook's (checked on torch 2.13: ``Softsign``, ``Tanhshrink``, ``PReLU`` and
+#: ``Dropout`` are not; HL007).
+SINGLE_NODE_MODULES = frozenset(
+    {
+        "ReLU",
+        "ReLU6",
+        "LeakyReLU",
+        "ELU",
+        "SELU",
+        "CELU",
+        "GELU",
+        "SiLU",
+        "Mish",
+        "Sigmoid",
+        "Tanh",
+        "Hardtanh",
+        "Hardsigmoid",
+        "Hardswish",
+        "Softplus",
+        "Threshold",
+        "LogSigmoid",
+        "Softshrink",
+        "Hardshrink",
+    }
+)
 #: ``torch.nn`` classes that are not modules.
 NOT_MODULE_NN_CLASSES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})
 #: ``torch.nn`` containers whose elements are modules.
