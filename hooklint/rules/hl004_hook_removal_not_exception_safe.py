@@ -80,10 +80,23 @@ def _try_level(path) -> int | None:
 
     for index, level in enumerate(path[:-1]):
         statement = level.statement
-        if isinstance(statement, (cst.Try, cst.TryStar)) and statement.finalbody is not None:
-            if path[index + 1].block is statement.finalbody.body.body:
-                return index
+        if not isinstance(statement, (cst.Try, cst.TryStar)):
+            continue
+        blocks = [h.body.body for h in statement.handlers]  # a handler's: the failure path's
+        if statement.finalbody is not None:
+            blocks.append(statement.finalbody.body.body)
+        if any(path[index + 1].block is block for block in blocks):
+            return index
     return None
+
+
+def _covered_by_handler(site, removals) -> bool:
+    """One of ``removals`` is in a handler of a `try` whose body holds ``site``."""
+    handlers = {id(frame.node) for r in removals for frame in r.site.frames if frame.kind == "except"}
+    return any(
+        frame.kind == "try" and any(id(h) in handlers for h in getattr(frame.node, "handlers", ()))
+        for frame in site.frames
+    )
 
 
 class HookRemovalNotExceptionSafe(Rule):
@@ -162,8 +175,10 @@ class HookRemovalNotExceptionSafe(Rule):
     that a base class of another file creates, whose own methods may empty it). A removal only in an `except` handler that
     catches some exceptions (`except StopForward:`, the hook that stops the forward on
     purpose) covers only those: anything else raised, or a forward that never reaches
-    the hook, keeps it (a handler catching `Exception` or everything, that re-raises,
-    counts as the failure path's removal). A remover handed back to the caller
+    the hook, keeps it (a handler catching `Exception` or everything, that re-raises
+    or gives up, counts as the failure path's removal, for what its `try` runs: hooks
+    put on before that `try`, with code between that can raise and that prepares what
+    the `try` uses, are reported as for a late `finally`, without a fix). A remover handed back to the caller
     (`return lambda: [h.remove() for h in hs]`) is the caller's removal, not one here.
     One bug is one
     finding: what one statement removes of the same hook registered again, or of hooks
@@ -386,17 +401,25 @@ class HookRemovalNotExceptionSafe(Rule):
             later = _removals_run_here(model, flow.stores, model.scope_id(site))
         if not later:
             return None
-        if any(r.site.in_except and not r.site.in_finally and narrow_handler(r.site) is None for r in later):
-            return None  # the failure path's removal: a handler for everything that re-raises
+        # The failure path's removal: a handler for everything (that re-raises, or gives
+        # up); it covers what its `try` body runs, as a `finally` does.
+        handled = [
+            r for r in later if r.site.in_except and not r.site.in_finally and narrow_handler(r.site) is None
+        ]
+        if handled and _covered_by_handler(site, handled):
+            return None
         if _covered_by_finally(site, later):
             return None  # registered inside the `try` of a `finally` that removes it
         later = sorted((r for r in later if r.site.order > site.order), key=lambda r: r.site.order)
+        if handled:
+            later = [r for r in later if any(r is h for h in handled)]
         if not later:
             return None
-        # A removal in `finally` covers what its `try` body runs; registered before the
-        # `try`, the hooks are kept if what runs before it raises (`late_try`).
-        late_try = later[0].site.in_finally
-        later = [r for r in later if r.site.in_finally == late_try]
+        # A removal in `finally` (or such a handler) covers what its `try` body runs;
+        # registered before the `try`, the hooks are kept if what runs before it raises
+        # (`late_try`).
+        late_try = bool(handled) or later[0].site.in_finally
+        later = [r for r in later if bool(handled) or r.site.in_finally == late_try]
         removal = later[0]
         if (
             not single and not flow.on_object
@@ -458,7 +481,11 @@ class HookRemovalNotExceptionSafe(Rule):
         if all(cannot_raise(s) for s in spans):
             return None
         in_cm = is_contextmanager(facts, site.function) and any(is_bare_yield(s) for s in between)
-        if late_try:
+        if late_try and handled:
+            message = (
+                f"`{target}` is removed when its `try` fails, but the `try` starts after code that can raise"
+            )
+        elif late_try:
             message = f"`{target}` is removed in `finally`, but its `try` starts after code that can raise"
         elif narrow is not None:
             normal = any(narrow_handler(r.site) is None and not r.site.in_except for r in later)
@@ -1482,6 +1509,23 @@ def count_calls(model, batch):
     total = sum(m.__calls__ for m in model.modules())
     end_tally(model)
     return total
+"""
+        ),
+        # The same handler, with the hooks put on inside its `try`: covered.
+        Valid(
+            """
+def profile(model, make_input, size, hook):
+    handles = []
+    try:
+        handles += [m.register_forward_hook(hook) for m in model.modules()]
+        model(make_input(size))
+    except Exception:
+        for handle in handles:
+            handle.remove()
+        return None
+    for handle in handles:
+        handle.remove()
+    return size
 """
         ),
     ]
@@ -3137,5 +3181,26 @@ def count_calls(model, batch):
 """,
             line=25,
             message="`model.__tally_handle__` is removed outside `finally`/`with`",
+        ),
+        # The failure path's removal is a handler for everything, but the input is
+        # built between the hooks going on and the `try`: a bad input raises there.
+        Invalid(
+            """
+def profile(model, make_input, size, hook):
+    handles = [m.register_forward_hook(hook) for m in model.modules()]
+    batch = make_input(size)
+    try:
+        model(batch)
+    except Exception:
+        for handle in handles:
+            handle.remove()
+        return None
+    for handle in handles:
+        handle.remove()
+    return size
+""",
+            expected=None,
+            line=2,
+            message="`handles` is removed when its `try` fails, but the `try` starts after code that can raise",
         ),
     ]
