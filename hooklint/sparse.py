@@ -118,8 +118,11 @@ def keeps_on_parameter(code: str, registers: re.Pattern, passes: bool = False) -
         found = registers.search(line)
         kept = _KEPT_ON_ATTRIBUTE.match(line)
         if found is None:
-            if kept is not None and kept.group(1) in params and bound.intersection(WORD.findall(line)):
-                return True
+            if bound and bound.intersection(WORD.findall(line)):
+                if kept is not None and kept.group(1) in params:
+                    return True  # ``module._h = h``
+                if any(name in params for pair in _BOUND.findall(line) for name in pair):
+                    return True  # ``handles.append(h)``
             continue
         bound.update(n for pair in _BOUND.findall(line) for n in pair if n)
         if kept is not None and kept.group(1) in params:

@@ -1622,9 +1622,13 @@ class HandleModel:
         filled: set[str] = set()
         for acquisition in self.acquisitions(key, depth=1):
             flow = acquisition.flow
-            if flow.scoped or flow.discarded or len(flow.stores) != 1:
+            if flow.scoped or flow.discarded:
                 return None
-            store = next(iter(flow.stores))
+            # ``h = reg(...)`` … ``handles.append(h)``: the local on the way is no store
+            stores = [s for s in flow.stores if not self._local_of(s, owner, helper)] or list(flow.stores)
+            if len(stores) != 1:
+                return None
+            store = stores[0]
             name = store[len(owner) :]
             if not store.startswith(owner) or name not in helper.params:
                 return None
@@ -1638,6 +1642,13 @@ class HandleModel:
             return None  # it removes them too: a removal helper, not an installer
         self._list_fills[key] = name
         return name
+
+    @staticmethod
+    def _local_of(store: str, owner: str, helper: FunctionInfo) -> bool:
+        """``store`` is a plain local name of ``helper`` (``owner``: its key prefix), not
+        a parameter or an attribute chain."""
+        name = store[len(owner) :] if store.startswith(owner) else ""
+        return bool(name) and name.isidentifier() and name not in helper.params
 
     def _passed_only_to_itself(self, helper: FunctionInfo, name: str) -> bool:
         """Every call in ``helper`` that is given its parameter ``name`` is a call of

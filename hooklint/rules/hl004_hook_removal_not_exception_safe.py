@@ -3203,4 +3203,41 @@ def profile(model, make_input, size, hook):
             line=2,
             message="`handles` is removed when its `try` fails, but the `try` starts after code that can raise",
         ),
+        # The walker binds each handle to a name before putting it into the caller's list.
+        Invalid(
+            """
+def hook_tree(module, record, handles):
+    handle = module.register_forward_hook(record)
+    handles.append(handle)
+    for child in module.children():
+        hook_tree(child, record, handles)
+
+
+def trace(model, batch, record):
+    handles = []
+    hook_tree(model, record, handles)
+    model(batch)
+    for handle in handles:
+        handle.remove()
+""",
+            expected="""
+def hook_tree(module, record, handles):
+    handle = module.register_forward_hook(record)
+    handles.append(handle)
+    for child in module.children():
+        hook_tree(child, record, handles)
+
+
+def trace(model, batch, record):
+    handles = []
+    try:
+        hook_tree(model, record, handles)
+        model(batch)
+    finally:
+        for handle in handles:
+            handle.remove()
+""",
+            line=10,
+            message="`handles` is removed outside `finally`/`with`",
+        ),
     ]
