@@ -383,6 +383,9 @@ class HandleFate:
 
     kind: str
     targets: tuple[str, ...] = ()
+    #: ``kept``: removed only when the object that the hook holds is finalized
+    #: (:func:`_removed_only_by_finalizer`), which the hook itself prevents.
+    finalizer: bool = False
 
 
 def handle_fate(facts: ModuleFacts, registration: Registration) -> HandleFate:
@@ -398,11 +401,30 @@ def handle_fate(facts: ModuleFacts, registration: Registration) -> HandleFate:
         return HandleFate("discarded")
     if flow.escapes is not None or not flow.stores:
         return HandleFate("escapes")
-    if model.removals_of(flow.stores, window=flow.window) or model.removed_through_parameter(flow.stores):
+    removals = model.removals_of(flow.stores, window=flow.window)
+    targets = tuple(sorted(model.store_codes(flow.stores)))
+    if removals and _removed_only_by_finalizer(model, registration, removals):
+        return HandleFate("kept", targets, finalizer=True)
+    if removals or model.removed_through_parameter(flow.stores):
         return HandleFate("removed")
     if model.inherited_stores(flow.stores):
         return HandleFate("inherited")
-    return HandleFate("kept", tuple(sorted(model.store_codes(flow.stores))))
+    return HandleFate("kept", targets)
+
+
+def _removed_only_by_finalizer(model, registration: Registration, removals) -> bool:
+    """The hook holds the registering object (a bound method ``self.on_output``, or a
+    function of the method that names ``self``) and the handle is removed only when
+    that object is finalized (``__del__``): the hooked module keeps the hook, the hook
+    keeps the object, so ``__del__`` cannot run while the module lives."""
+    hook = registration.hook
+    class_name = registration.site.class_name
+    if hook is None or class_name is None or not registration.site.function_name:
+        return False
+    holds = hook.is_method or any(
+        isinstance(n, cst.Name) and n.value == "self" for n in descendants(hook.node)
+    )
+    return holds and model.only_when_finalized(removals, class_name)
 
 
 def bulk_removal(facts: ModuleFacts, class_name: str | None) -> str | None:

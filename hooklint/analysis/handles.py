@@ -1316,6 +1316,29 @@ class HandleModel:
                     return True
         return False
 
+    def only_when_finalized(self, removals: list[Removal], class_name: str | None) -> bool:
+        """Every one of ``removals`` runs only when an instance of ``class_name`` is
+        finalized: in its ``__del__``, or in a private method of the class (``_name``)
+        that only ``__del__`` calls in this file."""
+        if not removals or class_name is None:
+            return False
+        for removal in removals:
+            info = self._infos.get(self.scope_id(removal.site))
+            if info is None or info.class_name != class_name:
+                return False
+            if info.name == "__del__":
+                continue
+            if not info.name.startswith("_") or info.name.startswith("__"):
+                return False
+            callers = [
+                c
+                for c in self.facts.calls_to_attr(info.name)
+                if isinstance(c.receiver, cst.Name) and c.receiver.value == "self"
+            ]
+            if not callers or any(c.site.function_name != "__del__" for c in callers):
+                return False
+        return True
+
     def store_codes(self, stores: set[str]) -> list[str]:
         """The code of each store (``handles``, ``self._hooks``)."""
         return [s.partition("|")[2] for s in stores]

@@ -56,6 +56,11 @@ class CaptureHookNotRemoved(Rule):
     attribute of a parameter (`session.handles`: the caller's object) count as
     removed when another function of the file removes that attribute of its own
     parameter of the same name (a setup/teardown pair the caller runs on one object).
+    A removal that runs only when the registering object is finalized (in its
+    `__del__`, or a private method only `__del__` calls) does not count when the hook
+    holds that object (a bound method `self._keep`, or a function that names `self`):
+    the module keeps the hook, the hook keeps the object, so `__del__` never runs
+    while the module lives.
 
     A hook that only overwrites slots (`store[name] = output`) is a capture too when
     the store is one the registering function makes anew on every call (`outputs =
@@ -232,11 +237,22 @@ class CaptureHookNotRemoved(Rule):
             if registration.wrapper and _reruns_with_hooks_disabled(facts, registration):
                 continue
             yield with_evidence(
-                self._finding(facts, registration, hook, found, fate.kind, fate.targets, made), registration
+                self._finding(
+                    facts, registration, hook, found, fate.kind, fate.targets, made, fate.finalizer
+                ),
+                registration,
             )
 
     def _finding(
-        self, facts, registration: Registration, hook: HookBody, found, kind, kept, made: str | None = None
+        self,
+        facts,
+        registration: Registration,
+        hook: HookBody,
+        found,
+        kind,
+        kept,
+        made: str | None = None,
+        finalizer: bool = False,
     ) -> Finding:
         capture = found[0]
         event = _EVENT.get(registration.api.kind, "call")
@@ -262,6 +278,8 @@ class CaptureHookNotRemoved(Rule):
         else:
             names = ", ".join(f"`{t}`" for t in kept)
             tail = f"its handle ({names}) is never removed"
+            if finalizer:
+                tail = f"its handle ({names}) is removed only by `__del__`, which the hook keeps from running"
         message = f"capture hook `{hook.name}` {capture.verb} `{capture.store}` on every {event}; {tail}"
 
         edits = with_block(facts, registration, found, kind, kept)
@@ -713,6 +731,26 @@ class ActivationRecorder:
 
     def __exit__(self, *exc):
         self.active = False
+"""
+        ),
+        # `__del__` can run here: the hook is a function handed the list, not the object.
+        Valid(
+            """
+from functools import partial
+
+
+def keep(outputs, module, inputs, output):
+    outputs.append(output.detach())
+
+
+class ActivationMap:
+    def __init__(self, layer):
+        self.outputs = []
+        self.handles = [layer.register_forward_hook(partial(keep, self.outputs))]
+
+    def __del__(self):
+        for handle in self.handles:
+            handle.remove()
 """
         ),
     ]
@@ -1235,6 +1273,31 @@ class ActivationRecorder:
         self.active = False
 """,
             line=5,
+        ),
+        # Removed only by `__del__`: the layer holds the bound method, the method holds the
+        # explainer, so the explainer is never collected while the layer lives, and every
+        # forward of the user's model keeps appending.
+        Invalid(
+            """
+class ActivationMap:
+    def __init__(self, layer):
+        self.handles = []
+        self.outputs = []
+        self.handles.append(layer.register_forward_hook(self._keep))
+
+    def _drop_hooks(self):
+        for handle in self.handles:
+            handle.remove()
+
+    def __del__(self):
+        self._drop_hooks()
+
+    def _keep(self, module, inputs, output):
+        self.outputs.append(output.detach())
+""",
+            expected=None,
+            line=5,
+            message="its handle (`self.handles`) is removed only by `__del__`, which the hook keeps from running",
         ),
     ]
 
