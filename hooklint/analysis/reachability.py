@@ -71,7 +71,10 @@ def raise_after(function: cst.FunctionDef, statement: cst.CSTNode) -> cst.CSTNod
     """The first ``raise`` or ``assert`` of ``function``'s body that can run after
     ``statement`` has: one in a top-level statement that follows the one holding
     ``statement`` (nested defs and classes left out), outside every ``try`` (whose
-    handler might clean up) and not after a terminator in its block; None if there is
+    handler might clean up) and not after a terminator in its block; or, when a loop
+    holds ``statement``, one anywhere in that loop's body whose condition changes from
+    pass to pass (:func:`_varying_raise`: a later pass reaches it after this one
+    registered: ``for name in names: if bad(name): raise ...``); None if there is
     none."""
     body = _body(function)
     dead = dead_statements(function)
@@ -81,7 +84,22 @@ def raise_after(function: cst.FunctionDef, statement: cst.CSTNode) -> cst.CSTNod
                 found = _first_raise(later, dead)
                 if found is not None:
                     return found
-            return None
+            return _raise_in_loop(top, statement, dead)
+    return None
+
+
+def _raise_in_loop(top: cst.CSTNode, statement: cst.CSTNode, dead: set[int]) -> cst.CSTNode | None:
+    """A ``raise``/``assert`` in the body of the outermost loop of ``top`` (itself
+    included) that holds ``statement`` (see :func:`raise_after`)."""
+    pending = [top]
+    while pending:
+        node = pending.pop(0)
+        if isinstance(node, (cst.For, cst.While)) and (node is statement or _holds(node, statement)):
+            return _varying_raise(_body(node), _loop_bound(node), dead)
+        if isinstance(node, cst.SimpleStatementLine):
+            continue
+        for block in _blocks(node):
+            pending.extend(child for child in block if child is statement or _holds(child, statement))
     return None
 
 
@@ -93,17 +111,92 @@ def _holds(node: cst.CSTNode, wanted: cst.CSTNode) -> bool:
     return False
 
 
-def _first_raise(statement: cst.CSTNode, dead: set[int]) -> cst.CSTNode | None:
-    if id(statement) in dead or isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.Try, cst.TryStar)):
+def _loop_bound(loop: cst.For | cst.While) -> set[str]:
+    """The names a loop binds anew on each pass: its target and what its body assigns."""
+    from hooklint.analysis.scopes import target_names
+
+    names = target_names(loop.target) if isinstance(loop, cst.For) else set()
+    for node in descendants(loop.body):
+        if isinstance(node, cst.AssignTarget):
+            names |= target_names(node.target)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For)):
+            names |= target_names(node.target)
+        elif isinstance(node, cst.NamedExpr):
+            names |= target_names(node.target)
+    return names
+
+
+def _varying_raise(statements, bound: set[str], dead: set[int]) -> cst.CSTNode | None:
+    """A ``raise``/``assert`` among ``statements`` (a loop body) whose condition changes
+    from pass to pass: an ``assert`` or an ``if`` test that names one of ``bound``, or a
+    handler (calling no ``.remove()``) of a ``try`` whose body names one.  A check of
+    something the loop does not change (``assert torch_ok()``) fails on the first pass
+    or never."""
+    for statement in statements:
+        if id(statement) in dead or isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assert) and _names_any(small.test, bound):
+                    return small
+            continue
+        if isinstance(statement, cst.If):
+            if _names_any(statement.test, bound):
+                for block in _blocks(statement):
+                    for child in block:
+                        found = _first_raise(child, dead, handlers=True)
+                        if found is not None:
+                            return found
+                continue
+        if isinstance(statement, (cst.Try, cst.TryStar)) and _names_any(statement.body, bound):
+            for handler in statement.handlers:
+                if not _calls_remove(handler):
+                    for child in _body(handler):
+                        found = _first_raise(child, dead, handlers=True)
+                        if found is not None:
+                            return found
+        for block in _blocks(statement):
+            found = _varying_raise(block, bound, dead)
+            if found is not None:
+                return found
+    return None
+
+
+def _names_any(node: cst.CSTNode, names: set[str]) -> bool:
+    return any(isinstance(n, cst.Name) and n.value in names for n in descendants(node))
+
+
+def _first_raise(statement: cst.CSTNode, dead: set[int], handlers: bool = False) -> cst.CSTNode | None:
+    """The first ``raise``/``assert`` ``statement`` may run: not inside a ``try``
+    (whose handler might clean up), but with ``handlers``, in a handler of one that
+    calls no ``.remove()``."""
+    if id(statement) in dead or isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return None
+    if isinstance(statement, (cst.Try, cst.TryStar)):
+        if not handlers:
+            return None
+        for handler in statement.handlers:
+            if not _calls_remove(handler):
+                for child in _body(handler):
+                    found = _first_raise(child, dead, handlers)
+                    if found is not None:
+                        return found
         return None
     if isinstance(statement, cst.SimpleStatementLine):
         return next((s for s in statement.body if isinstance(s, (cst.Raise, cst.Assert))), None)
     for block in _blocks(statement):
         for child in block:
-            found = _first_raise(child, dead)
+            found = _first_raise(child, dead, handlers)
             if found is not None:
                 return found
     return None
+
+
+def _calls_remove(node: cst.CSTNode) -> bool:
+    return any(
+        isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "remove"
+        for n in descendants(node)
+    )
 
 
 #: Exception classes a handler catches everything a forward can raise with (bare

@@ -153,7 +153,9 @@ class HookRemovalNotExceptionSafe(Rule):
     then reaches an explicit `raise` or `assert` outside `try` is reported too: when it
     raises, its caller never gets the object, so nothing can remove the hooks (a
     call that might raise is not enough there: only an argument check after the
-    hooks are on). `super().m(...)` runs the first same-file base's `m`.
+    hooks are on; in a loop that hooks one layer per pass, a check of what the loop
+    changes, whose later pass raises after the earlier ones hooked, also in a
+    handler that re-raises or in a method of the class that `__init__` calls). `super().m(...)` runs the first same-file base's `m`.
     `self.register_hooks(...)` followed by a same-class removal method
     (`self.cleanup()`) is a setup/teardown pair, as is a call of a same-class method
     whose body keeps every handle it registers on `self`, whatever its name, called
@@ -326,7 +328,9 @@ class HookRemovalNotExceptionSafe(Rule):
                 owned = model.owned_stores(flow)
                 if not owned or flow.escapes is not None or flow.scoped or not model.removals_of(owned):
                     continue
-                raised = raise_after(init.node, acquisition.site.statement)
+                raised = raise_after(init.node, acquisition.site.statement) or self._raises_in_setup(
+                    model, init, acquisition
+                )
                 if raised is None:
                     continue
                 target = model.store_codes(owned)[0]
@@ -343,6 +347,20 @@ class HookRemovalNotExceptionSafe(Rule):
                 )
                 break
         return found
+
+    @staticmethod
+    def _raises_in_setup(model: HandleModel, init, acquisition: Acquisition):
+        """A ``raise``/``assert`` that a method of the class called from ``__init__``
+        (``self.register(module)``) reaches after one of its own registrations."""
+        helper = acquisition.helper
+        if helper is None or helper.class_name != init.class_name or acquisition.registration is not None:
+            return None
+        for inner in model.acquisitions(id(helper.node)):
+            if inner.registration is not None:
+                raised = raise_after(helper.node, inner.site.statement)
+                if raised is not None:
+                    return raised
+        return None
 
     def _removes_only_itself(
         self, model: HandleModel, acquisition: Acquisition
@@ -1526,6 +1544,27 @@ def profile(model, make_input, size, hook):
     for handle in handles:
         handle.remove()
     return size
+"""
+        ),
+        # The check in the loop does not change from pass to pass: it fails on the first
+        # one, before any hook is on, or never.
+        Valid(
+            """
+class LayerTaps:
+    def __init__(self, model, names, backend):
+        self.handles = []
+        self.seen = {}
+        layers = dict(model.named_modules())
+        for name in names:
+            assert backend.supports_hooks(), "this backend cannot hook modules"
+            self.handles.append(layers[name].register_forward_hook(self.tap))
+
+    def tap(self, module, inputs, output):
+        self.seen[module] = output.shape
+
+    def close(self):
+        for handle in self.handles:
+            handle.remove()
 """
         ),
     ]
@@ -3239,5 +3278,30 @@ def trace(model, batch, record):
 """,
             line=10,
             message="`handles` is removed outside `finally`/`with`",
+        ),
+        # A loop that hooks one named layer per pass and rejects an unknown name: the
+        # layers before a bad name are already hooked when the constructor raises.
+        Invalid(
+            """
+class LayerTaps:
+    def __init__(self, model, names):
+        self.handles = []
+        self.seen = {}
+        layers = dict(model.named_modules())
+        for name in names:
+            if name not in layers:
+                raise KeyError(name)
+            self.handles.append(layers[name].register_forward_hook(self.tap))
+
+    def tap(self, module, inputs, output):
+        self.seen[module] = output.shape
+
+    def close(self):
+        for handle in self.handles:
+            handle.remove()
+""",
+            expected=None,
+            line=9,
+            message="`__init__` keeps hooks in `self.handles`, then may `raise`",
         ),
     ]
