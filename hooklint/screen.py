@@ -374,8 +374,13 @@ def _owning_callers(units, seeds, seed_codes, wrappers, classes, tokens, lines, 
         acquires = acquiring_calls(patterns)
         called = _lines_matching(lines, patterns)
         registrations = None
-        # A seed that calls them hands on what it acquires so too (``attach(self)``).
-        level = [(u, code, acquires) for u, code in zip(seeds, seed_codes) if acquires.search(code)]
+        # A seed that calls them hands on what it acquires so too (``attach(self)``),
+        # unless it is an owner already.
+        level = [
+            (u, code, acquires)
+            for u, code in zip(seeds, seed_codes)
+            if r"\b" + re.escape(u.name) + r"\b" not in patterns and acquires.search(code)
+        ]
         for unit in _innermost(units, called):
             if unit not in seeds and unit not in callers:
                 if registrations is None:  # a long regex: compiled only when needed

@@ -65,14 +65,14 @@ def _statements(code: str, registers: re.Pattern) -> list[str]:
     return logical_lines(code)
 
 
-def hands_out(code: str, registers: re.Pattern) -> bool:
+def hands_out(code: str, registers: re.Pattern, statements: list[str] | None = None) -> bool:
     """Whether ``code`` returns or yields what a line matching ``registers`` produced:
     the registration itself (``return m.register_forward_hook(f)``), or a name or store
     such a line binds or fills (``hs.append(reg(...))`` … ``return hs``).  A function
     that returns something else hands out no handle."""
     bound: set[str] = set()
     outs: list[str] = []
-    for line in _statements(code, registers):
+    for line in statements if statements is not None else _statements(code, registers):
         out = _HANDS_OUT.search(line)
         if out is not None:
             outs.append(out.group(1))
@@ -80,7 +80,7 @@ def hands_out(code: str, registers: re.Pattern) -> bool:
             if out is not None:
                 return True
             bound.update(n for pair in _BOUND.findall(line) for n in pair if n)
-        elif bound and bound.intersection(WORD.findall(line)):
+        elif bound and any(name in line for name in bound) and bound.intersection(WORD.findall(line)):
             # ``handle = reg(...)`` … ``handles.append(handle)``: the store holds it too
             bound.update(n for pair in _BOUND.findall(line) for n in pair if n)
     if not bound:
@@ -95,7 +95,9 @@ _KEPT_ON_ATTRIBUTE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\.[A-Za-z_][A-Za-z
 _HEADER = re.compile(r"\bdef\s+\w+\s*\(([^)]*)\)")
 
 
-def keeps_on_parameter(code: str, registers: re.Pattern, passes: bool = False) -> bool:
+def keeps_on_parameter(
+    code: str, registers: re.Pattern, passes: bool = False, statements: list[str] | None = None
+) -> bool:
     """Whether a function keeps what a line matching ``registers`` returns on an
     attribute of one of its parameters (``module._handle =
     module.register_forward_hook(fn)``), or puts it into one (``handles.append(
@@ -114,11 +116,11 @@ def keeps_on_parameter(code: str, registers: re.Pattern, passes: bool = False) -
     if not params:
         return False
     bound: set[str] = set()  # ``h = m.register_forward_hook(fn)`` … ``m._h = h``
-    for line in _statements(code, registers):
+    for line in statements if statements is not None else _statements(code, registers):
         found = registers.search(line)
         kept = _KEPT_ON_ATTRIBUTE.match(line)
         if found is None:
-            if bound and bound.intersection(WORD.findall(line)):
+            if bound and any(name in line for name in bound) and bound.intersection(WORD.findall(line)):
                 if kept is not None and kept.group(1) in params:
                     return True  # ``module._h = h``
                 if any(name in params for pair in _BOUND.findall(line) for name in pair):
@@ -166,9 +168,11 @@ def acquiring_calls(patterns: list[str]) -> re.Pattern:
     """What a caller acquires from the definitions ``patterns`` name, it gets by calling
     them (``h = attach(m)``, ``model.apply(attach)``: ``fns = [self.attach]`` hands out a
     function, not its handles)."""
-    return re.compile(
-        "|".join(p if p.endswith(r"\(") else f"(?:{p})(?=\\s*\\()|{APPLIED}(?:{p})" for p in patterns)
-    )
+    called = [p for p in patterns if p.endswith(r"\(")]  # a call already
+    named = "|".join(p for p in patterns if not p.endswith(r"\("))
+    if named:
+        called += [f"(?:{named})(?=\\s*\\()", f"{APPLIED}(?:{named})"]
+    return re.compile("|".join(called))
 
 
 def owner_calls(
@@ -187,7 +191,8 @@ def owner_calls(
         if _constructor_keeps(code, registers):  # ``probe = Probe(model)`` … ``probe.close()``
             return applied + r"|\b" + re.escape(name) + r"\s*\("
         return applied
-    if hands_out(code, registers) or keeps_on_parameter(code, registers, passes):
+    statements = _statements(code, registers)  # read once, for both questions
+    if hands_out(code, registers, statements) or keeps_on_parameter(code, registers, passes, statements):
         return r"\b" + re.escape(name) + r"\b"
     return None
 
