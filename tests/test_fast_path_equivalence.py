@@ -410,26 +410,6 @@ OWNER_SHAPES = {
         """,
         {"HL004"},
     ),
-    # A recursive walker binds each handle to a name, then puts it into the list its
-    # caller passes: the caller owns the list.
-    "handles bound to a name, then appended to the caller's list": (
-        """\
-        def hook_tree(module, record, handles):
-            handle = module.register_forward_hook(record)
-            handles.append(handle)
-            for child in module.children():
-                hook_tree(child, record, handles)
-
-
-        def trace(model, batch, record):
-            handles = []
-            hook_tree(model, record, handles)
-            model(batch)
-            for handle in handles:
-                handle.remove()
-        """,
-        {"HL004"},
-    ),
     # Start/stop functions over a model: the installer runs through `Module.apply`
     # (wrapped in `partial`), keeps each handle on its module, and the pair is bound
     # to the model with `__get__`; the caller that runs the forward between them owns
