@@ -279,7 +279,7 @@ class CaptureHookNotRemoved(Rule):
             names = ", ".join(f"`{t}`" for t in kept)
             tail = f"its handle ({names}) is never removed"
             if finalizer:
-                tail = f"its handle ({names}) is removed only by `__del__`, which the hook keeps from running"
+                tail = "only `__del__` removes it, which the hook blocks"
         message = f"capture hook `{hook.name}` {capture.verb} `{capture.store}` on every {event}; {tail}"
 
         edits = with_block(facts, registration, found, kind, kept)
@@ -1297,7 +1297,7 @@ class ActivationMap:
 """,
             expected=None,
             line=5,
-            message="its handle (`self.handles`) is removed only by `__del__`, which the hook keeps from running",
+            message="only `__del__` removes it, which the hook blocks",
         ),
     ]
 
