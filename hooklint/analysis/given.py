@@ -17,7 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Site
-from hooklint.analysis.handles import HandleModel, applied_function
+from hooklint.analysis.handles import HandleModel
 from hooklint.analysis.names import argument_for
 from hooklint.analysis.scopes import target_names
 from hooklint.analysis.vocabulary import PASS_THROUGH_BUILTINS
@@ -88,7 +88,7 @@ class _Given:
         if caller is None:
             return False
         params = [p for p in info.params if p not in ("self", "cls")] if info.class_name else info.params
-        if applied_function(self.facts, call) is info:
+        if self.model.applied(call) is info:
             # ``X.apply(fn)``: ``fn``'s first parameter is each submodule of ``X``.
             if not params or params[0] != name:
                 return False

@@ -280,14 +280,24 @@ class HandleModel:
 
     def applied(self, call: CallSite) -> FunctionInfo | None:
         """The same-file function ``X.apply(f)`` runs on each submodule of ``X``
-        (``Module.apply``): ``f`` by name (a nested def of the caller's included), or
-        wrapped in ``functools.partial``."""
+        (``Module.apply``): ``f`` by name (a nested def of the caller's included), a
+        method of the calling class as ``self.m``, either wrapped in
+        ``functools.partial`` or not."""
         if call.attr != "apply" or len(call.node.args) != 1 or call.node.args[0].keyword is not None:
             return None
         value = call.node.args[0].value
         inner = _partial_of(value)
         if inner is not None:
             value = inner.args[0].value
+        if (
+            isinstance(value, cst.Attribute)
+            and isinstance(value.value, cst.Name)
+            and value.value.value == "self"
+        ):
+            class_def = call.site.class_def
+            return (
+                self.facts.method(class_def.name.value, value.attr.value) if class_def is not None else None
+            )
         if not isinstance(value, cst.Name):
             return None
         return self._function_named(value.value, self._infos.get(self.scope_id(call.site)))
@@ -2125,21 +2135,6 @@ def _partial_of(node: cst.BaseExpression) -> cst.Call | None:
     if not node.args or node.args[0].keyword is not None or node.args[0].star:
         return None
     return node
-
-
-def applied_function(facts: ModuleFacts, call: CallSite) -> FunctionInfo | None:
-    """The same-file function handed to ``X.apply(fn)`` (``Module.apply`` runs it on
-    every submodule): a module function by name, or a method of the calling class as
-    ``self.m``."""
-    if call.attr != "apply" or len(call.node.args) != 1:
-        return None
-    value = call.node.args[0].value
-    if isinstance(value, cst.Name):
-        return facts.module_function(value.value)
-    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
-        info = call.site.class_def
-        return facts.method(info.name.value, value.attr.value) if info is not None else None
-    return None
 
 
 def applied_self_method(call: CallSite) -> str | None:

@@ -41,7 +41,7 @@ import libcst as cst
 from hooklint.analysis.captures import captures, hook_of, touches_hook_dict
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Registration
 from hooklint.analysis.given import is_given
-from hooklint.analysis.handles import HELPER_DEPTH, HandleModel, applied_function, handle_model
+from hooklint.analysis.handles import HELPER_DEPTH, HandleModel, handle_model
 from hooklint.analysis.module_kinds import NOT_MODULE, class_kind
 from hooklint.analysis.vocabulary import (
     CONTEXTMANAGERS,
@@ -296,7 +296,7 @@ def _called_functions(facts: ModuleFacts, model: HandleModel, call: CallSite) ->
     callee = model.callee(call)
     if callee is not None:
         found.append(callee)
-    applied = applied_function(facts, call)
+    applied = model.applied(call)
     if applied is not None:
         found.append(applied)
     return found
