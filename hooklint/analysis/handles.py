@@ -322,13 +322,13 @@ class HandleModel:
             given = list(inner.args[1:]) if inner is not None else []
             positional = [a for a in given if a.keyword is None and a.star != "**"]
             keywords = [a for a in given if a.keyword is not None or a.star == "**"]
-            return node.with_changes(args=[*positional, cst.Arg(node.func.value), *keywords])
+            return _with_args(node, [*positional, cst.Arg(node.func.value), *keywords])
         if (
             call.attr is not None
             and helper.class_name is None
             and self.bound_functions().get(call.attr) is helper
         ):
-            return node.with_changes(args=[cst.Arg(node.func.value), *node.args])
+            return _with_args(node, [cst.Arg(node.func.value), *node.args])
         return node
 
     # -- scopes and keys    # -- scopes and keys ---------------------------------------------------------------------
@@ -2126,6 +2126,15 @@ def _is_chain(node: cst.CSTNode | None) -> bool:
 
 
 _CONSTANT_NAMES = frozenset({"None", "True", "False"})
+
+
+def _with_args(node: cst.Call, args: list[cst.Arg]) -> cst.Call:
+    """``node`` with ``args``; with none when libcst refuses their order (a keyword
+    before a positional one): nothing is mapped then."""
+    try:
+        return node.with_changes(args=args)
+    except cst.CSTValidationError:
+        return node.with_changes(args=[])
 
 
 def _partial_of(node: cst.BaseExpression) -> cst.Call | None:
