@@ -331,7 +331,7 @@ class HandleModel:
             return _with_args(node, [cst.Arg(node.func.value), *node.args])
         return node
 
-    # -- scopes and keys    # -- scopes and keys ---------------------------------------------------------------------
+    # -- scopes and keys ---------------------------------------------------------------------
     def scope_id(self, site: Site) -> int:
         function = site.function
         return MODULE_SCOPE if function is None or site.is_module_level else id(function)
