@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration, parameter_names
+from hooklint.analysis.hook_roles import holds_registering_object
 from hooklint.analysis.names import argument_for, dotted_name
 from hooklint.analysis.scopes import local_names, target_names
 from hooklint.analysis.vocabulary import MODULE_HOOK_DICTS, STORE_VERBS
@@ -413,18 +414,12 @@ def handle_fate(facts: ModuleFacts, registration: Registration) -> HandleFate:
 
 
 def _removed_only_by_finalizer(model, registration: Registration, removals) -> bool:
-    """The hook holds the registering object (a bound method ``self.on_output``, or a
-    function of the method that names ``self``) and the handle is removed only when
-    that object is finalized (``__del__``): the hooked module keeps the hook, the hook
-    keeps the object, so ``__del__`` cannot run while the module lives."""
-    hook = registration.hook
-    class_name = registration.site.class_name
-    if hook is None or class_name is None or not registration.site.function_name:
-        return False
-    holds = hook.is_method or any(
-        isinstance(n, cst.Name) and n.value == "self" for n in descendants(hook.node)
+    """The hook holds the registering object (:func:`holds_registering_object`) and the
+    handle is removed only when that object is finalized (``__del__``), which the
+    module keeping the hook prevents."""
+    return holds_registering_object(registration) and model.only_when_finalized(
+        removals, registration.site.class_name
     )
-    return holds and model.only_when_finalized(removals, class_name)
 
 
 def bulk_removal(facts: ModuleFacts, class_name: str | None) -> str | None:

@@ -1568,7 +1568,8 @@ class HandleModel:
         the flow's stores are the class's, as a removal through that method on the
         object names them (:meth:`other_object_method`).  Not when the class's
         ``__del__`` removes them too: dropping the object, as an exception does,
-        removes its hooks."""
+        removes its hooks; unless a hook holds the object (a bound method), which keeps
+        ``__del__`` from running."""
         func = call.node.func
         if not isinstance(func, cst.Name) or func.value not in self.facts.classes:
             return None
@@ -1579,11 +1580,26 @@ class HandleModel:
         if not stores:
             return None
         finalizer = self.facts.method(func.value, "__del__")
-        if finalizer is not None and any(
-            self.find(r.store) in stores for r in self.removals_in(id(finalizer.node))
+        if (
+            finalizer is not None
+            and any(self.find(r.store) in stores for r in self.removals_in(id(finalizer.node)))
+            and not self._hooks_hold_object(init)
         ):
             return None  # the object's end removes them (``__del__``): no span to protect
         return init, Flow(stores=stores, target=f"{func.value}()")
+
+    def _hooks_hold_object(self, method: FunctionInfo) -> bool:
+        """A hook that ``method`` (or a method of its class it calls) registers holds the
+        object (:func:`~hooklint.analysis.hook_roles.holds_registering_object`): its
+        ``__del__`` cannot run while the hooked module lives."""
+        from hooklint.analysis.hook_roles import holds_registering_object
+
+        scopes = [id(method.node)] + [
+            id(info.node)
+            for call in self._calls.get(id(method.node), ())
+            if (info := self.callee(call)) is not None and info.class_name == method.class_name
+        ]
+        return any(holds_registering_object(r) for s in scopes for r in self._regs.get(s, ()))
 
     def _parameter_fill_flow(self, call: CallSite, scope_id: int, helper: FunctionInfo) -> Flow | None:
         """``attach(module)`` where the same-file function ``attach`` keeps every handle

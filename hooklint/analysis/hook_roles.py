@@ -104,6 +104,19 @@ def returns_value(
     return False
 
 
+def holds_registering_object(registration: Registration) -> bool:
+    """The hook keeps the object whose method registers it alive: a bound method
+    (``self.on_output``), or a function written in the method that names ``self``.  The
+    hooked module holds the hook, so that object's ``__del__`` cannot run while the
+    module lives."""
+    hook = registration.hook
+    if hook is None or registration.site.class_name is None or not registration.site.function_name:
+        return False
+    return hook.is_method or any(
+        isinstance(n, cst.Name) and n.value == "self" for n in descendants(hook.node)
+    )
+
+
 def module_parameter(registration: Registration, hook: HookBody) -> str | None:
     """The name of the hook's parameter that receives the module (None: none, or unknown)."""
     return next((name for name, r in parameter_roles(registration, hook).items() if r == "module"), None)

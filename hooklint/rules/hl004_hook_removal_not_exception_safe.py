@@ -145,7 +145,8 @@ class HookRemovalNotExceptionSafe(Rule):
     binds removes it where it is called; kept by the
     constructor of a same-file class whose method removes them (`probe =
     Probe(model)` acquires, `probe.close()` releases; not when its `__del__` removes
-    them too). Removals are `.remove()` on the handle or an element (`d.pop(k).remove()`,
+    them too, unless a hook holds the object, a bound method or a closure over `self`:
+    the model keeps the hook, the hook keeps the object, and `__del__` never runs). Removals are `.remove()` on the handle or an element (`d.pop(k).remove()`,
     `_, h = d.pop(k)`), loops, `while hs: hs.pop().remove()`, comprehensions and `map`
     over the store, and same-file helpers that remove a parameter or an attribute.
     Bindings are per scope: a `handle` of another function is another handle.
@@ -1303,21 +1304,22 @@ def rank_layers(model, batches):
 """
         ),
         # The same object with a finalizer that removes its hooks: an exception that
-        # drops the object removes them.
+        # drops the object removes them (the hooks hold the scores, not the object).
         Valid(
             """
+def score_hook(scores, name):
+    def hook(module, args, output):
+        scores[name] = output.abs().mean().item()
+
+    return hook
+
+
 class ScoreRegistry:
     def __init__(self, model):
         self.handles = []
         self.scores = {}
         for name, module in model.named_modules():
-            self.handles.append(module.register_forward_hook(self._score(name)))
-
-    def _score(self, name):
-        def hook(module, args, output):
-            self.scores[name] = output.abs().mean().item()
-
-        return hook
+            self.handles.append(module.register_forward_hook(score_hook(self.scores, name)))
 
     def __del__(self):
         self.cleanup()
@@ -3305,5 +3307,72 @@ class LayerTaps:
             expected=None,
             line=9,
             message="`__init__` keeps hooks in `self.handles`, then may `raise`",
+        ),
+        # A finalizer does not help when the hooks hold the object (a closure over
+        # `self`): the model keeps the hooks, the hooks keep the object, so `__del__`
+        # never runs after a failed forward.
+        Invalid(
+            """
+class NormLog:
+    def __init__(self, model):
+        self.handles = []
+        self.norms = {}
+        for name, module in model.named_modules():
+            self.handles.append(module.register_forward_hook(self._record(name)))
+
+    def _record(self, name):
+        def hook(module, args, output):
+            self.norms[name] = output.norm().item()
+
+        return hook
+
+    def __del__(self):
+        self.close()
+
+    def close(self):
+        for handle in self.handles:
+            handle.remove()
+
+
+def layer_norms(model, batch):
+    log = NormLog(model)
+    model(batch)
+    norms = dict(log.norms)
+    log.close()
+    return norms
+""",
+            expected="""
+class NormLog:
+    def __init__(self, model):
+        self.handles = []
+        self.norms = {}
+        for name, module in model.named_modules():
+            self.handles.append(module.register_forward_hook(self._record(name)))
+
+    def _record(self, name):
+        def hook(module, args, output):
+            self.norms[name] = output.norm().item()
+
+        return hook
+
+    def __del__(self):
+        self.close()
+
+    def close(self):
+        for handle in self.handles:
+            handle.remove()
+
+
+def layer_norms(model, batch):
+    log = NormLog(model)
+    try:
+        model(batch)
+        norms = dict(log.norms)
+    finally:
+        log.close()
+    return norms
+""",
+            line=23,
+            message="`NormLog.handles` is removed outside `finally`/`with`",
         ),
     ]
