@@ -53,7 +53,9 @@ class HookRegisteredPerCall(Rule):
     A registration on something new on every pass is fine: the loop variable of
     `for module in model.modules()`, the item a `while` loop takes off its work list
     (`node = queue.pop()`: a graph walk), a function argument of `forward`, a tensor
-    created in the call (an activation), since the hook dies with it. So is an
+    created in the call (an activation), since the hook dies with it (but not its
+    handle: a hook that appends it to the `self` list keeping the hook's own handle, which
+    only the teardown empties, grows that list on every call: flagged). So is an
     install-once registration (guarded by a flag or an attribute that is tested
     first), and handles kept in a list that is removed in the same function, unless
     the loop binds the name to a new list on every pass (`hooks = [reg(m) for m in
@@ -199,7 +201,9 @@ class HookRegisteredPerCall(Rule):
                 seed.discard(params[0])  # the hooked module lives on
         varying = varying_in_call(facts, function, seed)
         if receiver_names & varying:
-            return None  # a new object on each call (an argument, an activation)
+            # a new object on each call (an argument, an activation): its hook dies with
+            # it, but not a handle kept in the store of the hook that registers it
+            return self._handles_pile_up(registration, hook_registration)
         # For a module hook only the receiver decides here: a fresh ``partial``/lambda on
         # each call is one more hook on the same module each call (unlike case 1's finite
         # collection).  A tensor built from this call's values (``loss = f(batch)``) is
@@ -253,6 +257,27 @@ class HookRegisteredPerCall(Rule):
             return None  # a local that is never removed: HL002's "never removed"
         message = f"`{target}` is reassigned on every loop iteration: all but the last handle are lost"
         return Finding(node=registration.call, message=message)
+
+    @staticmethod
+    def _handles_pile_up(
+        registration: Registration, hook_registration: Registration | None
+    ) -> Finding | None:
+        """A hook that registers on each call's new object (``output.register_hook(f)``)
+        and appends the handle to the ``self`` store that also keeps the hook's own
+        handle: the store is emptied only where the hook itself is removed, so it gains
+        one handle on every call for as long as the hook is on."""
+        if hook_registration is None:
+            return None
+        use, own = registration.handle, hook_registration.handle.final
+        if use.role != "appended" or own.role != "appended":
+            return None
+        store = use.targets[0] if use.targets else ""
+        if not store.startswith("self.") or store not in own.targets:
+            return None
+        return Finding(
+            node=registration.call,
+            message=f"`{registration.api.name}` adds a handle to `{store}` each time the hook runs: the list only grows",
+        )
 
     def _finding(
         self, facts: ModuleFacts, registration: Registration, reason: str, frame, fix: bool = True
@@ -562,6 +587,27 @@ class Loop:
             self._evaluate(batch)
 """
         ),
+        # The activations' handles go into a list of their own, which each backward empties.
+        Valid(
+            """
+class GradTap:
+    def __init__(self, layer):
+        self.grad_handles = []
+        self.grad = None
+        self.handle = layer.register_forward_hook(self._on_forward)
+
+    def _on_forward(self, module, inputs, output):
+        self.grad_handles.append(output.register_hook(self._save))
+
+    def _save(self, grad):
+        self.grad = grad
+        while self.grad_handles:
+            self.grad_handles.pop().remove()
+
+    def close(self):
+        self.handle.remove()
+"""
+        ),
     ]
     INVALID = [
         # Every epoch hooks every module again: the inner loop visits the same modules each time.
@@ -856,6 +902,32 @@ class Loop:
 """,
             line=8,
             message="`self.sync_handles` starts anew in `_evaluate`",
+        ),
+        # The hook's tensor hook dies with the activation, but its handle goes into the
+        # list that keeps the hook's own handle, which only the teardown empties: one
+        # more handle per forward for the life of the object.
+        Invalid(
+            """
+class GradTap:
+    def __init__(self, layer):
+        self.handles = []
+        self.grad = None
+        self.handles.append(layer.register_forward_hook(self._on_forward))
+
+    def _on_forward(self, module, inputs, output):
+        self.handles.append(output.register_hook(self._save))
+
+    def _save(self, grad):
+        self.grad = grad
+
+    def close(self):
+        for handle in self.handles:
+            handle.remove()
+        self.handles.clear()
+""",
+            expected=None,
+            line=8,
+            message="`register_hook` adds a handle to `self.handles` each time the hook runs: the list only grows",
         ),
     ]
 
