@@ -1275,7 +1275,7 @@ class HandleModel:
             root, dot, attribute = code.partition(".")
             if not owner.startswith("class:") or root != "self" or not dot or "." in attribute:
                 return False
-            if self._binds_attribute(attribute) or not self._extends_elsewhere(owner[6:]):
+            if self._binds_attribute(attribute) or not self.extends_elsewhere(owner[6:]):
                 return False
             attributes.add(code)
             owners.add(owner[6:])
@@ -1305,7 +1305,7 @@ class HandleModel:
                             return True
         return False
 
-    def _extends_elsewhere(self, class_name: str) -> bool:
+    def extends_elsewhere(self, class_name: str) -> bool:
         """Whether the class or one of its same-file bases names a base that is not a
         class of this file and not a plain one (``object``, ``nn.Module``, ``ABC``)."""
         seen: set[str] = set()

@@ -71,6 +71,23 @@ def _prepares_for(facts: ModuleFacts, gap, try_statement) -> bool:
     return False
 
 
+def _base_exit_may_remove(facts: ModuleFacts, model: HandleModel, class_name: str, exit_, owned) -> bool:
+    """``__exit__`` hands on to a base class of another file (``super().__exit__()``),
+    which may remove the stores ``owned``: stay silent unless cross-file analysis reads
+    every base of the class and none of them removes them."""
+    from hooklint.analysis.names import is_super_call
+
+    if not model.extends_elsewhere(class_name):
+        return False
+    if not any(is_super_call(call.node.func) for call in model.calls_in(id(exit_.node))):
+        return False
+    if facts.project is None:
+        return True
+    from hooklint.project.queries import inherited_removal
+
+    return inherited_removal(facts.project, class_name, set(model.store_codes(owned))) is not False
+
+
 def _try_level(path) -> int | None:
     """How many levels of ``path`` (a removal's statement path from the common level
     down) lead to the `try` whose `finally` holds the removal: its own level is the
@@ -170,7 +187,9 @@ class HookRemovalNotExceptionSafe(Rule):
     handles (any other method of that name only passes the call on): what it keeps on its
     `self` is that class's store (the message says `Probe.active`), and a handle wrapped
     in a record class of the file (`Entry(handle, sticky)`) is still that handle. A class whose `__enter__` keeps
-    handles on `self` that `__exit__` does not remove is flagged too, and so is a one-shot
+    handles on `self` that `__exit__` does not remove is flagged too (not when `__exit__`
+    calls `super().__exit__()` of a base class in another file that may remove them, unless
+    cross-file analysis reads every base and none does), and so is a one-shot
     hook whose only removal is in its own body (`handle.remove()` inside the hook): it
     comes off only if it fires, so a module the forward never reaches, or every module
     when the forward raises first, keeps it (a module's own one-shot hook on `self`, such
@@ -309,6 +328,8 @@ class HookRemovalNotExceptionSafe(Rule):
                     continue
                 if model.removals_of(flow.stores, id(exit_.node)):
                     continue
+                if _base_exit_may_remove(facts, model, enter.class_name, exit_, owned):
+                    continue  # ``super().__exit__()`` of another file's base may remove them
                 target = model.store_codes(owned)[0]
                 yield Finding(
                     node=acquisition.node,
@@ -1569,6 +1590,28 @@ class LayerTaps:
     def close(self):
         for handle in self.handles:
             handle.remove()
+"""
+        ),
+        # `__exit__` hands on to a base class of another file, which may remove what
+        # `__enter__` put on: with no way to read it, nothing is reported.
+        Valid(
+            """
+from torch.nn.modules.module import register_module_forward_pre_hook
+
+from tracing.base import Tracker
+
+
+class DepthTracker(Tracker):
+    def __enter__(self):
+        self.depth = 0
+        self._pre_handle = register_module_forward_pre_hook(self._enter_module)
+        return self
+
+    def __exit__(self, *exc):
+        super().__exit__(*exc)
+
+    def _enter_module(self, module, args):
+        self.depth += 1
 """
         ),
     ]
