@@ -54,6 +54,17 @@ _BOUND = re.compile(
 )
 
 
+def _binds(line: str) -> set[str]:
+    """The names ``line`` binds or fills (:data:`_BOUND`: ``h = ...``, ``hs.append(...)``)."""
+    return {name for pair in _BOUND.findall(line) for name in pair if name}
+
+
+def _names_one_of(line: str, names: set[str]) -> bool:
+    """Whether ``line`` names one of ``names`` as a whole word (a substring test first:
+    most lines name none)."""
+    return any(name in line for name in names) and not names.isdisjoint(WORD.findall(line))
+
+
 def _statements(code: str, registers: re.Pattern) -> list[str]:
     """The lines of ``code`` to read a registration's statement from: its physical
     lines when each line matching ``registers`` binds, fills or returns on that line
@@ -79,10 +90,10 @@ def hands_out(code: str, registers: re.Pattern, statements: list[str] | None = N
         if registers.search(line):
             if out is not None:
                 return True
-            bound.update(n for pair in _BOUND.findall(line) for n in pair if n)
-        elif bound and any(name in line for name in bound) and bound.intersection(WORD.findall(line)):
+            bound |= _binds(line)
+        elif _names_one_of(line, bound):
             # ``handle = reg(...)`` … ``handles.append(handle)``: the store holds it too
-            bound.update(n for pair in _BOUND.findall(line) for n in pair if n)
+            bound |= _binds(line)
     if not bound:
         return False
     named = Guarded(names_alternation(sorted(bound)) + r"\b", after_no_name_or_dot)
@@ -120,16 +131,16 @@ def keeps_on_parameter(
         found = registers.search(line)
         kept = _KEPT_ON_ATTRIBUTE.match(line)
         if found is None:
-            if bound and any(name in line for name in bound) and bound.intersection(WORD.findall(line)):
+            if _names_one_of(line, bound):
                 if kept is not None and kept.group(1) in params:
                     return True  # ``module._h = h``
-                if any(name in params for pair in _BOUND.findall(line) for name in pair):
+                if _binds(line) & params:
                     return True  # ``handles.append(h)``
             continue
-        bound.update(n for pair in _BOUND.findall(line) for n in pair if n)
+        bound |= _binds(line)
         if kept is not None and kept.group(1) in params:
             return True
-        if any(name in params for pair in _BOUND.findall(line) for name in pair):
+        if _binds(line) & params:
             return True
         if passes and _PASSES_ON.match(line) and params.intersection(WORD.findall(line)):
             return True  # a filler's call handed a parameter: ``attach(m)``, ``m.apply(attach)``
@@ -148,9 +159,7 @@ def _constructor_keeps(code: str, registers: re.Pattern) -> bool:
     if "__init__" not in code:
         return False
     for line in _statements(code, registers):
-        if registers.search(line) and any(
-            n.startswith("self.") for pair in _BOUND.findall(line) for n in pair
-        ):
+        if registers.search(line) and any(n.startswith("self.") for n in _binds(line)):
             return True
     return False
 

@@ -1374,9 +1374,7 @@ class HandleModel:
             return False
         scope = self._summary(scope_id)
         values = scope.values.get(raw, [])
-        bound = (
-            set(info.params) | {k.partition("|")[2] for k in scope.values} | {"self", "cls"}
-        )  # imports may bind
+        bound = _bound_here(info, scope)
         if tensor:
             if not self._computed_tensor(receiver.value, scope_id, info, 0):
                 return False
@@ -1403,7 +1401,7 @@ class HandleModel:
         if owner != f"def:{scope_id}" or "." in name:
             return False
         scope = self._summary(scope_id)
-        bound = set(info.params) | {k.partition("|")[2] for k in scope.values} | {"self", "cls"}
+        bound = _bound_here(info, scope)
         returned = {
             n.value
             for node in self.facts.body_nodes(info.node)
@@ -2257,6 +2255,13 @@ def _loop_over(site: Site, iterable: cst.BaseExpression) -> cst.BaseExpression |
         if frame.kind == "for" and base.value in target_names(frame.node.target):  # type: ignore[attr-defined]
             return frame.node.iter  # type: ignore[attr-defined]
     return None
+
+
+def _bound_here(info: FunctionInfo, scope: _HandleSummary) -> set[str]:
+    """The names a function binds itself (parameters, names it assigns, ``self``/``cls``):
+    a call rooted at any other name builds from imports and globals
+    (:func:`_fresh_object`; imports may bind names too, and are not among these)."""
+    return set(info.params) | {k.partition("|")[2] for k in scope.values} | {"self", "cls"}
 
 
 def _fresh_object(value: cst.BaseExpression, info: FunctionInfo, bound: set[str], depth: int = 0) -> bool:

@@ -95,11 +95,9 @@ def returns_value(
                 return True
         if isinstance(current, (cst.Yield,)):
             return True
-        if module is not None and isinstance(current, cst.If):
-            tested = isinstance_of(current.test, module)
-            if tested and all(kind in kinds for kind in tested):
-                stack.extend([current.orelse] if current.orelse is not None else [])
-                continue
+        if module is not None and _tests_only(current, module, kinds):
+            stack.extend([current.orelse] if current.orelse is not None else [])
+            continue
         stack.extend(child_nodes(current))
     return False
 
@@ -160,11 +158,17 @@ def _named_outside(node: cst.CSTNode, names: set[str], module: str, kinds: froze
     K):`` tests whose classes ``K`` are all among ``kinds``."""
     if isinstance(node, cst.Name):
         return node.value in names
-    if isinstance(node, cst.If):
-        tested = isinstance_of(node.test, module)
-        if tested and all(kind in kinds for kind in tested):
-            return node.orelse is not None and _named_outside(node.orelse, names, module, kinds)
+    if _tests_only(node, module, kinds):
+        return node.orelse is not None and _named_outside(node.orelse, names, module, kinds)
     return any(_named_outside(child, names, module, kinds) for child in child_nodes(node))
+
+
+def _tests_only(node: cst.CSTNode, module: str, kinds: frozenset[str]) -> bool:
+    """``node`` is ``if isinstance(module, K):`` with every class of ``K`` among ``kinds``."""
+    if not isinstance(node, cst.If):
+        return False
+    tested = isinstance_of(node.test, module)
+    return bool(tested) and all(kind in kinds for kind in tested)
 
 
 # -- which hook runs, and on what ------------------------------------------------------

@@ -140,21 +140,15 @@ def _varying_raise(statements, bound: set[str], dead: set[int]) -> cst.CSTNode |
                 if isinstance(small, cst.Assert) and _names_any(small.test, bound):
                     return small
             continue
-        if isinstance(statement, cst.If):
-            if _names_any(statement.test, bound):
-                for block in _blocks(statement):
-                    for child in block:
-                        found = _first_raise(child, dead, handlers=True)
-                        if found is not None:
-                            return found
-                continue
+        if isinstance(statement, cst.If) and _names_any(statement.test, bound):
+            found = _first_raise(statement, dead, handlers=True)
+            if found is not None:
+                return found
+            continue
         if isinstance(statement, (cst.Try, cst.TryStar)) and _names_any(statement.body, bound):
-            for handler in statement.handlers:
-                if not _calls_remove(handler):
-                    for child in _body(handler):
-                        found = _first_raise(child, dead, handlers=True)
-                        if found is not None:
-                            return found
+            found = _first_raise(statement, dead, handlers=True)  # its handlers'
+            if found is not None:
+                return found
         for block in _blocks(statement):
             found = _varying_raise(block, bound, dead)
             if found is not None:

@@ -44,15 +44,19 @@ def _removals_run_here(model: HandleModel, stores, scope_id: int, window=None) -
     return [r for r in model.removals_of(stores, scope_id, window) if not in_kept_lambda(r.site)]
 
 
-def _covered_by_finally(site, removals) -> bool:
-    """One of ``removals`` is in the `finally` of a `try` whose body holds ``site``."""
-    finals = {
-        id(frame.node.finalbody)
-        for frame in site.frames
-        if frame.kind == "try" and getattr(frame.node, "finalbody", None) is not None
-    }
-    return bool(finals) and any(
-        frame.kind == "finally" and id(frame.node) in finals for r in removals for frame in r.site.frames
+def _covered_by(site, removals, part: str) -> bool:
+    """One of ``removals`` is in a ``part`` (``"finally"``, or ``"except"``: a handler)
+    of a `try` whose body holds ``site``."""
+    parts: set[int] = set()
+    for frame in site.frames:
+        if frame.kind != "try":
+            continue
+        if part == "finally" and getattr(frame.node, "finalbody", None) is not None:
+            parts.add(id(frame.node.finalbody))
+        elif part == "except":
+            parts.update(id(handler) for handler in getattr(frame.node, "handlers", ()))
+    return bool(parts) and any(
+        frame.kind == part and id(frame.node) in parts for r in removals for frame in r.site.frames
     )
 
 
@@ -105,15 +109,6 @@ def _try_level(path) -> int | None:
         if any(path[index + 1].block is block for block in blocks):
             return index
     return None
-
-
-def _covered_by_handler(site, removals) -> bool:
-    """One of ``removals`` is in a handler of a `try` whose body holds ``site``."""
-    handlers = {id(frame.node) for r in removals for frame in r.site.frames if frame.kind == "except"}
-    return any(
-        frame.kind == "try" and any(id(h) in handlers for h in getattr(frame.node, "handlers", ()))
-        for frame in site.frames
-    )
 
 
 class HookRemovalNotExceptionSafe(Rule):
@@ -448,9 +443,9 @@ class HookRemovalNotExceptionSafe(Rule):
         handled = [
             r for r in later if r.site.in_except and not r.site.in_finally and narrow_handler(r.site) is None
         ]
-        if handled and _covered_by_handler(site, handled):
+        if handled and _covered_by(site, handled, "except"):
             return None
-        if _covered_by_finally(site, later):
+        if _covered_by(site, later, "finally"):
             return None  # registered inside the `try` of a `finally` that removes it
         later = sorted((r for r in later if r.site.order > site.order), key=lambda r: r.site.order)
         if handled:
