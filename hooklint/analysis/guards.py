@@ -133,7 +133,64 @@ def install_once(facts: ModuleFacts, registration: Registration, target: str | N
     guards = site_guards(facts, site)
     if any("hasattr(" in facts.code(guard) or "getattr(" in facts.code(guard) for guard in guards):
         return True
-    return mentions(facts, guards, stored)
+    path = statement_path(facts, site)
+    return any(mentions(facts, [guard], stored - set_anew_before(facts, path, guard)) for guard in guards)
+
+
+def set_anew_before(facts: ModuleFacts, path, guard: cst.BaseExpression) -> set[str]:
+    """What every run of the function sets before it tests ``guard``, from a value that
+    does not read it (``self.busy = self.phase == "backward"``, or such an assignment in
+    both branches of an ``if``/``else``): a test of it reads this call's value, so it
+    says nothing about an earlier call (``self.count += 1`` keeps one)."""
+    if not path:
+        return set()
+    before: list[cst.CSTNode] = []
+    for level in path:
+        statement = level.statement
+        if isinstance(statement, cst.If) and guard in _if_tests(statement):
+            return _set_anew(facts, [*before, *level.block[: level.index]])
+        for index, earlier in enumerate(level.block[: level.index]):
+            if exits_early(earlier) and earlier.test is guard:  # type: ignore[attr-defined]
+                return _set_anew(facts, [*before, *level.block[:index]])
+        before += level.block[: level.index]
+    return set()
+
+
+def _if_tests(statement: cst.If) -> list[cst.BaseExpression]:
+    """The tests of an ``if`` and of its ``elif`` chain."""
+    tests = []
+    branch: object = statement
+    while isinstance(branch, cst.If):
+        tests.append(branch.test)
+        branch = branch.orelse
+    return tests
+
+
+def _set_anew(facts: ModuleFacts, statements: Sequence[cst.CSTNode]) -> set[str]:
+    """Names and attributes that ``statements``, run in order, always assign from a value
+    that does not read them."""
+    found: set[str] = set()
+    for statement in statements:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign):
+                    value = facts.code(small.value)
+                    for target in small.targets:
+                        name = facts.code(target.target)
+                        if isinstance(target.target, (cst.Name, cst.Attribute)) and not word_count(
+                            value, name
+                        ):
+                            found.add(name)
+        elif isinstance(statement, cst.If) and statement.orelse is not None:
+            branches = []
+            branch: object = statement
+            while isinstance(branch, cst.If):
+                branches.append(_set_anew(facts, _block(branch.body)))
+                branch = branch.orelse
+            if isinstance(branch, cst.Else):
+                branches.append(_set_anew(facts, _block(branch.body)))
+                found |= set.intersection(*branches)
+    return found
 
 
 def if_tests_around(site: Site) -> list[cst.BaseExpression]:

@@ -16,7 +16,7 @@ from hooklint.analysis.guards import install_once
 from hooklint.analysis.handles import handle_model
 from hooklint.analysis.lifetime import names_in, varying_names
 from hooklint.analysis.scopes import target_names
-from hooklint.analysis.vocabulary import TAKE_ITEM_FUNCTIONS, TAKE_ITEM_METHODS
+from hooklint.analysis.vocabulary import PER_CALL_NAMES, TAKE_ITEM_FUNCTIONS, TAKE_ITEM_METHODS
 from hooklint.analysis.walk import descendants
 
 
@@ -251,3 +251,53 @@ def _self_calls_by_class(facts: ModuleFacts) -> dict[tuple[str, str], list]:
 
 #: What a store is bound to when it starts anew: a literal container, a comprehension, a call.
 _FRESH_VALUES = frozenset({cst.List, cst.Dict, cst.Set, cst.Tuple, cst.ListComp, cst.DictComp, cst.Call})
+
+
+#: How many calls deep a function runs per call when a per-call function calls it.
+PER_CALL_DEPTH = 2
+
+
+def runs_per_call(facts: ModuleFacts, function: cst.FunctionDef | None) -> bool:
+    """Whether ``function`` runs once per forward, step or hook call: it is the body of
+    a hook registered in this file (by name, method or ``partial``; a lambda's body is
+    the lambda), a ``forward``/``__call__``/``generate``/``step``/``*_step``, or a
+    same-class method or module function one of those calls, up to
+    :data:`PER_CALL_DEPTH` calls deep.  A teardown (``__exit__``, ``close``) run once
+    when the work is done is none of these."""
+    return function is not None and id(function) in facts.memo("_per_call_functions", _per_call_functions)
+
+
+def per_call_name(name: str) -> bool:
+    """A name that says the function runs once per forward or step."""
+    return name in PER_CALL_NAMES or name.endswith("_step")
+
+
+def _per_call_functions(facts: ModuleFacts) -> set[int]:
+    found = {id(r.hook.node) for r in facts.registrations if r.hook is not None and r.hook.via != "lambda"}
+    found |= {id(info.node) for info in facts.functions if per_call_name(info.name)}
+    layer = set(found)
+    for _ in range(PER_CALL_DEPTH):
+        called: set[int] = set()
+        for call in facts.calls:
+            caller = call.site.function
+            if caller is None or id(caller) not in layer:
+                continue
+            callee = _same_file_callee(facts, call)
+            if callee is not None and id(callee.node) not in found:
+                called.add(id(callee.node))
+        found |= called
+        layer = called
+    return found
+
+
+def _same_file_callee(facts: ModuleFacts, call):
+    """The def a call runs: ``self.m(...)`` in a method of the class that defines ``m``,
+    or a module function called by name."""
+    if call.callee is None:
+        return None
+    if call.attr is not None:
+        class_def = call.site.class_def
+        if call.callee != f"self.{call.attr}" or class_def is None:
+            return None
+        return facts.method(class_def.name.value, call.attr)
+    return facts.module_function(call.callee) if "." not in call.callee else None

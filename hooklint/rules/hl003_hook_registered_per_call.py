@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from hooklint.analysis.facts import Frame, ModuleFacts, Registration
+from hooklint.analysis.facts import Frame, FunctionInfo, ModuleFacts, Registration
 from hooklint.analysis.guards import install_once
 from hooklint.analysis.handles import handle_model
 from hooklint.analysis.lifetime import (
@@ -23,12 +23,13 @@ from hooklint.analysis.passes import (
     is_statement_loop,
     kept_handle,
     loop_body_code,
+    per_call_name,
     rebound_per_pass,
     removed_in_pass,
+    runs_per_call,
     varying_in_call,
     varying_in_loop,
 )
-from hooklint.analysis.vocabulary import PER_CALL_NAMES
 from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
@@ -57,7 +58,8 @@ class HookRegisteredPerCall(Rule):
     handle: a hook that appends it to the `self` list keeping the hook's own handle, which
     only the teardown empties, grows that list on every call: flagged). So is an
     install-once registration (guarded by a flag or an attribute that is tested
-    first), and handles kept in a list that is removed in the same function, unless
+    first; not one the function sets anew before it tests it, from a value that does
+    not read it: that is this call's state, not "already installed"), and handles kept in a list that is removed in the same function, unless
     the loop binds the name to a new list on every pass (`hooks = [reg(m) for m in
     ms]` inside the loop): a removal after the loop reaches the last list only.
     Also not flagged: a different hook on every iteration of a loop
@@ -65,8 +67,11 @@ class HookRegisteredPerCall(Rule):
     call only the receiver of a module hook decides, so a fresh `partial` or lambda on
     each call to the same submodule is flagged, and a removal of an earlier list (bound anew before the
     registration) does not count. Nor is a per-call lifecycle
-    whose handle another function of the file removes (registered in a pre-hook,
-    removed in a backward hook through the same attribute). A tensor hook that an
+    whose handle another function of the file removes on each call (registered in a
+    pre-hook, removed in a backward hook through the same attribute, or in a method
+    such a hook calls, two calls deep). A handle that only a teardown removes
+    (`__exit__`, `close`: functions that run once, when the work is done) is
+    flagged: until then each call adds one more hook to the same module. A tensor hook that an
     `autograd.Function.forward` puts on an argument that every same-file
     `Cls.apply(...)` fills with a module's parameter (`self.weight`) is on a
     parameter: flagged here, not as HL002's capture. One reason in one function is
@@ -213,8 +218,15 @@ class HookRegisteredPerCall(Rule):
             return None
         if self._removed_or_guarded(facts, registration, function):
             return None
-        if _removed_elsewhere(facts, registration):
+        removers = _removed_elsewhere(facts, registration)
+        if any(runs_per_call(facts, remover.node) for remover in removers):
             return None  # a per-call lifecycle: removed in another hook or the next call
+        if removers:
+            # removed once, when the work is done (``__exit__``, ``close``): until then
+            # every call adds one more hook to the same module
+            name = removers[0].name
+            message = f"`{registration.api.name}` {reason} is removed only in `{name}`: hooks pile up"
+            return Finding(node=registration.call, message=message)
         return self._finding(facts, registration, reason, None)
 
     # -- exceptions --------------------------------------------------------------------------
@@ -608,6 +620,90 @@ class GradTap:
         self.handle.remove()
 """
         ),
+        # A pre-hook puts a one-shot post-hook on the module it sees, and the post-hook
+        # takes its own handle off again: a lifecycle of one call, nothing piles up.
+        Valid(
+            """
+from torch.nn.modules.module import register_module_forward_pre_hook
+
+
+class CallTimer:
+    def __init__(self, clock):
+        self.clock = clock
+        self.started = {}
+        self.ends = {}
+
+    def _before(self, module, args):
+        key = id(module)
+        self.started[key] = self.clock()
+        self.ends[key] = module.register_forward_hook(self._after)
+
+    def _after(self, module, args, output):
+        self.ends.pop(id(module)).remove()
+
+    def __enter__(self):
+        self.global_handle = register_module_forward_pre_hook(self._before)
+        return self
+
+    def __exit__(self, *exc):
+        self.global_handle.remove()
+        for handle in self.ends.values():
+            handle.remove()
+"""
+        ),
+        # A counter kept from call to call: only the first call registers.
+        Valid(
+            """
+class FirstCallProbe:
+    def __init__(self, layer, sink):
+        self.sink = sink
+        self.calls = 0
+        self.probe = None
+        self.pre = layer.register_forward_pre_hook(self._before)
+
+    def _before(self, module, args):
+        self.calls += 1
+        if self.calls == 1:
+            self.probe = module.register_forward_hook(self.sink)
+
+    def close(self):
+        self.pre.remove()
+        if self.probe is not None:
+            self.probe.remove()
+"""
+        ),
+        # The same per-call registration, but the previous call's hook under that key is
+        # taken off first: one post-hook per module at a time.
+        Valid(
+            """
+from torch.nn.modules.module import register_module_forward_pre_hook
+
+
+class DepthTracer:
+    def __init__(self):
+        self.depth = 0
+        self.post_handles = {}
+
+    def _before(self, module, args):
+        self.depth += 1
+        key = type(module).__name__
+        if key in self.post_handles:
+            self.post_handles[key].remove()
+        self.post_handles[key] = module.register_forward_hook(self._after)
+
+    def _after(self, module, args, output):
+        self.depth -= 1
+
+    def __enter__(self):
+        self.pre_handle = register_module_forward_pre_hook(self._before)
+        return self
+
+    def __exit__(self, *exc):
+        self.pre_handle.remove()
+        for handle in self.post_handles.values():
+            handle.remove()
+"""
+        ),
     ]
     INVALID = [
         # Every epoch hooks every module again: the inner loop visits the same modules each time.
@@ -929,27 +1025,72 @@ class GradTap:
             line=8,
             message="`register_hook` adds a handle to `self.handles` each time the hook runs: the list only grows",
         ),
+        # A pre-hook that hooks its module again on every call, the handle kept under the
+        # module's key and removed only when the context closes: a module run three
+        # times in the context carries three post-hooks (the key keeps the last), and
+        # the flag set at the start of each call is no install-once check.
+        Invalid(
+            """
+from torch.nn.modules.module import register_module_forward_pre_hook
+
+
+class DepthTracer:
+    def __init__(self):
+        self.depth = 0
+        self.replaying = False
+        self.phase = "forward"
+        self.post_handles = {}
+
+    def _before(self, module, args):
+        self.replaying = self.phase == "backward"
+        if not self.replaying:
+            self.depth += 1
+            self.post_handles[type(module).__name__] = module.register_forward_hook(self._after)
+
+    def _after(self, module, args, output):
+        self.depth -= 1
+
+    def __enter__(self):
+        self.pre_handle = register_module_forward_pre_hook(self._before)
+        return self
+
+    def __exit__(self, *exc):
+        self.pre_handle.remove()
+        for handle in self.post_handles.values():
+            handle.remove()
+""",
+            expected=None,
+            line=15,
+            message="(once per hook call) is removed only in `__exit__`: hooks pile up",
+        ),
     ]
 
 
-def _removed_elsewhere(facts: ModuleFacts, registration: Registration) -> bool:
-    """The handle goes into an attribute (``x._hooks.append(h)``, ``self._h = h``) that
-    some other function of the file removes."""
+def _removed_elsewhere(facts: ModuleFacts, registration: Registration) -> list[FunctionInfo]:
+    """The other functions of the file that remove the attribute the handle goes into
+    (``x._hooks.append(h)``, ``self._h = h``), in file order."""
     if registration.handle.final.role not in ("bound", "appended"):
-        return False
-    for target in stored_in(facts, registration):
-        target = container_of(target)
-        if "." in target:
-            attribute = target.rsplit(".", 1)[-1]
-            if any(attribute in key for key in facts.removals):
-                return True
-    return False
+        return []
+    attributes = {
+        container_of(target).rsplit(".", 1)[-1]
+        for target in stored_in(facts, registration)
+        if "." in container_of(target)
+    }
+    found: dict[int, FunctionInfo] = {}
+    for key, removals in facts.removals.items():
+        if any(attribute in key for attribute in attributes):
+            for removal in removals:
+                function = removal.site.function
+                info = facts.function_for(function) if function is not None else None
+                if info is not None:
+                    found.setdefault(id(function), info)
+    return sorted(found.values(), key=lambda info: info.site.order)
 
 
 def _per_call_reason(facts: ModuleFacts, function: cst.FunctionDef, hook_bodies) -> str | None:
     name = facts.function_for(function).name  # type: ignore[union-attr]
     if id(function) in hook_bodies:
         return f"inside hook `{name}` (once per hook call)"
-    if name in PER_CALL_NAMES or name.endswith("_step"):
+    if per_call_name(name):
         return f"inside `{name}()` (once per call)"
     return None
