@@ -406,3 +406,130 @@ def _unhooks(facts, model: HandleModel, nodes, calls, visited: set[int], depth: 
             if _unhooks(facts, model, inner_nodes, inner_calls, visited, depth + 1):
                 return True
     return False
+
+
+@dataclass(frozen=True)
+class GrowingStore:
+    """A setup that appends its handles to ``store`` (a ``self`` list) each time it runs,
+    and a teardown that removes what the list holds but never empties it."""
+
+    lifecycle: Lifecycle
+    #: The first registration whose handle goes into such a list.
+    registration: Registration
+    #: Every such list of the setup, in the order its registrations fill them.
+    stores: tuple[str, ...]
+
+
+#: Methods that take items out of a list or a dict (or empty it).
+_EMPTYING_METHODS = frozenset({"clear", "pop", "popleft", "popitem", "remove"})
+#: Methods that set an object's stores up the first time (not a rebinding per run).
+_CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__"})
+
+
+def growing_stores(facts: ModuleFacts) -> list[GrowingStore]:
+    """``__enter__`` (or the setup of a same-class pair: ``attach``/``detach``) appends
+    each handle it registers to a ``self`` list, and its teardown removes every handle
+    of that list (``for h in self.handles: h.remove()``) but nothing in the class,
+    besides its constructor, empties or rebinds the list: a second ``with obj:`` adds
+    its handles to those of the first, and every teardown walks them all again.  The
+    setup's own registrations only, not under an install-once check.
+
+    Only where the setup runs again on one object: ``__enter__``, unless every use of
+    the class in the file enters a new object (``with Tap(model):``); another setup
+    when the file calls it (or hands it to ``Module.apply``) from a function that runs
+    per call (:func:`hooklint.analysis.passes.runs_per_call`), from a loop, or from a
+    public method other than the constructor (a setup that only ``__init__`` runs,
+    once per object, fills the list once)."""
+    from hooklint.analysis.guards import install_once
+
+    model = handle_model(facts)
+    found = []
+    for lifecycle in lifecycles(facts):
+        if lifecycle.kind not in ("enter", "pair") or lifecycle.teardown is None:
+            continue
+        if lifecycle.kind == "enter":
+            if _entered_new_only(facts, lifecycle.setup.class_name):
+                continue
+        elif not _runs_again(facts, lifecycle.setup):
+            continue
+        teardown_removals = model.removals_in(id(lifecycle.teardown.node))
+        if not teardown_removals:
+            continue
+        first, stores = None, []
+        for registration in model.registrations_in(id(lifecycle.setup.node)):
+            flow = model.acquisition_of(registration).flow
+            if flow.single or flow.escapes or flow.scoped:
+                continue
+            removed = {model.find(r.store) for r in teardown_removals}
+            kept = [s for s in flow.stores if s.startswith("class:") and model.find(s) in removed]
+            store = model.store_codes(set(kept[:1]))[0] if kept else ""
+            if not store.startswith("self.") or "[" in store:
+                continue
+            if install_once(facts, registration, store) or _emptied(facts, lifecycle.setup.class_name, store):
+                continue
+            first = first or registration
+            if store not in stores:
+                stores.append(store)
+        if first is not None:
+            found.append(GrowingStore(lifecycle, first, tuple(stores)))
+    return found
+
+
+def _emptied(facts: ModuleFacts, class_name: str | None, store: str) -> bool:
+    """Whether a method of the class other than its constructor binds ``store`` anew,
+    deletes it or one of its items, or takes items out of it (``clear()``, ``pop()``)."""
+    for info in facts.functions:
+        if info.class_name != class_name or info.name in _CONSTRUCTORS:
+            continue
+        for node in facts.body_nodes(info.node):
+            if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                if any(_names_store(facts, target, store) for target in targets):
+                    return True
+            elif isinstance(node, cst.Del) and _names_store(facts, node.target, store):
+                return True
+            elif (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value in _EMPTYING_METHODS
+                and facts.code(node.func.value) == store
+            ):
+                return True
+    return False
+
+
+def _names_store(facts: ModuleFacts, target: cst.CSTNode, store: str) -> bool:
+    """``self.hooks``, ``self.hooks[:]``, ``self.hooks[i]``, or a tuple holding one."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_names_store(facts, element.value, store) for element in target.elements)
+    while isinstance(target, cst.Subscript):
+        target = target.value
+    return facts.code(target) == store
+
+
+def _entered_new_only(facts: ModuleFacts, class_name: str | None) -> bool:
+    """Every construction of the class in the file is the item of a ``with``: each
+    ``with`` enters an object of its own, once."""
+    made = [call for call in facts.calls if call.callee == class_name]
+    return bool(made) and all(call.use.role == "with" for call in made)
+
+
+def _runs_again(facts: ModuleFacts, setup: FunctionInfo) -> bool:
+    """The file runs ``setup`` (``self.setup()``, or ``X.apply(self.setup)``) from a
+    per-call function, a loop, or a public method other than the constructor."""
+    from hooklint.analysis.passes import runs_per_call
+
+    own = f"self.{setup.name}"
+    for call in facts.calls:
+        if call.site.class_def is None or call.site.class_def.name.value != setup.class_name:
+            continue
+        if call.callee != own and not (
+            call.attr == "apply" and any(facts.code(arg.value) == own for arg in call.node.args)
+        ):
+            continue
+        caller = facts.function_for(call.site.function) if call.site.function is not None else None
+        if caller is None or caller.name in _CONSTRUCTORS:
+            continue
+        if runs_per_call(facts, caller.node) or call.site.loops or not caller.name.startswith("_"):
+            return True
+    return False

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from hooklint.analysis.facts import Frame, FunctionInfo, ModuleFacts, Registration
 from hooklint.analysis.guards import install_once
 from hooklint.analysis.handles import handle_model
+from hooklint.analysis.lifecycles import GrowingStore, growing_stores
 from hooklint.analysis.lifetime import (
     container_of,
     names_in,
@@ -49,7 +50,15 @@ class HookRegisteredPerCall(Rule):
     name or attribute on every iteration of a loop, so that all but the last handle
     are lost; and a method that starts its `self.*` handle store anew (`self.hooks =
     []`) without removing what it held, run by a loop of its class (directly or a few
-    same-class calls up) that does not remove the store in the loop.
+    same-class calls up) that does not remove the store in the loop. And a setup that
+    runs again and again (`__enter__`, or `attach` of an `attach`/`detach` pair: a
+    `with tap:` per batch) appending its handles to a `self` list that the teardown
+    removes but nothing but the constructor empties or rebinds (`clear()`, `pop()`,
+    `self.handles = []`): the list, and the time each teardown takes, grows with
+    every run. The setup must run again on one object: `__enter__` (unless each
+    `with` of the file enters a new object: `with Tap(model):`), or a setup that a
+    per-call function, a loop or a public method of the class runs (not one that
+    only the constructor runs, once per object).
 
     A registration on something new on every pass is fine: the loop variable of
     `for module in model.modules()`, the item a `while` loop takes off its work list
@@ -129,8 +138,13 @@ class HookRegisteredPerCall(Rule):
         }
         # One bug, one finding: the same reason in one function is reported at its first site.
         groups: dict[tuple, list] = {}
+        growing = {id(g.registration.call): g for g in growing_stores(facts)}
         for registration in facts.registrations:
-            finding = self._check(facts, registration, hook_bodies) or self._rebound(facts, registration)
+            finding = (
+                self._check(facts, registration, hook_bodies)
+                or self._rebound(facts, registration)
+                or self._grows(growing.get(id(registration.call)))
+            )
             if finding is not None:
                 # A fix mends one site only: findings with a fix stay one per site.
                 key = (
@@ -238,6 +252,21 @@ class HookRegisteredPerCall(Rule):
         store, method, caller = found
         message = f"`{store}` starts anew in `{method}`, which a loop in `{caller}` runs per pass: earlier hooks stay"
         return Finding(node=registration.call, message=message)
+
+    @staticmethod
+    def _grows(growing: GrowingStore | None) -> Finding | None:
+        """A setup that appends to a ``self`` list its teardown removes but never empties."""
+        if growing is None:
+            return None
+        teardown = growing.lifecycle.teardown.name  # type: ignore[union-attr]
+        stores = " and ".join(f"`{store}`" for store in growing.stores[:2])
+        more = f" (and {len(growing.stores) - 2} more)" if len(growing.stores) > 2 else ""
+        lists = "it" if len(growing.stores) == 1 else "them"
+        message = (
+            f"`{teardown}` removes {stores}{more} but never empties {lists}:"
+            f" each `{growing.lifecycle.setup.name}` adds more handles"
+        )
+        return Finding(node=growing.registration.call, message=message)
 
     def _removed_or_guarded(self, facts: ModuleFacts, registration: Registration, scope: cst.CSTNode) -> bool:
         return removed_in_pass(facts, registration, scope) or install_once(
@@ -704,6 +733,102 @@ class DepthTracer:
             handle.remove()
 """
         ),
+        # The teardown empties the list it walked: the next `with` starts from nothing.
+        Valid(
+            """
+class ActivationTap:
+    def __init__(self, layers):
+        self.layers = layers
+        self.seen = []
+        self.handles = []
+
+    def _keep(self, module, args, output):
+        self.seen.append(output.shape)
+
+    def __enter__(self):
+        for layer in self.layers:
+            self.handles.append(layer.register_forward_hook(self._keep))
+        return self
+
+    def __exit__(self, *exc):
+        for handle in self.handles:
+            handle.remove()
+        self.handles.clear()
+"""
+        ),
+        # Each handle is taken out of the list as it is removed.
+        Valid(
+            """
+class ActivationTap:
+    def __init__(self, layers):
+        self.layers = layers
+        self.handles = []
+
+    def _keep(self, module, args, output):
+        module.last_shape = output.shape
+
+    def attach(self):
+        for layer in self.layers:
+            self.handles.append(layer.register_forward_hook(self._keep))
+
+    def detach(self):
+        while self.handles:
+            self.handles.pop().remove()
+"""
+        ),
+        # The setup runs once per object, from its constructor: the list is filled once.
+        Valid(
+            """
+class ActivationTap:
+    def __init__(self, layers):
+        self.layers = layers
+        self.handles = []
+        self._register()
+
+    def _keep(self, module, args, output):
+        module.last_shape = output.shape
+
+    def _register(self):
+        for layer in self.layers:
+            self.handles.append(layer.register_forward_hook(self._keep))
+
+    def _unregister(self):
+        for handle in self.handles:
+            handle.remove()
+
+    def close(self):
+        self._unregister()
+"""
+        ),
+        # Every `with` of this file enters a new object: no list is entered twice.
+        Valid(
+            """
+class keep_shapes:
+    def __init__(self, layer, shapes):
+        self.layer = layer
+        self.shapes = shapes
+        self.handles = []
+
+    def _keep(self, module, args, output):
+        self.shapes.append(output.shape)
+
+    def __enter__(self):
+        self.handles.append(self.layer.register_forward_hook(self._keep))
+        return self
+
+    def __exit__(self, *exc):
+        for handle in self.handles:
+            handle.remove()
+
+
+def output_shapes(model, layer, batches):
+    shapes = []
+    for batch in batches:
+        with keep_shapes(layer, shapes):
+            model(batch)
+    return shapes
+"""
+        ),
     ]
     INVALID = [
         # Every epoch hooks every module again: the inner loop visits the same modules each time.
@@ -1062,6 +1187,71 @@ class DepthTracer:
             expected=None,
             line=15,
             message="(once per hook call) is removed only in `__exit__`: hooks pile up",
+        ),
+        # A reusable context manager: every `with tap:` appends its handles to the list
+        # the last one left behind, and `__exit__` walks (and removes) them all again.
+        Invalid(
+            """
+class ActivationTap:
+    def __init__(self, layers):
+        self.layers = layers
+        self.handles = []
+        self.grad_handles = []
+
+    def _keep(self, module, args, output):
+        module.last_shape = output.shape
+
+    def _keep_grad(self, module, grad_input, grad_output):
+        module.last_grad_shape = grad_output[0].shape
+
+    def __enter__(self):
+        for layer in self.layers:
+            handle = layer.register_forward_hook(self._keep)
+            self.handles.append(handle)
+            self.grad_handles.append(layer.register_full_backward_hook(self._keep_grad))
+        return self
+
+    def __exit__(self, *exc):
+        for handle in self.handles:
+            handle.remove()
+        for handle in self.grad_handles:
+            handle.remove()
+""",
+            expected=None,
+            line=15,
+            message="`__exit__` removes `self.handles` and `self.grad_handles` but never empties them",
+        ),
+        # The same with a setup/teardown pair that a public method runs on every call.
+        Invalid(
+            """
+class ActivationTap:
+    def __init__(self, model, layers):
+        self.model = model
+        self.layers = layers
+        self.handles = []
+
+    def _keep(self, module, args, output):
+        module.last_shape = output.shape
+
+    def attach(self):
+        for layer in self.layers:
+            self.handles.append(layer.register_forward_hook(self._keep))
+
+    def detach(self):
+        for handle in self.handles:
+            handle.remove()
+
+    def shapes(self, batch):
+        self.attach()
+        try:
+            self.model(batch)
+        finally:
+            self.detach()
+        return [layer.last_shape for layer in self.layers]
+""",
+            expected=None,
+            line=12,
+            message="each `attach` adds more handles",
         ),
     ]
 
