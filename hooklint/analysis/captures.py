@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration, parameter_names
-from hooklint.analysis.hook_roles import holds_registering_object
+from hooklint.analysis.hook_roles import holds_registering_object, hook_callable
 from hooklint.analysis.names import argument_for, dotted_name
 from hooklint.analysis.scopes import local_names, target_names
 from hooklint.analysis.vocabulary import MODULE_HOOK_DICTS, STORE_VERBS
@@ -496,18 +496,28 @@ def _hooks_own_method(registration: Registration) -> bool:
 
 
 def drained_by_forward(facts: ModuleFacts, registration: Registration, store: str) -> bool:
-    """Whether the hook is a method of the registering class (``self.method``) and
-    ``store`` (``self.X``) is emptied on every forward of that class: ``forward``, or a method of the class that ``forward`` calls (through
-    ``self.method(...)``, at any depth), empties it (``self.X.clear()``, ``self.X = []``
-    / ``{}`` / ``list()`` / ``dict()``, ``del self.X[:]``).  A module that hooks its own
-    layers and consumes what they captured in its own forward holds at most one
-    forward's captures."""
-    if not _hooks_own_method(registration):
-        return False
+    """Whether ``store`` (``self.X`` of the hook's ``self``) is emptied on every forward
+    of the registering class: ``forward``, or a method of the class that ``forward``
+    calls (through ``self.method(...)``, at any depth), empties it (``self.X.clear()``,
+    ``self.X = []`` / ``{}`` / ``list()`` / ``dict()``, ``self.X[key] = []``, ``del
+    self.X[:]``).  The hook is a method of the registering class (``self.method``), or
+    an object of a same-file class with ``__call__`` that the class holds
+    (``self.saver``): then the forward empties ``self.saver.X``, or calls a method of
+    the object that empties its ``self.X`` (``self.saver.clear()``).  A module that
+    hooks its own layers and consumes what they captured in its own forward holds at
+    most one forward's captures."""
     class_name = registration.site.class_name
     if class_name is None or not store.startswith("self.") or facts.method(class_name, "forward") is None:
         return False
     attr = store[len("self.") :]
+    held = None  # the attribute of ``self`` holding the callable object
+    if registration.hook is None or not _hooks_own_method(registration):
+        found = hook_callable(facts, registration)
+        receiver = found.receiver if found is not None else None
+        function = found.body.function if found is not None else None
+        if receiver is None or not receiver.startswith("self.") or "." in receiver[5:] or function is None:
+            return False
+        held = (receiver[5:], function.class_name)
     todo, seen = ["forward"], set()
     while todo:
         name = todo.pop()
@@ -519,7 +529,9 @@ def drained_by_forward(facts: ModuleFacts, registration: Registration, store: st
             continue
         self_name = info.params[0]
         for current in descendants(info.node.body):
-            if _empties(current, self_name, attr):
+            if held is None and _empties(current, self_name, attr):
+                return True
+            if held is not None and _empties_held(facts, current, self_name, held, attr):
                 return True
             if (
                 isinstance(current, cst.Call)
@@ -529,6 +541,25 @@ def drained_by_forward(facts: ModuleFacts, registration: Registration, store: st
             ):
                 todo.append(current.func.attr.value)
     return False
+
+
+def _empties_held(facts: ModuleFacts, node: cst.CSTNode, self_name: str, held, attr: str) -> bool:
+    """``node`` empties ``X`` of the object ``self.<name>`` holds: directly
+    (``self.saver.X.clear()``), or through a method of its class that empties its own
+    ``self.X`` (``self.saver.reset()``)."""
+    name, class_name = held
+    if _empties(node, f"{self_name}.{name}", attr):
+        return True
+    if not (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and facts.code(node.func.value) == f"{self_name}.{name}"
+    ):
+        return False
+    method = facts.method(class_name, node.func.attr.value)
+    if method is None or not method.params:
+        return False
+    return any(_empties(current, method.params[0], attr) for current in descendants(method.node.body))
 
 
 _EMPTY_CALLS = frozenset({"list", "dict", "set", "deque", "OrderedDict", "defaultdict"})
@@ -598,8 +629,19 @@ def _sets_flag(node: cst.CSTNode, self_name: str, flag: str, on: bool) -> bool:
 
 
 def _empties(node: cst.CSTNode, self_name: str, attr: str) -> bool:
+    """``node`` empties ``<self_name>.attr`` (``self_name`` may be dotted: ``self.saver``):
+    ``.clear()``, an empty value assigned to it or to one of its keys (a store of
+    lists by key: ``self.X[device] = []``), ``del X[:]``."""
+
     def is_store(expr: cst.BaseExpression) -> bool:
-        return _self_attribute(expr, self_name) == attr
+        return (
+            isinstance(expr, cst.Attribute)
+            and expr.attr.value == attr
+            and dotted_name(expr.value) == self_name
+        )
+
+    def is_store_or_key(expr: cst.BaseExpression) -> bool:
+        return is_store(expr) or (isinstance(expr, cst.Subscript) and is_store(expr.value))
 
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         return node.func.attr.value == "clear" and not node.args and is_store(node.func.value)
@@ -608,7 +650,7 @@ def _empties(node: cst.CSTNode, self_name: str, attr: str) -> bool:
         empty = (isinstance(value, (cst.List, cst.Dict)) and not value.elements) or (
             isinstance(value, cst.Call) and dotted_name(value.func) in _EMPTY_CALLS and not value.args
         )
-        return empty and any(is_store(t.target) for t in node.targets)
+        return empty and any(is_store_or_key(t.target) for t in node.targets)
     if isinstance(node, cst.Del):
         target = node.target
         return (

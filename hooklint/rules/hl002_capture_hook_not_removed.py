@@ -95,7 +95,9 @@ class CaptureHookNotRemoved(Rule):
     pops (a stack of one entry per forward in flight: HL001 asks about
     `always_call`); a module's own method hooked on its layers whose `self.X` store
     its `forward` (or a method `forward` calls) empties (`self.X.clear()`,
-    `self.X = []`); hooks that remove themselves (or all hooks) unconditionally on
+    `self.X = []`, `self.X[key] = []`), or a callable object the module holds
+    (`self.saver`) whose store the forward empties (`self.saver.X.clear()`, or a
+    method of the object that empties it: `self.saver.reset()`); hooks that remove themselves (or all hooks) unconditionally on
     their first call; a recorder's method that stores only under `if self.<flag>:`,
     a flag its class turns on only in `__enter__` (which empties the store) and off in
     `__exit__` (the store holds one `with` window).
@@ -753,6 +755,40 @@ class ActivationMap:
             handle.remove()
 """
         ),
+        # A module keeps a tap object as its hook and empties it, through the
+        # tap's own method, in every forward: one forward's outputs at most.
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+class Tap:
+    def __init__(self):
+        self.by_device = {}
+
+    def __call__(self, module, inputs, output):
+        self.by_device.setdefault(output.device, []).append(output)
+
+    def reset(self, device):
+        self.by_device[device] = []
+
+
+class MultiScale(nn.Module):
+    def __init__(self, blocks):
+        super().__init__()
+        self.blocks = blocks
+        self.tap = Tap()
+        for block in self.blocks:
+            block.register_forward_hook(self.tap)
+
+    def forward(self, x):
+        self.blocks(x)
+        features = torch.cat(self.tap.by_device[x.device], dim=1)
+        self.tap.reset(x.device)
+        return features
+"""
+        ),
     ]
     INVALID = [
         # A tensor hook on one of the model's parameters (looked up, not computed): it
@@ -1298,6 +1334,38 @@ class ActivationMap:
             expected=None,
             line=5,
             message="only `__del__` removes it, which the hook blocks",
+        ),
+        # The same tap, read by the forward and never emptied: every forward
+        # adds its outputs to those of all the earlier ones.
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+class Tap:
+    def __init__(self):
+        self.outputs = []
+
+    def __call__(self, module, inputs, output):
+        self.outputs.append(output)
+
+
+class MultiScale(nn.Module):
+    def __init__(self, blocks):
+        super().__init__()
+        self.blocks = blocks
+        self.tap = Tap()
+        for block in self.blocks:
+            block.register_forward_hook(self.tap)
+
+    def forward(self, x):
+        self.blocks(x)
+        return torch.cat(self.tap.outputs[-len(self.blocks) :], dim=1)
+""",
+            expected=None,
+            line=19,
+            message="appends to `self.outputs` on every forward",
         ),
     ]
 
