@@ -199,8 +199,10 @@ class HandleModel:
             if m.class_name in classes and self._acts_on_hooks(m)
         }
         for call in facts.calls:
-            if call.attr in named and not _on_self(call.node):
-                relevant.add(self.scope_id(call.site))
+            if (call.attr in named and not _on_self(call.node)) or (
+                call.attr is None and call.callee in classes
+            ):
+                relevant.add(self.scope_id(call.site))  # ``tap.attach(fn)``, or building a ``Tap(...)``
         classes |= {self._infos[s].class_name for s in relevant if s in self._infos}
         classes.discard(None)
         for info in facts.functions:

@@ -31,6 +31,7 @@ from hooklint.analysis.passes import (
     varying_in_call,
     varying_in_loop,
 )
+from hooklint.analysis.unclosed import UnclosedObject, unclosed_objects
 from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
@@ -58,7 +59,13 @@ class HookRegisteredPerCall(Rule):
     every run. The setup must run again on one object: `__enter__` (unless each
     `with` of the file enters a new object: `with Tap(model):`), or a setup that a
     per-call function, a loop or a public method of the class runs (not one that
-    only the constructor runs, once per object).
+    only the constructor runs, once per object). And a function that builds objects
+    of a same-file class whose constructor hooks the module it is given and keeps the
+    handle for a method that removes it (`close()`), on modules its own caller passed
+    in, and neither calls that method on them (also in a loop or a nested cleanup
+    function) nor hands them on (returns or yields them, keeps them on `self` or on an
+    object it was given, passes them to a call): each call of the function leaves one
+    more hook on each of those modules.
 
     A registration on something new on every pass is fine: the loop variable of
     `for module in model.modules()`, the item a `while` loop takes off its work list
@@ -139,6 +146,9 @@ class HookRegisteredPerCall(Rule):
         # One bug, one finding: the same reason in one function is reported at its first site.
         groups: dict[tuple, list] = {}
         growing = {id(g.registration.call): g for g in growing_stores(facts)}
+        for unclosed in unclosed_objects(facts):
+            finding = self._unclosed(unclosed)
+            groups.setdefault((id(unclosed.function.node), finding.message, 0), [finding, -1])[1] += 1
         for registration in facts.registrations:
             finding = (
                 self._check(facts, registration, hook_bodies)
@@ -252,6 +262,16 @@ class HookRegisteredPerCall(Rule):
         store, method, caller = found
         message = f"`{store}` starts anew in `{method}`, which a loop in `{caller}` runs per pass: earlier hooks stay"
         return Finding(node=registration.call, message=message)
+
+    @staticmethod
+    def _unclosed(unclosed: UnclosedObject) -> Finding:
+        """A function that builds a hook-owning object on its caller's module and never
+        closes it or hands it on."""
+        message = (
+            f"`{unclosed.cls}(...)` hooks the caller's module and nothing calls its"
+            f" `{unclosed.closer}()`: each `{unclosed.function.name}` call adds a hook"
+        )
+        return Finding(node=unclosed.acquisition.node, message=message)
 
     @staticmethod
     def _grows(growing: GrowingStore | None) -> Finding | None:
@@ -829,6 +849,61 @@ def output_shapes(model, layer, batches):
     return shapes
 """
         ),
+        # The function closes every object it built, so their hooks go with the call.
+        Valid(
+            """
+class Tap:
+    def __init__(self, module):
+        self.output = None
+        self.handle = module.register_forward_hook(self._keep)
+
+    def _keep(self, module, args, output):
+        self.output = output
+
+    def close(self):
+        self.handle.remove()
+
+
+def layer_outputs(model, layers, batch):
+    taps = [Tap(layer) for layer in layers]
+    try:
+        model(batch)
+    finally:
+        for tap in taps:
+            tap.close()
+    return [tap.output for tap in taps]
+"""
+        ),
+        # The objects go back to the caller, who closes them; and a tap on a module the
+        # function builds itself goes away with that module.
+        Valid(
+            """
+from torch import nn
+
+
+class Tap:
+    def __init__(self, module):
+        self.output = None
+        self.handle = module.register_forward_hook(self._keep)
+
+    def _keep(self, module, args, output):
+        self.output = output
+
+    def close(self):
+        self.handle.remove()
+
+
+def attach_taps(layers):
+    return [Tap(layer) for layer in layers]
+
+
+def probe_width(batch):
+    layer = nn.Linear(batch.shape[-1], 4)
+    tap = Tap(layer)
+    layer(batch)
+    return tap.output.shape[-1]
+"""
+        ),
     ]
     INVALID = [
         # Every epoch hooks every module again: the inner loop visits the same modules each time.
@@ -1252,6 +1327,34 @@ class ActivationTap:
             expected=None,
             line=12,
             message="each `attach` adds more handles",
+        ),
+        # The class can take its hook off, but this function never asks it to: every
+        # call leaves one more hook on each of the caller's layers (each one still
+        # storing, and keeping alive, its object).
+        Invalid(
+            """
+class Tap:
+    def __init__(self, module):
+        self.output = None
+        self.handle = module.register_forward_hook(self._keep)
+
+    def _keep(self, module, args, output):
+        self.output = output
+
+    def close(self):
+        self.handle.remove()
+
+
+def layer_outputs(model, layers, batch):
+    taps = {}
+    for name, layer in layers.items():
+        taps[name] = Tap(layer)
+    model(batch)
+    return {name: tap.output for name, tap in taps.items()}
+""",
+            expected=None,
+            line=16,
+            message="`Tap(...)` hooks the caller's module and nothing calls its `close()`",
         ),
     ]
 
