@@ -20,7 +20,9 @@ Its modules, by topic::
         handles         where handles go (stores, returns, aliases) and where they are removed
         wrappers        functions that register the hook they are given
         lifetime        queries about when a hook goes away (HL003, HL004, HL009, HL011)
-        lifecycles      setup code and its teardown (HL016); a constructor's hooks
+        lifecycles      setup code and its teardown (HL016); a constructor's hooks; handle
+                        lists a teardown never empties (HL003)
+        unclosed        hook-owning objects a function builds and never closes (HL003)
         delegation      a context manager's hand-off to its base's enter and exit (HL011)
         given           whether what a function hooks is something its caller handed it (HL016)
         passes          the repeated runs of a loop body or a function (HL003)

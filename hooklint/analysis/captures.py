@@ -64,6 +64,34 @@ def hook_of(facts: ModuleFacts, registration: Registration) -> HookBody | None:
     return found.body if found is not None else None
 
 
+def own_method_call(facts: ModuleFacts, hook: HookBody, capture: Capture) -> bool:
+    """The capture is a call of a method that a same-file class defines on an object
+    the hook's class holds (``self.tree.add(name, n)`` where every binding of
+    ``self.tree`` builds a ``Tree`` of this file, which defines ``add``): what it does
+    is that method's, not a list's or a set's growth."""
+    node = capture.node
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+        return False
+    holder = node.func.value
+    class_name = hook.function.class_name if hook.function is not None else None
+    if class_name is None or not (
+        isinstance(holder, cst.Attribute)
+        and isinstance(holder.value, cst.Name)
+        and holder.value.value == "self"
+    ):
+        return False
+    bindings = facts.self_attribute_bindings(class_name, holder.attr.value)
+    built = {
+        dotted_name(value.func) if isinstance(value, cst.Call) else None for _, target, value in bindings
+    }
+    return (
+        len(built) == 1
+        and None not in built
+        and all(isinstance(target, cst.Attribute) for _, target, _ in bindings)
+        and facts.method(next(iter(built)), node.func.attr.value) is not None  # type: ignore[arg-type]
+    )
+
+
 def captures(hook: HookBody, registration: Registration | None = None) -> list[Capture]:
     """The captures of a hook body, in source order."""
     return hook_writes(hook, registration)[0]

@@ -19,7 +19,7 @@ import libcst as cst
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Site
 from hooklint.analysis.handles import HandleModel
 from hooklint.analysis.names import argument_for
-from hooklint.analysis.scopes import target_names
+from hooklint.analysis.scopes import loop_iterable
 from hooklint.analysis.vocabulary import PASS_THROUGH_BUILTINS
 from hooklint.analysis.walk import descendants
 
@@ -67,7 +67,7 @@ class _Given:
         if not isinstance(node, cst.Name) or node.value in ("self", "cls"):
             return False
         name = node.value
-        iterable = _loop_iterable(site, name) if site is not None else None
+        iterable = loop_iterable(site, name) if site is not None else None
         if iterable is not None:
             return self.given(iterable, info, site, at, via, depth + 1)
         if name in info.params:
@@ -118,19 +118,3 @@ class _Given:
                 ):
                     return True
         return False
-
-
-def _loop_iterable(site: Site, name: str) -> cst.BaseExpression | None:
-    """What the innermost loop or comprehension of ``site`` binding ``name`` iterates."""
-    for frame in reversed(site.frames):
-        if frame.kind in ("def", "lambda", "class"):
-            return None
-        if frame.kind == "for" and name in target_names(frame.node.target):  # type: ignore[attr-defined]
-            return frame.node.iter  # type: ignore[attr-defined]
-        if frame.kind == "comp":
-            for_in = frame.node.for_in  # type: ignore[attr-defined]
-            while for_in is not None:
-                if name in target_names(for_in.target):
-                    return for_in.iter
-                for_in = for_in.inner_for_in
-    return None

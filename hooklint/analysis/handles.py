@@ -34,7 +34,7 @@ import libcst as cst
 from hooklint.analysis.facts import CallSite, FunctionInfo, HandleUse, ModuleFacts, Registration, Site
 from hooklint.analysis.names import argument_for, dotted_name, is_super_call
 from hooklint.analysis.reachability import dead_statements
-from hooklint.analysis.scopes import local_names, target_names
+from hooklint.analysis.scopes import local_names, loop_iterable, target_names
 from hooklint.analysis.vocabulary import (
     COLLECTION_BUILTINS,
     ELEMENT_METHODS,
@@ -1360,7 +1360,9 @@ class HandleModel:
         (not returned, stored, aliased or passed on): its hooks die with the call.  A
         tensor counts when every binding of the name computes one in this call
         (:meth:`_computed_tensor`: an activation, ``torch.from_numpy(x)``, an element
-        of a model's outputs), through plain aliases too."""
+        of a model's outputs), through plain aliases too.  So does a part of such an
+        object that a loop walks (``for block in model.blocks:``, ``model`` made here),
+        when the loop's name does not leave the function either."""
         receiver = registration.receiver
         while isinstance(receiver, (cst.Attribute, cst.Subscript)):
             receiver = receiver.value
@@ -1370,23 +1372,51 @@ class HandleModel:
         info = self._infos.get(scope_id)
         if info is None or receiver.value in info.params:
             return False
-        raw = f"{self.owner(receiver.value, scope_id)}|{receiver.value}"
-        tensor = registration.api.owner == "tensor"  # aliases of a tensor: checked below
+        if registration.api.owner == "tensor":
+            return self._kept_here(receiver.value, scope_id, info, tensor=True)
+        walked = loop_iterable(registration.site, receiver.value)
+        if walked is not None:
+            roots = _root_names(walked)
+            return (
+                bool(roots)
+                and None not in roots
+                and self._kept_here(receiver.value, scope_id, info, made=False)
+                and all(root not in info.params and self._kept_here(root, scope_id, info) for root in roots)
+            )
+        return self._kept_here(receiver.value, scope_id, info)
+
+    def _kept_here(
+        self, name: str, scope_id: int, info: FunctionInfo, tensor: bool = False, made: bool = True
+    ) -> bool:
+        """``name`` is a local of the scope that never leaves it (no event: returned,
+        stored, passed on; not used by a nested def) and, when ``made``, every binding of
+        it builds a new object (or, for a ``tensor``, computes one in this call)."""
+        raw = f"{self.owner(name, scope_id)}|{name}"
         if not raw.startswith(f"def:{scope_id}|") or (not tensor and len(self._members(raw)) > 1):
             return False
         scope = self._summary(scope_id)
-        values = scope.values.get(raw, [])
-        bound = _bound_here(info, scope)
         if tensor:
-            if not self._computed_tensor(receiver.value, scope_id, info, 0):
+            if not self._computed_tensor(name, scope_id, info, 0):
                 return False
-        elif not values or not all(_fresh_object(v, info, bound) for _, v in values):
-            return False
+        elif made:
+            values = scope.values.get(raw, [])
+            bound = _bound_here(info, scope)
+            # locals that themselves hold a new object (``cfg = Config(dim=4)``) hand
+            # nothing existing to what is built from them
+            prefix = f"def:{scope_id}|"
+            bound -= {
+                key[len(prefix) :]
+                for key, bindings in scope.values.items()
+                if key.startswith(prefix)
+                and key != raw
+                and all(_fresh_object(v, info, bound) for _, v in bindings)
+            }
+            if not values or not all(_fresh_object(v, info, bound) for _, v in values):
+                return False
         # A tensor handed to a call (``model(inputs)``) is read there, as any input is.
         events = [e for e in scope.events.get(raw, ()) if not (tensor and e[0] == "passed")]
         return not events and not any(
-            receiver.value in self._bound(nested)[0] or _mentions(nested.node, receiver.value)
-            for nested in info.nested.values()
+            name in self._bound(nested)[0] or _mentions(nested.node, name) for nested in info.nested.values()
         )
 
     def object_made_here(self, flow: Flow, scope_id: int, call: cst.Call) -> bool:
@@ -2285,16 +2315,58 @@ def _fresh_object(value: cst.BaseExpression, info: FunctionInfo, bound: set[str]
         root = root.value
     if not isinstance(root, cst.Name) or root.value in bound or root.value in ("self", "cls", "getattr"):
         return False
-    for arg in node.args:
-        item = arg.value
-        if isinstance(item, (cst.Integer, cst.Float, cst.SimpleString)):
-            continue
-        if isinstance(item, cst.Name) and item.value not in bound:
-            continue
-        if isinstance(item, cst.Call) and _fresh_object(item, info, bound, depth + 1):
-            continue
-        return False
-    return True
+    return all(_fresh_part(arg.value, info, bound, depth) for arg in node.args)
+
+
+def _fresh_part(item: cst.BaseExpression, info: FunctionInfo, bound: set[str], depth: int) -> bool:
+    """An argument that hands no existing object to what is built: a literal, a name
+    the function does not bind, a fresh object, or a literal container of those
+    (``[1, 1]``, ``(4, 4)``, ``{}``)."""
+    if isinstance(item, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(item, cst.UnaryOperation):
+        return _fresh_part(item.expression, info, bound, depth)
+    if isinstance(item, cst.Name):
+        return item.value not in bound
+    if isinstance(item, cst.Call):
+        return _fresh_object(item, info, bound, depth + 1)
+    if isinstance(item, (cst.List, cst.Tuple, cst.Set)):
+        return all(
+            not isinstance(e, cst.StarredElement) and _fresh_part(e.value, info, bound, depth)
+            for e in item.elements
+        )
+    if isinstance(item, cst.Dict):
+        return all(
+            isinstance(e, cst.DictElement)
+            and _fresh_part(e.key, info, bound, depth)
+            and _fresh_part(e.value, info, bound, depth)
+            for e in item.elements
+        )
+    return False
+
+
+def _root_names(node: cst.BaseExpression) -> set[str | None]:
+    """The objects a loop walks parts of: ``{"model"}`` for ``model.blocks``,
+    ``model.modules()``, ``model.layers[1:]``, and for a literal tuple or list of such
+    parts (``(("a", model.a), ("b", model.b))``) the roots of its elements (literal
+    strings and numbers left out); None among them for anything else (``enumerate(x)``,
+    a call's result)."""
+    if isinstance(node, (cst.Tuple, cst.List)):
+        found: set[str | None] = set()
+        for element in node.elements:
+            value = element.value
+            if isinstance(value, (cst.SimpleString, cst.Integer, cst.Float)):
+                continue
+            found |= _root_names(value) if not isinstance(element, cst.StarredElement) else {None}
+        return found
+    while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
+        if isinstance(node, cst.Call):
+            if not isinstance(node.func, cst.Attribute):
+                return {None}  # ``enumerate(...)``, ``build()``: not a walk of one object
+            node = node.func.value
+        else:
+            node = node.value
+    return {node.value} if isinstance(node, cst.Name) else {None}
 
 
 def _copies(value: cst.BaseExpression) -> bool:

@@ -3,9 +3,14 @@ and the lifetime queries, so that every rule agrees on what is local."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from hooklint.analysis.walk import descendants
+
+if TYPE_CHECKING:
+    from hooklint.analysis.facts import Site
 
 
 def target_names(target: cst.CSTNode) -> set[str]:
@@ -41,3 +46,19 @@ def local_names(node: cst.FunctionDef, nodes=None) -> tuple[set[str], set[str]]:
         elif kind is cst.AsName:
             assigned.update(target_names(current.name))
     return assigned - declared, declared
+
+
+def loop_iterable(site: Site, name: str) -> cst.BaseExpression | None:
+    """What the innermost loop or comprehension of ``site`` binding ``name`` iterates."""
+    for frame in reversed(site.frames):
+        if frame.kind in ("def", "lambda", "class"):
+            return None
+        if frame.kind == "for" and name in target_names(frame.node.target):  # type: ignore[attr-defined]
+            return frame.node.iter  # type: ignore[attr-defined]
+        if frame.kind == "comp":
+            for_in = frame.node.for_in  # type: ignore[attr-defined]
+            while for_in is not None:
+                if name in target_names(for_in.target):
+                    return for_in.iter
+                for_in = for_in.inner_for_in
+    return None

@@ -10,6 +10,7 @@ from hooklint.analysis.captures import (
     handle_fate,
     hook_of,
     hook_writes,
+    own_method_call,
     per_call_store,
     recorded_in_window,
     runs_what_it_hooked,
@@ -91,14 +92,16 @@ class CaptureHookNotRemoved(Rule):
     a removal helper; handles that are returned or passed on (the caller's to
     remove); stores obtained per call (a local, an argument, `ContextVar.get()`);
     bounded accumulation (`self.H[name] = self.H[name] + x.T @ x`, a fixed key
-    overwritten); a forward pre-hook's push that the forward hook on the same object
+    overwritten); a call of the file's own method on an object the hook's class
+    holds (`self.table.add(name, n)` where `self.table = SizeTable()` and `SizeTable`
+    defines `add`: that method's business, not a set's); a forward pre-hook's push that the forward hook on the same object
     pops (a stack of one entry per forward in flight: HL001 asks about
     `always_call`); a module's own method hooked on its layers whose `self.X` store
     its `forward` (or a method `forward` calls) empties (`self.X.clear()`,
     `self.X = []`, `self.X[key] = []`), or a callable object the module holds
     (`self.saver`) whose store the forward empties (`self.saver.X.clear()`, or a
-    method of the object that empties it: `self.saver.reset()`); hooks that remove themselves (or all hooks) unconditionally on
-    their first call; a recorder's method that stores only under `if self.<flag>:`,
+    method of the object that empties it: `self.saver.reset()`); hooks that remove
+    themselves (or all hooks) unconditionally on their first call; a recorder's method that stores only under `if self.<flag>:`,
     a flag its class turns on only in `__enter__` (which empties the store) and off in
     `__exit__` (the store holds one `with` window).
 
@@ -108,7 +111,10 @@ class CaptureHookNotRemoved(Rule):
     helper; bindings are per scope, so another function's `handle.remove()` is
     another handle. Three lifetimes end the hook without a removal: a model built in
     the registering call and never handed out takes its hooks with it (not
-    flagged), so does a tensor the call computes (an activation, `torch.from_numpy(x)`,
+    flagged; built from literals, literal lists, tuples and dicts, names the function
+    does not bind, or its own locals that hold new objects: `cfg = Config(4)`, `Net(cfg,
+    [1, 1])`), also the hooks on its parts that a loop walks (`for block in
+    model.blocks:`), so does a tensor the call computes (an activation, `torch.from_numpy(x)`,
     an element of a model's outputs, through plain aliases; not a parameter looked
     up, `next(model.parameters())`, nor what `p.to(device)` may hand back as `p`),
     and a tensor hook put on a module's parameters in every
@@ -213,6 +219,7 @@ class CaptureHookNotRemoved(Rule):
             if hook is None:
                 continue
             found, slots = hook_writes(hook, registration)
+            found = [c for c in found if not own_method_call(facts, hook, c)]
             made = None  # the registering function's own store, for slots it overwrites
             if not found:
                 found = [c for c in slots if per_call_store(facts, registration, hook, c)]
@@ -787,6 +794,59 @@ class MultiScale(nn.Module):
         features = torch.cat(self.tap.by_device[x.device], dim=1)
         self.tap.reset(x.device)
         return features
+"""
+        ),
+        # A test builds its own model (from a local config and literal arguments), hooks
+        # the blocks it walks, runs it once and drops it: the hooks go with the model.
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+class Stack(nn.Module):
+    def __init__(self, widths, scale):
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Linear(w, w) for w in widths)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+def test_every_block_runs():
+    options = dict(scale=0.5)
+    model = Stack([4, 4, 4], options).eval()
+    seen = []
+    for block in model.blocks:
+        block.register_forward_hook(lambda module, args, out: seen.append(out.shape))
+    model(torch.zeros(1, 4))
+    assert len(seen) == 3
+"""
+        ),
+        # `add` here is the file's own method, which keeps one entry per layer name.
+        Valid(
+            """
+from functools import partial
+
+
+class SizeTable:
+    def __init__(self):
+        self.sizes = {}
+
+    def add(self, name, size):
+        self.sizes[name] = size
+
+
+class SizeProfiler:
+    def __init__(self, model):
+        self.table = SizeTable()
+        for name, module in model.named_modules():
+            module.register_forward_hook(partial(self._record, name))
+
+    def _record(self, name, module, args, output):
+        self.table.add(name, output.numel())
 """
         ),
     ]
@@ -1366,6 +1426,64 @@ class MultiScale(nn.Module):
             expected=None,
             line=19,
             message="appends to `self.outputs` on every forward",
+        ),
+        # The same model handed back to the caller: its blocks keep appending to `seen`
+        # (kept alive by the hooks) on every forward of the caller's.
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+class Stack(nn.Module):
+    def __init__(self, widths):
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Linear(w, w) for w in widths)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+def checked_stack(widths):
+    model = Stack(list(widths))
+    seen = []
+    for block in model.blocks:
+        block.register_forward_hook(lambda module, args, out: seen.append(out.shape))
+    model(torch.zeros(1, widths[0]))
+    assert len(seen) == len(widths)
+    return model
+""",
+            expected="""
+import torch
+from torch import nn
+import contextlib
+
+
+class Stack(nn.Module):
+    def __init__(self, widths):
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Linear(w, w) for w in widths)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+def checked_stack(widths):
+    model = Stack(list(widths))
+    seen = []
+    with contextlib.ExitStack() as stack:
+        for block in model.blocks:
+            stack.enter_context(block.register_forward_hook(lambda module, args, out: seen.append(out.shape)))
+        model(torch.zeros(1, widths[0]))
+    assert len(seen) == len(widths)
+    return model
+""",
+            line=20,
+            message="appends to `seen` on every forward",
         ),
     ]
 
