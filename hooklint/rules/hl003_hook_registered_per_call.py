@@ -128,11 +128,15 @@ class HookRegisteredPerCall(Rule):
 
     ## Precision on real code
     Development set (29 released libraries, `python ../shared/accuracy/score.py`):
-    1 finding, not labelled for this rule: DeepSpeed's transformer
+    3 findings, none labelled for this rule. DeepSpeed's transformer
     `autograd.Function` registers tensor hooks on the layer's parameters in every
-    `forward`, on a path its code marks "for testing only". The same code is
-    labelled debatable for HL002 (real, but tests call it once), so precision is not
-    measurable yet (no true or false positive).
+    `forward`, on a path its code marks "for testing only" (labelled debatable for
+    HL002: real, but tests call it once). Captum's DeepLift and GuidedBackprop extend
+    their handle lists on every `attribute()` call and never empty them (checked:
+    4 more handles per call on a small model); true by our reading. On two held-out
+    sets of 30 libraries each (`notes/heldout12.md`, `notes/heldout13.md`): 3
+    findings, all debatable (a handle list rebound per match whose hooks are meant
+    to stay; a vendored DeepLift its library builds anew per call).
     """
 
     code = "HL003"
