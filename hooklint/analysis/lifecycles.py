@@ -442,16 +442,18 @@ def growing_stores(facts: ModuleFacts) -> list[GrowingStore]:
     once per object, fills the list once)."""
     from hooklint.analysis.guards import install_once
 
-    model = handle_model(facts)
     found = []
     for lifecycle in lifecycles(facts):
         if lifecycle.kind not in ("enter", "pair") or lifecycle.teardown is None:
             continue
+        if not any(r.site.function is lifecycle.setup.node for r in facts.registrations):
+            continue  # (read first: the handle model is built only for a setup that registers)
         if lifecycle.kind == "enter":
             if _entered_new_only(facts, lifecycle.setup.class_name):
                 continue
         elif not _runs_again(facts, lifecycle.setup):
             continue
+        model = handle_model(facts)
         teardown_removals = model.removals_in(id(lifecycle.teardown.node))
         if not teardown_removals:
             continue

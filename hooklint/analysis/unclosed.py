@@ -33,6 +33,9 @@ class UnclosedObject:
 
 
 def unclosed_objects(facts: ModuleFacts) -> list[UnclosedObject]:
+    hooking = {r.site.class_name for r in facts.registrations} - {None}
+    if not any(call.attr is None and call.callee in hooking for call in facts.calls):
+        return []  # no class of the file that registers hooks is built here
     model = handle_model(facts)
     found = []
     for scope_id in model.scopes():
