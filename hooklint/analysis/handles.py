@@ -198,9 +198,15 @@ class HandleModel:
             for m in ms
             if m.class_name in classes and self._acts_on_hooks(m)
         }
+        # classes whose constructor registers or removes: building one may acquire
+        built = {
+            info.class_name
+            for s in relevant
+            if (info := self._infos.get(s)) is not None and info.name == "__init__"
+        }
         for call in facts.calls:
             if (call.attr in named and not _on_self(call.node)) or (
-                call.attr is None and call.callee in classes
+                call.attr is None and call.callee in built
             ):
                 relevant.add(self.scope_id(call.site))  # ``tap.attach(fn)``, or building a ``Tap(...)``
         classes |= {self._infos[s].class_name for s in relevant if s in self._infos}
