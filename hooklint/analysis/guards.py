@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 import libcst as cst
 
 from hooklint.analysis.facts import ModuleFacts, Registration, Site
-from hooklint.analysis.lifetime import container_of, enclosing_ifs, statement_path, word_count
+from hooklint.analysis.lifetime import blocks_of, container_of, enclosing_ifs, statement_path, word_count
 from hooklint.analysis.vocabulary import RECORDING_METHODS
 from hooklint.analysis.walk import descendants
 
@@ -181,15 +181,10 @@ def _set_anew(facts: ModuleFacts, statements: Sequence[cst.CSTNode]) -> set[str]
                             value, name
                         ):
                             found.add(name)
-        elif isinstance(statement, cst.If) and statement.orelse is not None:
-            branches = []
-            branch: object = statement
-            while isinstance(branch, cst.If):
-                branches.append(_set_anew(facts, _block(branch.body)))
-                branch = branch.orelse
-            if isinstance(branch, cst.Else):
-                branches.append(_set_anew(facts, _block(branch.body)))
-                found |= set.intersection(*branches)
+        elif isinstance(statement, cst.If):
+            blocks = blocks_of(statement)
+            if len(blocks) > len(_if_tests(statement)):  # an ``else``: one branch always runs
+                found |= set.intersection(*(_set_anew(facts, _block(block)) for block in blocks))
     return found
 
 

@@ -1406,19 +1406,23 @@ class HandleModel:
                 return False
         elif made:
             values = scope.values.get(raw, [])
-            bound = _bound_here(info, scope)
-            # locals that themselves hold a new object (``cfg = Config(dim=4)``) hand
-            # nothing existing to what is built from them
-            prefix = f"def:{scope_id}|"
-            bound -= {
-                key[len(prefix) :]
-                for key, bindings in scope.values.items()
-                if key.startswith(prefix)
-                and key != raw
-                and all(_fresh_object(v, info, bound) for _, v in bindings)
-            }
-            if not values or not all(_fresh_object(v, info, bound) for _, v in values):
+            if not values:
                 return False
+            bound = _bound_here(info, scope)
+            if not all(_fresh_object(v, info, bound) for _, v in values):
+                # locals that themselves hold a new object (``cfg = Config(dim=4)``)
+                # hand nothing existing to what is built from them (read only when
+                # needed: freeing names never makes a fresh value stale)
+                prefix = f"def:{scope_id}|"
+                bound -= {
+                    key[len(prefix) :]
+                    for key, bindings in scope.values.items()
+                    if key.startswith(prefix)
+                    and key != raw
+                    and all(_fresh_object(v, info, bound) for _, v in bindings)
+                }
+                if not all(_fresh_object(v, info, bound) for _, v in values):
+                    return False
         # A tensor handed to a call (``model(inputs)``) is read there, as any input is.
         events = [e for e in scope.events.get(raw, ()) if not (tensor and e[0] == "passed")]
         return not events and not any(

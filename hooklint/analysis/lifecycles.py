@@ -41,9 +41,10 @@ import libcst as cst
 from hooklint.analysis.captures import captures, hook_of, touches_hook_dict
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Registration
 from hooklint.analysis.given import is_given
-from hooklint.analysis.handles import HELPER_DEPTH, HandleModel, handle_model
+from hooklint.analysis.handles import HELPER_DEPTH, HandleModel, applied_self_method, handle_model
 from hooklint.analysis.module_kinds import NOT_MODULE, class_kind
 from hooklint.analysis.vocabulary import (
+    CONTAINER_REMOVALS,
     CONTEXTMANAGERS,
     UNHOOK_WORDS,
     lifecycle_teardowns,
@@ -420,8 +421,9 @@ class GrowingStore:
     stores: tuple[str, ...]
 
 
-#: Methods that take items out of a list or a dict (or empty it).
-_EMPTYING_METHODS = frozenset({"clear", "pop", "popleft", "popitem", "remove"})
+#: Methods that take items out of a list or a dict (or empty it): the container
+#: removals that expect the item there, and ``clear``.
+_EMPTYING_METHODS = frozenset(m for m, kind in CONTAINER_REMOVALS.items() if kind != "discard")
 #: Methods that set an object's stores up the first time (not a rebinding per run).
 _CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__"})
 
@@ -519,16 +521,16 @@ def _entered_new_only(facts: ModuleFacts, class_name: str | None) -> bool:
 def _runs_again(facts: ModuleFacts, setup: FunctionInfo) -> bool:
     """The file runs ``setup`` (``self.setup()``, or ``X.apply(self.setup)``) from a
     per-call function, a loop, or a public method other than the constructor."""
-    from hooklint.analysis.passes import runs_per_call
+    from hooklint.analysis.passes import runs_per_call, self_calls
 
-    own = f"self.{setup.name}"
-    for call in facts.calls:
-        if call.site.class_def is None or call.site.class_def.name.value != setup.class_name:
-            continue
-        if call.callee != own and not (
-            call.attr == "apply" and any(facts.code(arg.value) == own for arg in call.node.args)
-        ):
-            continue
+    applied = [
+        call
+        for call in facts.calls_to_attr("apply")
+        if applied_self_method(call) == setup.name
+        and call.site.class_def is not None
+        and call.site.class_def.name.value == setup.class_name
+    ]
+    for call in [*self_calls(facts, setup.class_name, setup.name), *applied]:
         caller = facts.function_for(call.site.function) if call.site.function is not None else None
         if caller is None or caller.name in _CONSTRUCTORS:
             continue

@@ -69,7 +69,9 @@ def _contains(statement: cst.CSTNode, target: cst.CSTNode) -> bool:
     return False
 
 
-def _blocks_of(node: cst.CSTNode) -> list:
+def blocks_of(node: cst.CSTNode) -> list:
+    """The blocks a compound statement runs: its body and, for an ``if``, the body of
+    each ``elif`` and of the ``else``."""
     blocks = []
     body = getattr(node, "body", None)
     if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
@@ -127,7 +129,7 @@ def statement_path(facts: ModuleFacts, site: Site) -> list[Level] | None:
             break
         following = cleaned[position + 1]
         container = target
-        candidates = _blocks_of(container)
+        candidates = blocks_of(container)
         block = next(
             (
                 b

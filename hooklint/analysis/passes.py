@@ -237,6 +237,11 @@ def _rebound_attributes(facts: ModuleFacts, function: cst.FunctionDef) -> set[st
     return found
 
 
+def self_calls(facts: ModuleFacts, class_name: str | None, name: str) -> list:
+    """The ``self.<name>(...)`` calls that methods of ``class_name`` make (indexed once)."""
+    return facts.memo("_self_calls_by_class", _self_calls_by_class).get((class_name, name), [])
+
+
 def _self_calls_by_class(facts: ModuleFacts) -> dict[tuple[str, str], list]:
     """``self.m(...)`` calls by the class whose method makes them and ``m``."""
     index: dict[tuple[str, str], list] = {}

@@ -43,7 +43,7 @@ def unclosed_objects(facts: ModuleFacts) -> list[UnclosedObject]:
         if info is None:
             continue
         for acquisition in model.acquisitions(scope_id):
-            built = _built_object(facts, acquisition)
+            built = _built_object(acquisition)
             if built is None or built == info.class_name:
                 continue
             closer = _closer(facts, model, built, acquisition.flow.stores)
@@ -64,7 +64,7 @@ def unclosed_objects(facts: ModuleFacts) -> list[UnclosedObject]:
     return found
 
 
-def _built_object(facts: ModuleFacts, acquisition: Acquisition) -> str | None:
+def _built_object(acquisition: Acquisition) -> str | None:
     """The class ``Cls`` of a ``Cls(...)`` acquisition (its ``__init__`` keeps handles
     that a method of the class removes)."""
     helper = acquisition.helper

@@ -149,10 +149,18 @@ class HookRegisteredPerCall(Rule):
         }
         # One bug, one finding: the same reason in one function is reported at its first site.
         groups: dict[tuple, list] = {}
-        growing = {id(g.registration.call): g for g in growing_stores(facts)}
+
+        def group(function: cst.FunctionDef | None, finding: Finding) -> None:
+            # A fix mends one site only: findings with a fix stay one per site.
+            key = (id(function), finding.message, id(finding) if finding.fix_edits else 0)
+            if key in groups:
+                groups[key][1] += 1
+            else:
+                groups[key] = [finding, 0]
+
         for unclosed in unclosed_objects(facts):
-            finding = self._unclosed(unclosed)
-            groups.setdefault((id(unclosed.function.node), finding.message, 0), [finding, -1])[1] += 1
+            group(unclosed.function.node, self._unclosed(unclosed))
+        growing = {id(g.registration.call): g for g in growing_stores(facts)}
         for registration in facts.registrations:
             finding = (
                 self._check(facts, registration, hook_bodies)
@@ -160,16 +168,7 @@ class HookRegisteredPerCall(Rule):
                 or self._grows(growing.get(id(registration.call)))
             )
             if finding is not None:
-                # A fix mends one site only: findings with a fix stay one per site.
-                key = (
-                    id(registration.site.function),
-                    finding.message,
-                    id(finding) if finding.fix_edits else 0,
-                )
-                if key in groups:
-                    groups[key][1] += 1
-                else:
-                    groups[key] = [finding, 0]
+                group(registration.site.function, finding)
         for finding, others in groups.values():
             if others:
                 more = "registration" if others == 1 else "registrations"
