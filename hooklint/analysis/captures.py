@@ -67,29 +67,80 @@ def hook_of(facts: ModuleFacts, registration: Registration) -> HookBody | None:
 def own_method_call(facts: ModuleFacts, hook: HookBody, capture: Capture) -> bool:
     """The capture is a call of a method that a same-file class defines on an object
     the hook's class holds (``self.tree.add(name, n)`` where every binding of
-    ``self.tree`` builds a ``Tree`` of this file, which defines ``add``): what it does
-    is that method's, not a list's or a set's growth."""
+    ``self.tree`` builds a ``Tree`` of this file, which defines ``add``), also reached
+    through attributes and items of such objects (``self.mem.states[i].add(...)``,
+    where ``Memory.__init__`` binds ``states`` to a list of ``State(...)``): what it
+    does is that method's, not a list's or a set's growth."""
     node = capture.node
     if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
         return False
-    holder = node.func.value
     class_name = hook.function.class_name if hook.function is not None else None
-    if class_name is None or not (
-        isinstance(holder, cst.Attribute)
-        and isinstance(holder.value, cst.Name)
-        and holder.value.value == "self"
-    ):
-        return False
-    bindings = facts.self_attribute_bindings(class_name, holder.attr.value)
-    built = {
-        dotted_name(value.func) if isinstance(value, cst.Call) else None for _, target, value in bindings
-    }
-    return (
-        len(built) == 1
-        and None not in built
-        and all(isinstance(target, cst.Attribute) for _, target, _ in bindings)
-        and facts.method(next(iter(built)), node.func.attr.value) is not None  # type: ignore[arg-type]
-    )
+    held = _held_class(facts, class_name, node.func.value, depth=3) if class_name else None
+    return held is not None and facts.method(held, node.func.attr.value) is not None
+
+
+def _held_class(facts: ModuleFacts, class_name: str, code: cst.BaseExpression, depth: int) -> str | None:
+    """The same-file class of the object ``code`` names inside a method of
+    ``class_name`` (``self.a``, ``self.a.b``, ``self.a.b[i]``), when every binding of
+    each attribute on the way builds that one class (an item: every element of the
+    literal or comprehension bound); None when unknown.  ``depth``: attributes
+    followed after the first."""
+    if isinstance(code, cst.Subscript):
+        owner = code.value
+        if not isinstance(owner, cst.Attribute):
+            return None
+        holder = _holder(facts, class_name, owner, depth)
+        return (
+            _built_class(_attribute_values(facts, holder, owner.attr.value), items=True) if holder else None
+        )
+    if not isinstance(code, cst.Attribute):
+        return None
+    holder = _holder(facts, class_name, code, depth)
+    return _built_class(_attribute_values(facts, holder, code.attr.value), items=False) if holder else None
+
+
+def _holder(facts: ModuleFacts, class_name: str, attribute: cst.Attribute, depth: int) -> str | None:
+    """The class whose instance holds ``attribute``: ``class_name`` for ``self.x``, the
+    held class of the object before the dot otherwise (``depth`` permitting)."""
+    value = attribute.value
+    if isinstance(value, cst.Name) and value.value == "self":
+        return class_name
+    return _held_class(facts, class_name, value, depth - 1) if depth > 0 else None
+
+
+def _attribute_values(facts: ModuleFacts, class_name: str, attribute: str) -> list | None:
+    """The values bound to ``self.<attribute>`` in the methods of ``class_name``; None
+    when one of them is not a plain ``self.<attribute> = value``."""
+    bindings = facts.self_attribute_bindings(class_name, attribute)
+    if not bindings or not all(isinstance(target, cst.Attribute) for _, target, _ in bindings):
+        return None
+    return [value for _, _, value in bindings]
+
+
+def _built_class(values: list | None, *, items: bool) -> str | None:
+    """The one same-file class every value builds (``items``: every element of each
+    value, a list, tuple, set or dict literal or comprehension); None otherwise."""
+    if not values:
+        return None
+    built: set[str | None] = set()
+    for value in values:
+        for element in _elements(value) if items else [value]:
+            built.add(dotted_name(element.func) if isinstance(element, cst.Call) else None)
+    return next(iter(built)) if len(built) == 1 and None not in built else None
+
+
+def _elements(value: cst.BaseExpression) -> list:
+    """What a literal container or comprehension holds (a dict: its values); a list
+    with ``None`` for anything else."""
+    if isinstance(value, (cst.ListComp, cst.SetComp)):
+        return [value.elt]
+    if isinstance(value, cst.DictComp):
+        return [value.value]
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set)) and value.elements:
+        return [e.value if isinstance(e, cst.Element) else None for e in value.elements]
+    if isinstance(value, cst.Dict) and value.elements:
+        return [e.value if isinstance(e, cst.DictElement) else None for e in value.elements]
+    return [None]
 
 
 def captures(hook: HookBody, registration: Registration | None = None) -> list[Capture]:

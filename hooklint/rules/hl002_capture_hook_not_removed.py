@@ -94,7 +94,9 @@ class CaptureHookNotRemoved(Rule):
     bounded accumulation (`self.H[name] = self.H[name] + x.T @ x`, a fixed key
     overwritten); a call of the file's own method on an object the hook's class
     holds (`self.table.add(name, n)` where `self.table = SizeTable()` and `SizeTable`
-    defines `add`: that method's business, not a set's); a forward pre-hook's push that the forward hook on the same object
+    defines `add`: that method's business, not a set's), also through attributes and
+    items of such objects (`self.mem.tables[i].add(...)` where the file's `Memory`
+    binds `tables` to a list of `SizeTable(...)`); a forward pre-hook's push that the forward hook on the same object
     pops (a stack of one entry per forward in flight: HL001 asks about
     `always_call`); a module's own method hooked on its layers whose `self.X` store
     its `forward` (or a method `forward` calls) empties (`self.X.clear()`,
@@ -849,8 +851,61 @@ class SizeProfiler:
         self.table.add(name, output.numel())
 """
         ),
+        # The table is reached through another object of the file, one per model chunk:
+        # `add` is still the file's own method, keyed by layer name.
+        Valid(
+            """
+from functools import partial
+
+
+class SizeTable:
+    def __init__(self):
+        self.sizes = {}
+
+    def add(self, name, size):
+        self.sizes[name] = size
+
+
+class ChunkTables:
+    def __init__(self, chunks):
+        self.tables = [SizeTable() for _ in range(chunks)]
+
+
+class ChunkProfiler:
+    def __init__(self, chunks):
+        self.memory = ChunkTables(len(chunks))
+        for index, chunk in enumerate(chunks):
+            for name, module in chunk.named_modules():
+                module.register_forward_hook(partial(self._record, index, name))
+
+    def _record(self, index, name, module, args, output):
+        self.memory.tables[index].add(name, output.numel())
+"""
+        ),
     ]
     INVALID = [
+        # The same chain, but the other object holds plain lists: every forward appends.
+        Invalid(
+            """
+from functools import partial
+
+
+class ChunkLogs:
+    def __init__(self, chunks):
+        self.logs = [[] for _ in range(chunks)]
+
+
+class ChunkProfiler:
+    def __init__(self, chunks):
+        self.memory = ChunkLogs(len(chunks))
+        for index, chunk in enumerate(chunks):
+            for name, module in chunk.named_modules():
+                module.register_forward_hook(partial(self._record, index, name))
+
+    def _record(self, index, name, module, args, output):
+        self.memory.logs[index].append(output.numel())
+"""
+        ),
         # A tensor hook on one of the model's parameters (looked up, not computed): it
         # stays after the call, and every later backward appends to the list it holds.
         Invalid(
