@@ -85,6 +85,9 @@ _SETUP_CALL = r"\b(?:self|cls)\.\w*(?:" + "|".join(re.escape(w) for w in SETUP_W
 _SETUP_CALL_AT = re.compile(_SETUP_CALL)
 #: The function ``Module.apply`` is handed, by name (``model.apply(partial(fn, ...))``).
 _APPLIED_NAME = re.compile(APPLIED + r"([A-Za-z_][A-Za-z0-9_]*)\s*[,)]")
+#: ``X.apply(obj.`` (then a method's name): ``Module.apply`` handed a method of another
+#: object than ``self``/``cls``.
+_APPLIED_OTHER = r"\.\s*apply\s*\(\s*(?!(?:self|cls)\s*\.)[A-Za-z_][A-Za-z0-9_]*(?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*\s*\.\s*"
 #: ``name = value`` on one line (not ``==``).
 _ASSIGNMENT = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)([^\r\n]*)", re.MULTILINE)
 #: Module-level statements dropped unless they bind a name the kept code mentions
@@ -447,20 +450,27 @@ def _add_other_object_callers(units, seeds, seed_codes, module_level, module_see
     names = sorted({u.name for u in seeds if id(u) in members and not u.is_class})
     if not names:
         return
-    calls = Guarded(r"\.\s*" + names_alternation(names) + r"\s*\(", after_no_self_or_cls)
-    calling = {lines.number_at(m.start()) for m in calls.finditer(lines.code_text)}
+    called = Guarded(r"\.\s*" + names_alternation(names) + r"\s*\(", after_no_self_or_cls)
+    # ``net.apply(tap.attach)``: ``Module.apply`` runs the other object's method.
+    applied = re.compile(_APPLIED_OTHER + names_alternation(names) + r"\s*\)")
+    calling = {lines.number_at(m.start()) for m in called.finditer(lines.code_text)}
+    calling.update(lines.number_at(m.start()) for m in applied.finditer(lines.code_text))
     if not calling:
         return
+
+    def calls(code: str) -> bool:
+        return called.search(code) is not None or applied.search(code) is not None
+
     for unit in _innermost(units, calling):
         code = lines.code(unit.own_lines())
-        if unit not in seeds and calls.search(code):
+        if unit not in seeds and calls(code):
             seeds.append(unit)
             seed_codes.append(code)
     for statement in module_level:
         last = statement.end_lineno or statement.lineno
         if any(statement.lineno <= n <= last for n in calling):
             code = lines.code(range(statement.lineno, last + 1))
-            if calls.search(code) and code not in module_seeds:
+            if calls(code) and code not in module_seeds:
                 module_seeds.append(code)
 
 

@@ -231,6 +231,15 @@ class _Collector:
             self.role(element.value, HandleUse("collected", outer=outer))
         self.children(node)
 
+    def _conditional(self, node: cst.IfExp) -> None:
+        """``a.register_...(f) if pre else a.register_...(g)``: either branch's handle
+        goes where the whole expression's value goes."""
+        use = self.roles.pop(id(node), None)
+        if use is not None:
+            self.role(node.body, use)
+            self.role(node.orelse, use)
+        self.children(node)
+
     def _comprehension(self, node) -> None:
         outer = self.roles.pop(id(node), OTHER)
         element = node.value if isinstance(node, cst.DictComp) else node.elt
@@ -533,6 +542,7 @@ _HANDLERS = {
     cst.List: _Collector._collection,
     cst.Tuple: _Collector._collection,
     cst.Set: _Collector._collection,
+    cst.IfExp: _Collector._conditional,
 }
 for _comp in _COMPREHENSIONS:
     _HANDLERS[_comp] = _Collector._comprehension

@@ -849,6 +849,20 @@ class HandleModel:
                 return None  # another class's method of that name, which may be the one called
         return acting[0]
 
+    def applied_other_method(self, call: CallSite) -> FunctionInfo | None:
+        """The same-file method of *another* object that ``X.apply(obj.m)`` runs on each
+        submodule of ``X`` (``Module.apply``), when ``obj``'s bindings name its class
+        (:meth:`_receiver_class`) and the method registers hooks or removes handles:
+        what it stores on its ``self`` is that object's, as for ``obj.m(X)``."""
+        if call.attr != "apply" or len(call.node.args) != 1 or call.node.args[0].keyword is not None:
+            return None
+        value = call.node.args[0].value
+        if not isinstance(value, cst.Attribute) or _on_self(cst.Call(func=value)):
+            return None
+        typed = self._receiver_class(call.site, value.value)
+        method = self.facts.method(typed, value.attr.value) if typed is not None else None
+        return method if method is not None and self._acts_on_hooks(method) else None
+
     def _receiver_class(self, site: Site, receiver: cst.BaseExpression) -> str | None:
         """The same-file class of the object a method is called on, when its bindings
         say it: ``self.smoother`` that the calling method's class only ever sets to
@@ -1120,7 +1134,7 @@ class HandleModel:
                         )
                     )
                     continue
-                other = self.other_object_method(call)
+                other = self.other_object_method(call) or self.applied_other_method(call)
                 if other is not None and call.use.role == "discarded":
                     # ``self.taps[name].attach(fn)``: the stores of that class it fills
                     stores = self._filled_and_removed(other, depth)

@@ -60,18 +60,40 @@ def _covered_by(site, removals, part: str) -> bool:
     )
 
 
-def _prepares_for(facts: ModuleFacts, gap, try_statement) -> bool:
+def _prepares_for(facts: ModuleFacts, gap, try_statement, handles: str) -> bool:
     """Whether the statements between hooks going on and the `try` that removes them
     prepare what the `try` body uses: one that can raise binds a name the body reads
-    (``batch = move(batch, device)``, ``x, sizes = process(inputs)``).  A call run
-    for its effect (a log line, a flag set), another registration or a guard is not
-    counted: what raises there is rare, and it is not the input the hooks are for."""
+    (``batch = move(batch, device)``, ``x, sizes = process(inputs)``), or checks the
+    hooks just put on and raises when they are not what was asked for (``assert
+    len(handles) == len(names)``, ``if not handles: raise ...``: made to fail, with
+    the hooks on).  A call run for its effect (a log line, a flag set), another
+    registration or a guard of something else is not counted: what raises there is
+    rare, and it is not the input the hooks are for."""
     used = chains_read(try_statement.body)
     for statement in gap:
         if only_registers(facts, statement) or cannot_raise(statement):
             continue
-        if chains_bound(statement) & used:
+        if chains_bound(statement) & used or _checks(statement, handles):
             return True
+    return False
+
+
+def _checks(statement, handles: str) -> bool:
+    """``statement`` is an ``assert``, or an ``if`` whose body raises, that tests
+    ``handles`` (the code of the handle store)."""
+    import libcst as cst
+
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(
+            isinstance(small, cst.Assert) and handles in chains_read(small.test) for small in statement.body
+        )
+    if isinstance(statement, cst.If) and handles in chains_read(statement.test):
+        body = statement.body.body
+        return (
+            bool(body)
+            and isinstance(body[0], cst.SimpleStatementLine)
+            and isinstance(body[0].body[0], cst.Raise)
+        )
     return False
 
 
@@ -123,7 +145,10 @@ class HookRemovalNotExceptionSafe(Rule):
     runs: hooks put on before the `try`, with code that can raise between the two
     (preparing the input, moving it to a device), are reported too, and the fix starts
     the `try` at that code, reusing its `finally` (other hooks put on for the same
-    `finally` are part of the registration, not code between).
+    `finally` are part of the registration, not code between). Such code counts when
+    it prepares what the `try` body uses, or checks the hooks just put on and raises
+    when they are not what was asked (`assert len(handles) == len(names)`); a log
+    line or a guard of something else does not.
     It fires only when a removal exists (a hook never removed is HL002's or HL009's
     business) and something other than plain assignments (and putting a name into a
     container: `self.handles.append(handle)`) sits between the registration and the
@@ -174,7 +199,8 @@ class HookRemovalNotExceptionSafe(Rule):
     whose body keeps every handle it registers on `self`, whatever its name, called
     directly or run on every submodule (`self.net.apply(self._attach)`), also through a
     local (`h = reg(...)`, then `self.h = h`). A method called
-    on another object (`self.points[name].add(fn)`, `probe.release()`) is followed when
+    on another object (`self.points[name].add(fn)`, `probe.release()`, also run on every
+    submodule: `model.apply(probe.attach)`) is followed when
     the object's bindings name its class (`self.tracker` that its class only ever sets
     to `RangeTracker(...)` or `None`, a local only bound to `Sampler(...)`; then a method of
     that class named `remove` is that method, not a handle's), or else
@@ -508,7 +534,7 @@ class HookRemovalNotExceptionSafe(Rule):
         spans = [*after, *between, *inner]
         if late_try:
             try_statement = from_m[level].statement
-            if not _prepares_for(facts, [*between, *inner], try_statement):
+            if not _prepares_for(facts, [*between, *inner], try_statement, target):
                 return None
             scope = model.scope_id(site)
             if any(
@@ -626,6 +652,56 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # A check of something else between the hooks and the `try` is a guard, not
+        # the input the hooks are for: not counted.
+        Valid(
+            """
+from contextlib import contextmanager
+
+
+@contextmanager
+def steer(model, vectors):
+    handles = [m.register_forward_pre_hook(vectors[n]) for n, m in model.named_modules() if n in vectors]
+    assert not model.training, "steer an eval-mode model"
+    try:
+        yield model
+    finally:
+        for handle in handles:
+            handle.remove()
+"""
+        ),
+        # The same marker run on every submodule, detached in `finally`.
+        Valid(
+            """
+import torch.nn as nn
+
+
+class ReluMarker:
+    def __init__(self):
+        self.handles = []
+
+    def _mark(self, module, args, output):
+        module.last_active = (output > 0).float().mean()
+
+    def attach(self, module):
+        if isinstance(module, nn.ReLU):
+            self.handles.append(module.register_forward_hook(self._mark))
+
+    def detach(self):
+        for handle in self.handles:
+            handle.remove()
+        self.handles = []
+
+
+def activity(model, batch):
+    marker = ReluMarker()
+    model.apply(marker.attach)
+    try:
+        model(batch)
+    finally:
+        marker.detach()
+"""
+        ),
         # A local only ever bound to an `InputSampler`: its `detach` in `finally` removes
         # what its `attach` kept.
         Valid(
@@ -1611,6 +1687,112 @@ class DepthTracker(Tracker):
         ),
     ]
     INVALID = [
+        # The check of the hooks just put on is made to fail (a name that matches no
+        # module), and it runs before the `try`: the hooks stay on the model.
+        Invalid(
+            """
+from contextlib import contextmanager
+
+
+@contextmanager
+def steer(model, vectors, before):
+    handles = [
+        m.register_forward_pre_hook(vectors[name]) if before else m.register_forward_hook(vectors[name])
+        for name, m in model.named_modules()
+        if name in vectors
+    ]
+    assert len(handles) == len(vectors), "a steering vector names no module"
+    try:
+        yield model
+    finally:
+        for handle in handles:
+            handle.remove()
+""",
+            expected="""
+from contextlib import contextmanager
+
+
+@contextmanager
+def steer(model, vectors, before):
+    handles = [
+        m.register_forward_pre_hook(vectors[name]) if before else m.register_forward_hook(vectors[name])
+        for name, m in model.named_modules()
+        if name in vectors
+    ]
+    try:
+        assert len(handles) == len(vectors), "a steering vector names no module"
+        yield model
+    finally:
+        for handle in handles:
+            handle.remove()
+""",
+            line=7,
+            message="`handles` is removed in `finally`, but its `try` starts after code that can raise",
+        ),
+        # `Module.apply` runs the marker's own `attach` on every submodule; its handles
+        # are the marker's, and a failing forward skips `detach()`.
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class ReluMarker:
+    def __init__(self):
+        self.handles = []
+
+    def _mark(self, module, args, output):
+        module.last_active = (output > 0).float().mean()
+
+    def attach(self, module):
+        if isinstance(module, nn.ReLU):
+            self.handles.append(module.register_forward_hook(self._mark))
+
+    def detach(self):
+        for handle in self.handles:
+            handle.remove()
+        self.handles = []
+
+
+def activity(model, batch):
+    marker = ReluMarker()
+    model.apply(marker.attach)
+    model(batch)
+    marker.detach()
+    return {name: m.last_active for name, m in model.named_modules() if hasattr(m, "last_active")}
+""",
+            expected="""
+import torch.nn as nn
+
+
+class ReluMarker:
+    def __init__(self):
+        self.handles = []
+
+    def _mark(self, module, args, output):
+        module.last_active = (output > 0).float().mean()
+
+    def attach(self, module):
+        if isinstance(module, nn.ReLU):
+            self.handles.append(module.register_forward_hook(self._mark))
+
+    def detach(self):
+        for handle in self.handles:
+            handle.remove()
+        self.handles = []
+
+
+def activity(model, batch):
+    marker = ReluMarker()
+    try:
+        model.apply(marker.attach)
+        model(batch)
+    finally:
+        marker.detach()
+    return {name: m.last_active for name, m in model.named_modules() if hasattr(m, "last_active")}
+""",
+            line=23,
+            message="`ReluMarker.handles` is removed outside `finally`/`with`",
+        ),
         # The recorder's own teardown is named `remove`, like a handle's: `recorder` is
         # only ever a `FirstInputs`, so its `remove()` is that class's method.
         Invalid(
