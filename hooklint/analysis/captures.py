@@ -143,6 +143,101 @@ def _elements(value: cst.BaseExpression) -> list:
     return [None]
 
 
+def written_once(hook: HookBody, capture: Capture) -> bool:
+    """The hook stores only while the store is empty: the capture sits in the body of
+    an ``if`` that tests it empty (``if not self.shapes:``, ``if len(seen) == 0:``), in
+    the ``else`` of one that tests it not empty, or after an early exit when it is not
+    (``if self.shapes: return``) in the hook's own body.  Whatever empties it again, it holds one call's worth at a time."""
+    body = hook.node.body
+    store = capture.store
+    inside: set[int] = set()
+    for node in descendants(body, into_functions=False):
+        if isinstance(node, cst.If) and _tests_empty(node.test, store, empty=True):
+            inside.update(id(inner) for inner in descendants(node.body))
+        elif (
+            isinstance(node, cst.If)
+            and node.orelse is not None
+            and _tests_empty(node.test, store, empty=False)
+        ):
+            inside.update(id(inner) for inner in descendants(node.orelse))  # ``else:`` runs when empty
+    if id(capture.node) in inside:
+        return True
+    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
+    for statement in statements:
+        if id(capture.node) in {id(n) for n in descendants(statement)} or statement is capture.node:
+            return False
+        if (
+            isinstance(statement, cst.If)
+            and statement.orelse is None
+            and _tests_empty(statement.test, store, empty=False)
+            and _exits(statement.body)
+        ):
+            return True
+    return False
+
+
+def emptied_before(facts: ModuleFacts, registration: Registration, store: str) -> bool:
+    """The registering function empties ``store`` (``self.grads = []``,
+    ``self.grads.clear()``) in a statement of its own body before the one that holds
+    the registration: each call starts it anew."""
+    from hooklint.analysis.lifetime import statement_path, statement_site
+
+    owner, _, attr = store.rpartition(".")
+    path = statement_path(facts, statement_site(registration.site))
+    if not owner or not path:
+        return False
+    for statement in path[0].block[: path[0].index]:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                node = small.value if isinstance(small, cst.Expr) else small
+                if _empties(node, owner, attr):
+                    return True
+    return False
+
+
+def _tests_empty(test: cst.BaseExpression, store: str, *, empty: bool) -> bool:
+    """``test`` is true exactly when ``store`` is empty (``empty``) or not: ``not S``,
+    ``len(S) == 0``, ``not len(S)``, ``S == []`` for empty; ``S``, ``len(S)``,
+    ``len(S) > 0``, ``len(S) != 0`` for not."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _tests_empty(test.expression, store, empty=not empty)
+    if _code(test) == store or _is_len_of(test, store):
+        return not empty
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        right = _code(target.comparator)
+        if _is_len_of(test.left, store) and right == "0":
+            if isinstance(target.operator, cst.Equal):
+                return empty
+            if isinstance(target.operator, (cst.NotEqual, cst.GreaterThan)):
+                return not empty
+        if _code(test.left) == store and right in ("[]", "{}") and isinstance(target.operator, cst.Equal):
+            return empty
+    return False
+
+
+def _is_len_of(expr: cst.BaseExpression, store: str) -> bool:
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value == "len"
+        and len(expr.args) == 1
+        and _code(expr.args[0].value) == store
+    )
+
+
+def _exits(block: cst.BaseSuite) -> bool:
+    """The block ends the hook: it is a bare ``return`` (or ``return None``)."""
+    if not isinstance(block, cst.IndentedBlock) or len(block.body) != 1:
+        return False
+    line = block.body[0]
+    return (
+        isinstance(line, cst.SimpleStatementLine)
+        and isinstance(line.body[0], cst.Return)
+        and (line.body[0].value is None or _code(line.body[0].value) == "None")
+    )
+
+
 def captures(hook: HookBody, registration: Registration | None = None) -> list[Capture]:
     """The captures of a hook body, in source order."""
     return hook_writes(hook, registration)[0]
@@ -483,6 +578,8 @@ def handle_fate(facts: ModuleFacts, registration: Registration) -> HandleFate:
         return HandleFate("escapes")
     removals = model.removals_of(flow.stores, window=flow.window)
     targets = tuple(sorted(model.store_codes(flow.stores)))
+    if not removals and any(_on_imported_object(facts, code) for code in targets):
+        return HandleFate("escapes")  # kept by another module's object, which may remove it
     if removals and _removed_only_by_finalizer(model, registration, removals):
         return HandleFate("kept", targets, finalizer=True)
     if removals or model.removed_through_parameter(flow.stores):
@@ -490,6 +587,13 @@ def handle_fate(facts: ModuleFacts, registration: Registration) -> HandleFate:
     if model.inherited_stores(flow.stores):
         return HandleFate("inherited")
     return HandleFate("kept", targets)
+
+
+def _on_imported_object(facts: ModuleFacts, code: str) -> bool:
+    """``code`` is an attribute chain on a name the file imports (``tracker.run.handles``):
+    a store of another module's, whose removals this file does not show."""
+    root, dot, _ = code.partition(".")
+    return bool(dot) and root in facts.imports
 
 
 def _removed_only_by_finalizer(model, registration: Registration, removals) -> bool:

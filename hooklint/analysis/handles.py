@@ -1524,6 +1524,44 @@ class HandleModel:
             for _, v in values
         )
 
+    def on_tensor_made_just_before(self, registration: Registration) -> bool:
+        """A tensor hook on a local that the function binds, last before the
+        registration in the blocks around it, to a tensor computed in this call
+        (``x = layer(x)`` in the loop body that hooks ``x``), and that nothing binds
+        after it in a loop around it: the hook is on this pass's tensor, whatever the
+        name held before (a parameter)."""
+        from hooklint.analysis.lifetime import statement_path, statement_site
+        from hooklint.analysis.statements import chains_bound, is_loop
+
+        receiver = registration.receiver
+        if registration.api.owner != "tensor" or not isinstance(receiver, cst.Name):
+            return False
+        scope_id = self.scope_id(registration.site)
+        info = self._infos.get(scope_id)
+        path = statement_path(self.facts, statement_site(registration.site))
+        if info is None or not path:
+            return False
+        name = receiver.value
+        loops = [index for index, level in enumerate(path) if is_loop(level.statement)]
+        if (
+            loops
+            and any(  # a later statement of the loop's pass binds it again
+                name in chains_bound(s)
+                for level in path[loops[0] + 1 :]
+                for s in level.block[level.index + 1 :]
+            )
+        ):
+            return False
+        for level in reversed(path):
+            for statement in reversed(level.block[: level.index]):
+                if name not in chains_bound(statement):
+                    continue
+                value = _assigned_value(statement, name)
+                return value is not None and _computes_tensor(
+                    value, lambda n: self._computed_tensor(n, scope_id, info, 1), info
+                )
+        return False
+
     def lives_on_module(self, registration: Registration) -> bool:
         """A tensor hook in the ``forward`` of an ``autograd.Function`` subclass on an
         argument that every same-file ``Cls.apply(...)`` fills with a module attribute
@@ -2407,6 +2445,21 @@ _LOOKUPS = frozenset({"getattr", "next", "iter", "max", "min", "vars", "choice"}
 #: Conversions that hand back the tensor they are given when it already fits
 #: (``torch.as_tensor(t)`` is ``t``).
 _SAME_OBJECT = frozenset({"as_tensor", "asarray"})
+
+
+def _assigned_value(statement: cst.BaseStatement, name: str) -> cst.BaseExpression | None:
+    """The value of ``name = value`` when that is all ``statement`` is; else None."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    small = statement.body[0]
+    if (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and isinstance(small.targets[0].target, cst.Name)
+        and small.targets[0].target.value == name
+    ):
+        return small.value
+    return None
 
 
 def _computes_tensor(value: cst.BaseExpression, computed, info: FunctionInfo) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from hooklint.analysis.captures import (
     bulk_removal,
     drained_by_forward,
+    emptied_before,
     handle_fate,
     hook_of,
     hook_writes,
@@ -15,6 +16,7 @@ from hooklint.analysis.captures import (
     recorded_in_window,
     runs_what_it_hooked,
     unhooked_by_dict,
+    written_once,
 )
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
 from hooklint.analysis.handles import handle_model
@@ -105,7 +107,11 @@ class CaptureHookNotRemoved(Rule):
     method of the object that empties it: `self.saver.reset()`); hooks that remove
     themselves (or all hooks) unconditionally on their first call; a recorder's method that stores only under `if self.<flag>:`,
     a flag its class turns on only in `__enter__` (which empties the store) and off in
-    `__exit__` (the store holds one `with` window).
+    `__exit__` (the store holds one `with` window); a hook that stores only while
+    the store is empty (`if not self.shapes:`, the `else` of `if len(self.shapes):`,
+    after `if self.shapes: return`): it holds one record at a time; a handle kept in
+    a store of an object another module owns (`tracker.run.handles[name] = h`, on
+    an imported name): that module's to remove, and this file cannot show it.
 
     Handles are followed as HL004 follows them (see its documentation): bound and
     then appended or stored in a dict, aliased, returned or passed on (the
@@ -118,7 +124,9 @@ class CaptureHookNotRemoved(Rule):
     [1, 1])`), also the hooks on its parts that a loop walks (`for block in
     model.blocks:`), so does a tensor the call computes (an activation, `torch.from_numpy(x)`,
     an element of a model's outputs, through plain aliases; not a parameter looked
-    up, `next(model.parameters())`, nor what `p.to(device)` may hand back as `p`),
+    up, `next(model.parameters())`, nor what `p.to(device)` may hand back as `p`;
+    and a tensor the statement before binds in this call, `x = layer(x)`, when the
+    store is emptied at the start of the call: it holds this call's gradients),
     and a tensor hook put on a module's parameters in every
     `autograd.Function.forward` is HL003's pile-up, not a capture. A handle kept in
     a `self.*` list that no class of the file binds, in a class that extends one from
@@ -221,7 +229,7 @@ class CaptureHookNotRemoved(Rule):
             if hook is None:
                 continue
             found, slots = hook_writes(hook, registration)
-            found = [c for c in found if not own_method_call(facts, hook, c)]
+            found = [c for c in found if not own_method_call(facts, hook, c) and not written_once(hook, c)]
             made = None  # the registering function's own store, for slots it overwrites
             if not found:
                 found = [c for c in slots if per_call_store(facts, registration, hook, c)]
@@ -243,6 +251,10 @@ class CaptureHookNotRemoved(Rule):
                 continue  # its class takes the hook out of the module's hook dict instead
             if handle_model(facts).dies_with_scope(registration):
                 continue  # a model built in this call and never handed out: its hooks go with it
+            if handle_model(facts).on_tensor_made_just_before(registration) and all(
+                emptied_before(facts, registration, c.store) for c in found
+            ):
+                continue  # this call's tensor, into a store each call starts anew
             if handle_model(facts).lives_on_module(registration):
                 continue  # a parameter hooked on every Function.forward: HL003's pile-up
             if registration.wrapper and _reruns_with_hooks_disabled(facts, registration):
@@ -882,8 +894,77 @@ class ChunkProfiler:
         self.memory.tables[index].add(name, output.numel())
 """
         ),
+        # The hook keeps the first output's shape only: the list never holds more.
+        Valid(
+            """
+class FirstShape:
+    def __init__(self, module):
+        self.shapes = []
+        module.register_forward_hook(self._keep)
+
+    def _keep(self, module, args, output):
+        if not self.shapes:
+            self.shapes.append(tuple(output.shape))
+"""
+        ),
+        # Each call starts `self.grads` anew and hooks the activations it computes: the
+        # hooks go with them, and the list holds one call's gradients.
+        Valid(
+            """
+class GradTap:
+    def __init__(self, net, names):
+        self.net = net
+        self.names = set(names)
+        self.grads = []
+
+    def _keep(self, grad):
+        self.grads.append(grad)
+
+    def __call__(self, x):
+        self.grads = []
+        for name, layer in self.net.named_children():
+            x = layer(x)
+            if name in self.names:
+                x.register_hook(self._keep)
+        return x
+"""
+        ),
+        # The handle goes into a registry another module owns (and removes from).
+        Valid(
+            """
+import telemetry
+
+
+def watch(model, sizes):
+    def record(module, args, output):
+        sizes.append(output.numel())
+
+    for name, child in model.named_children():
+        telemetry.session.handles[name] = child.register_forward_hook(record)
+"""
+        ),
     ]
     INVALID = [
+        # Without the reset, every call's gradients stay in `self.grads`.
+        Invalid(
+            """
+class GradTap:
+    def __init__(self, net, names):
+        self.net = net
+        self.names = set(names)
+        self.grads = []
+
+    def _keep(self, grad):
+        self.grads.append(grad)
+
+    def __call__(self, x):
+        for name, layer in self.net.named_children():
+            x = layer(x)
+            if name in self.names:
+                x.register_hook(self._keep)
+        return x
+"""
+        ),
         # The same chain, but the other object holds plain lists: every forward appends.
         Invalid(
             """
