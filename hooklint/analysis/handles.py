@@ -1520,7 +1520,12 @@ class HandleModel:
         if not values or not _plain_bindings_only(self.facts.body_nodes(info.node), name):
             return False
         return all(
-            _computes_tensor(v, lambda n: self._computed_tensor(n, scope_id, info, depth + 1), info)
+            _computes_tensor(
+                v,
+                lambda n: self._computed_tensor(n, scope_id, info, depth + 1),
+                info,
+                lambda call: depth < 2 and self._returns_computed(call, info),
+            )
             for _, v in values
         )
 
@@ -1557,10 +1562,37 @@ class HandleModel:
                 if name not in chains_bound(statement):
                     continue
                 value = _assigned_value(statement, name)
-                return value is not None and _computes_tensor(
-                    value, lambda n: self._computed_tensor(n, scope_id, info, 1), info
+                if value is None:  # bound inside a block: every binding must compute one
+                    return self._computed_tensor(name, scope_id, info, 0)
+                return _computes_tensor(
+                    value,
+                    lambda n: self._computed_tensor(n, scope_id, info, 1),
+                    info,
+                    lambda call: self._returns_computed(call, info),
                 )
         return False
+
+    def _returns_computed(self, value: cst.BaseExpression, info: FunctionInfo) -> bool:
+        """``value`` calls a method of the caller's class (or a same-file base) on
+        ``self`` whose every ``return`` computes a tensor in that call
+        (``spike = self.fire()``, where ``fire`` returns ``self.surrogate(v - th)``)."""
+        if not (isinstance(value, cst.Call) and _on_self(value) and info.class_name is not None):
+            return False
+        name = value.func.attr.value  # type: ignore[attr-defined]
+        method = None
+        for class_name in [info.class_name, *self._same_file_bases(info.class_name)]:
+            method = self.facts.method(class_name, name)
+            if method is not None:
+                break
+        if method is None or method.node is info.node:
+            return False
+        scope_id = id(method.node)
+        returns = [node.value for node in self.facts.body_nodes(method.node) if isinstance(node, cst.Return)]
+        return bool(returns) and all(
+            r is not None
+            and _computes_tensor(r, lambda n: self._computed_tensor(n, scope_id, method, 2), method)
+            for r in returns
+        )
 
     def lives_on_module(self, registration: Registration) -> bool:
         """A tensor hook in the ``forward`` of an ``autograd.Function`` subclass on an
@@ -2462,31 +2494,32 @@ def _assigned_value(statement: cst.BaseStatement, name: str) -> cst.BaseExpressi
     return None
 
 
-def _computes_tensor(value: cst.BaseExpression, computed, info: FunctionInfo) -> bool:
+def _computes_tensor(value: cst.BaseExpression, computed, info: FunctionInfo, own_method=None) -> bool:
     """``value`` makes a tensor in this call: arithmetic (``x * 2``), a call of an
     imported function (``torch.from_numpy(x)``), a method of such a tensor
     (``.to(device)``: it or a new one), an element of one (``outputs[-1]``), or a
     call of a model on this call's values (``self.model(x)``, ``net(batch)``).  Not a
     parameter or an attribute (``self.weight``, ``model.bias``: they outlive the call),
     nor what a lookup returns (``next(model.parameters())``, ``params[0]``).
-    ``computed(name)``: whether a local name is one (every binding of it)."""
+    ``computed(name)``: whether a local name is one (every binding of it);
+    ``own_method(call)``: whether a call of ``self.m()`` returns one."""
     if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
         return True
     if isinstance(value, cst.Name):
         return computed(value.value)
     if isinstance(value, cst.Subscript):
-        return _computes_tensor(value.value, computed, info)
+        return _computes_tensor(value.value, computed, info, own_method)
     if not isinstance(value, cst.Call):
         return False
     func = value.func
     if isinstance(func, cst.Attribute):
         owner = func.value
         if isinstance(owner, (cst.Call, cst.Subscript)):
-            return _computes_tensor(owner, computed, info)
+            return _computes_tensor(owner, computed, info, own_method)
         if not isinstance(owner, cst.Name):
             return False
-        if owner.value in ("self", "cls"):
-            return _on_call_values(value, info)  # ``self.model(x)``: its output
+        if owner.value in ("self", "cls"):  # ``self.model(x)``: its output
+            return _on_call_values(value, info) or (own_method is not None and own_method(value))
         if owner.value in info.params:
             return False  # ``p.to(device)``, ``p.requires_grad_()`` may return ``p`` itself
         if func.attr.value in _SAME_OBJECT:

@@ -15,6 +15,8 @@ from hooklint.analysis.lifetime import (
     names_in,
     registration_statement_alone,
     same_function,
+    statement_path,
+    statement_site,
     stored_in,
     word_count,
 )
@@ -32,11 +34,29 @@ from hooklint.analysis.passes import (
     varying_in_loop,
 )
 from hooklint.analysis.unclosed import UnclosedObject, unclosed_objects
+from hooklint.analysis.vocabulary import DIFFERENTIATING_CALLS
 from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
 if TYPE_CHECKING:
     import libcst as cst
+
+
+#: Hooks that run during a backward pass (after the forward that registers them returns).
+_BACKWARD_KINDS = frozenset(
+    {"tensor", "backward", "full_backward", "full_backward_pre", "post_accumulate_grad", "node_pre"}
+)
+
+
+def _differentiates_after(facts: ModuleFacts, registration: Registration) -> bool:
+    """A statement after the registration, in its block, runs a backward pass
+    (``loss.backward()``, ``torch.autograd.grad(...)``): a ``with`` around them keeps the
+    hook for the backward it is for."""
+    path = statement_path(facts, statement_site(registration.site))
+    if not path:
+        return False
+    rest = "".join(facts.code(s) for s in path[-1].block[path[-1].index + 1 :])
+    return ".backward(" in rest or any(f"{name}(" in rest for name in DIFFERENTIATING_CALLS)
 
 
 class HookRegisteredPerCall(Rule):
@@ -70,7 +90,9 @@ class HookRegisteredPerCall(Rule):
     A registration on something new on every pass is fine: the loop variable of
     `for module in model.modules()`, the item a `while` loop takes off its work list
     (`node = queue.pop()`: a graph walk), a function argument of `forward`, a tensor
-    created in the call (an activation), since the hook dies with it (but not its
+    created in the call (an activation; also one a method of the class returns that
+    it computes in its call, `spike = self.fire()`; not one that returns `self.weight`),
+    since the hook dies with it (but not its
     handle: a hook that appends it to the `self` list keeping the hook's own handle, which
     only the teardown empties, grows that list on every call: flagged). So is an
     install-once registration (guarded by a flag or an attribute that is tested
@@ -123,7 +145,10 @@ class HookRegisteredPerCall(Rule):
     statements follow the registration in its block, the fix wraps those
     statements in `with register(...):`, so the hook is removed at the end of the
     pass. That changes the hook's lifetime: if later code relied on the hook
-    staying, it no longer fires. Otherwise no fix is offered: hoist the
+    staying, it no longer fires. A hook that runs during backward (a tensor hook, a
+    backward hook) gets the fix only when those statements run the backward
+    (`loss.backward()`, `torch.autograd.grad(...)`): put on in `forward`, it would be
+    gone before its backward. Otherwise no fix is offered: hoist the
     registration out of the loop, or keep the handle and remove it.
 
     ## Precision on real code
@@ -232,7 +257,7 @@ class HookRegisteredPerCall(Rule):
             if params:
                 seed.discard(params[0])  # the hooked module lives on
         varying = varying_in_call(facts, function, seed)
-        if receiver_names & varying:
+        if receiver_names & varying or handle_model(facts).on_tensor_made_just_before(registration):
             # a new object on each call (an argument, an activation): its hook dies with
             # it, but not a handle kept in the store of the hook that registers it
             return self._handles_pile_up(registration, hook_registration)
@@ -368,9 +393,37 @@ class HookRegisteredPerCall(Rule):
                 return []
         elif use.role != "discarded":
             return []
+        if registration.api.kind in _BACKWARD_KINDS and not _differentiates_after(facts, registration):
+            return []  # removed at the end of the block, the hook would never see its backward
         return with_over_rest_of_block(facts, registration)
 
     VALID = [
+        # `fire()` computes a new tensor on each call: its hook goes with it.
+        Valid(
+            """
+import torch
+
+
+class Spiking(torch.nn.Module):
+    def __init__(self, threshold=1.0):
+        super().__init__()
+        self.threshold = threshold
+        self.potential = torch.zeros(1)
+        self.gain = None
+
+    def fire(self):
+        spikes = (self.potential - self.threshold).clamp(min=0)
+        return torch.tanh(spikes)
+
+    def forward(self, current):
+        self.potential = self.potential + current
+        if self.training:
+            spikes = self.fire()
+            spikes.register_hook(lambda grad: grad * self.gain)
+            return spikes
+        return self.potential
+"""
+        ),
         # The inner loop is a lookup: each pass hooks the module its own name picks out.
         Valid(
             """
@@ -909,6 +962,27 @@ def probe_width(batch):
         ),
     ]
     INVALID = [
+        # `scaled_weight()` hands back the parameter itself: one more hook on it per call.
+        Invalid(
+            """
+import torch
+
+
+class Gate(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(4))
+        self.clip = 1.0
+
+    def scaled_weight(self):
+        return self.weight
+
+    def forward(self, x):
+        w = self.scaled_weight()
+        w.register_hook(lambda grad: grad.clamp(-self.clip, self.clip))
+        return x * w
+"""
+        ),
         # Every epoch hooks every module again: the inner loop visits the same modules each time.
         Invalid(
             """
