@@ -154,6 +154,7 @@ class HandleModel:
     def __init__(self, facts: ModuleFacts) -> None:
         self.facts = facts
         self._infos = {id(i.node): i for i in facts.functions}
+        self._sites: dict[int, Site] | None = None
         self._locals: dict[int, tuple[set[str], set[str]]] = {}
         self._owners: dict[tuple[str, int], str] = {}
         self._parent: dict[str, str] = {}
@@ -1997,7 +1998,9 @@ class HandleModel:
             later = [
                 p
                 for p in scope.bindings.get(todo[0], ())
-                if p > start and not self._wraps(scope, todo[0], p, nodes[0].value)
+                if p > start
+                and not self._wraps(scope, todo[0], p, nodes[0].value)
+                and not self._other_branch(scope, todo[0], p, call_node)
             ]
             windows[self.find(todo[0])] = (start, min(later) if later else 1 << 60)
             flow.window = (self.find(todo[0]), *windows[self.find(todo[0])], scope_id)
@@ -2038,6 +2041,27 @@ class HandleModel:
             and not (s.name.value.startswith("__") and s.name.value.endswith("__"))
             for s in body
         )
+
+    def _other_branch(self, scope: _HandleSummary, raw: str, position: int, call_node: cst.Call) -> bool:
+        """The binding of ``raw`` at ``position`` is a call in another branch of an ``if``
+        than ``call_node`` (``if conv: h = reg(a) else: h = reg(b)``): it never runs
+        after this one, so it does not end what the name holds."""
+        from hooklint.analysis.guards import in_other_branches
+
+        sites = self._call_sites()
+        here = sites.get(id(call_node))
+        for at, value in scope.values.get(raw, ()):
+            if at == position:
+                there = sites.get(id(value))
+                return here is not None and there is not None and in_other_branches(here, there)
+        return False
+
+    def _call_sites(self) -> dict[int, Site]:
+        """The site of each call of the module (registrations included), by node."""
+        if self._sites is None:
+            self._sites = {id(c.node): c.site for c in self.facts.calls}
+            self._sites.update((id(r.call), r.site) for r in self.facts.registrations)
+        return self._sites
 
     def _wraps(self, scope: _HandleSummary, raw: str, position: int, name: str) -> bool:
         """The binding of ``raw`` at ``position`` keeps what the name held: ``h =

@@ -117,7 +117,8 @@ class CaptureHookNotRemoved(Rule):
     then appended or stored in a dict, aliased, returned or passed on (the
     caller's), removed through `while hs: hs.pop().remove()`, a loop or a same-file
     helper; bindings are per scope, so another function's `handle.remove()` is
-    another handle. Three lifetimes end the hook without a removal: a model built in
+    another handle, and a name bound in each branch of an `if` (`if conv: h =
+    reg(a) else: h = reg(b)`) holds the handle of the branch that ran. Three lifetimes end the hook without a removal: a model built in
     the registering call and never handed out takes its hooks with it (not
     flagged; built from literals, literal lists, tuples and dicts, names the function
     does not bind, or its own locals that hold new objects: `cfg = Config(4)`, `Net(cfg,
@@ -943,8 +944,58 @@ def watch(model, sizes):
         telemetry.session.handles[name] = child.register_forward_hook(record)
 """
         ),
+        # One handle or the other, by the module's type, handed back to the caller.
+        Valid(
+            """
+from torch import nn
+
+
+class ShapeProbe:
+    def __init__(self):
+        self.shapes = []
+
+    def attach(self, module):
+        if isinstance(module, nn.Conv2d):
+            handle = module.register_forward_hook(self._conv)
+        else:
+            handle = module.register_forward_hook(self._other)
+        return handle
+
+    def _conv(self, module, args, output):
+        self.shapes.append(tuple(output.shape))
+
+    def _other(self, module, args, output):
+        self.shapes.append(output.dim())
+"""
+        ),
     ]
     INVALID = [
+        # Here the second registration runs after the first and takes the name: the
+        # first handle is lost, and only the second goes back to the caller.
+        Invalid(
+            """
+from torch import nn
+
+
+class ShapeProbe:
+    def __init__(self):
+        self.shapes = []
+
+    def attach(self, module):
+        handle = module.register_forward_hook(self._conv)
+        if not isinstance(module, nn.Conv2d):
+            handle = module.register_forward_hook(self._other)
+        return handle
+
+    def _conv(self, module, args, output):
+        self.shapes.append(tuple(output.shape))
+
+    def _other(self, module, args, output):
+        self.shapes.append(output.dim())
+""",
+            line=9,
+            message="capture hook `_conv` appends to `self.shapes` on every forward; its handle (`handle`)",
+        ),
         # Without the reset, every call's gradients stay in `self.grads`.
         Invalid(
             """
