@@ -580,6 +580,8 @@ def handle_fate(facts: ModuleFacts, registration: Registration) -> HandleFate:
     targets = tuple(sorted(model.store_codes(flow.stores)))
     if not removals and any(_on_imported_object(facts, code) for code in targets):
         return HandleFate("escapes")  # kept by another module's object, which may remove it
+    if not removals and model.on_dynamic_attribute(flow.stores):
+        return HandleFate("escapes")  # kept on the caller's object under a computed name
     if removals and _removed_only_by_finalizer(model, registration, removals):
         return HandleFate("kept", targets, finalizer=True)
     if removals or model.removed_through_parameter(flow.stores):

@@ -559,7 +559,7 @@ class HandleModel:
                 self._assign(scope, cst.Assign(targets=[cst.AssignTarget(target)], value=value))
             return
         targets = [t.target for t in node.targets]
-        value = node.value
+        value = _literal_getattr(node.value) or node.value  # ``getattr(self, "hs", None)``: ``self.hs``
         for target in targets:
             if isinstance(target, cst.Attribute):
                 raw = self.raw_key(target, scope.id)
@@ -1490,6 +1490,70 @@ class HandleModel:
                 pending.append(given)
         return True
 
+    def hooks_die_on_failure(self, registration: Registration, removal_call: cst.Call) -> bool:
+        """The object the hooks go on is this call's own, reached through a local that
+        every binding before the registration sets to a copy (``copy.deepcopy(model)``,
+        a parameter rebound to one included) or a build (:func:`_fresh_object`): hooked
+        itself, through its parts (``snap.head``, ``snap[i]``, a local bound to
+        ``dict(snap.named_modules())[name]``) or a loop over them (``for m in
+        snap.modules()``); and nothing hands that local out (returns, stores, passes on,
+        a nested def that names it) before ``removal_call``.  If what runs before the
+        removal raises, the object and its hooks go with the call."""
+        scope_id = self.scope_id(registration.site)
+        info = self._infos.get(scope_id)
+        scope = self._summary(scope_id)
+        at = scope.positions.get(id(registration.call), -1)
+        until = scope.positions.get(id(removal_call), -1)
+        if info is None or at < 0 or until < at:
+            return False
+        roots = self._hooked_roots(registration, scope_id, at)
+        return bool(roots) and all(
+            root is not None and self._own_until(root, scope_id, info, at, until) for root in roots
+        )
+
+    def _hooked_roots(self, registration: Registration, scope_id: int, at: int) -> set[str | None]:
+        """The locals whose objects the registration hooks, or parts of them: the
+        receiver's root name, what a loop it names walks, or what a local it names was
+        bound to (``layer = dict(model.named_modules())[name]``: ``model``)."""
+        receiver = registration.receiver
+        while isinstance(receiver, (cst.Attribute, cst.Subscript)):
+            receiver = receiver.value
+        if not isinstance(receiver, cst.Name):
+            return set()
+        name = receiver.value
+        walked = loop_iterable(registration.site, name)
+        if walked is not None:
+            return _root_names(walked)
+        raw = f"{self.owner(name, scope_id)}|{name}"
+        values = [v for p, v in self._summary(scope_id).values.get(raw, []) if p < at]
+        if len(values) == 1 and isinstance(values[0], (cst.Attribute, cst.Subscript)):
+            return _root_names(values[0])  # a part of another local's object
+        return {name}
+
+    def _own_until(self, name: str, scope_id: int, info: FunctionInfo, at: int, until: int) -> bool:
+        """``name`` holds this call's own object at ``at`` (every binding before it a
+        copy or a build; for a parameter, its last binding before it) and no event
+        hands that object out, and no nested def names it, before ``until``."""
+        raw = f"{self.owner(name, scope_id)}|{name}"
+        if not raw.startswith(f"def:{scope_id}|") or len(self._members(raw)) > 1:
+            return False
+        scope = self._summary(scope_id)
+        bindings = [(p, v) for p, v in scope.values.get(raw, []) if p < at]
+        if name in info.params:
+            bindings = bindings[-1:]  # what the parameter holds from its last binding on
+        bound = _bound_here(info, scope)
+        if not bindings or not all(_copies(_made(v)) or _fresh_object(v, info, bound) for _, v in bindings):
+            return False
+        start = bindings[0][0]
+        events = sorted(p for _, _, p in scope.events.get(raw, ()) if start < p < until)
+        last, value = bindings[-1]
+        value = _made(value)
+        if _copies(value) and any(_is_name(arg.value, name) for arg in value.args):
+            events = [p for p in events if p > last][1:]  # ``model = copy.deepcopy(model)``
+        if events:
+            return False
+        return not any(_mentions(nested.node, name) for nested in info.nested.values())
+
     def _handed_back(self, value: cst.BaseExpression, scope_id: int) -> str | None:
         """``x`` of ``helper(x)``, a same-file function whose every ``return`` gives back
         the parameter ``x`` is passed to; or of a plain alias ``x``."""
@@ -2102,7 +2166,8 @@ class HandleModel:
 
     def removed_through_parameter(self, stores: set[str]) -> bool:
         """Every store is an attribute of a parameter of the function that fills it
-        (``tree.handles``: the caller's object), and another function of the file
+        (``tree.handles``: the caller's object; a local the handle passes through on the
+        way there aside), and another function of the file
         removes that attribute of a parameter of the same name (``def close(tree):
         for h in tree.handles: h.remove()``): a setup/teardown pair over the object
         the caller passes to both."""
@@ -2113,9 +2178,13 @@ class HandleModel:
             owner, _, code = store.partition("|")
             root, dot, _rest = code.partition(".")
             info = self._infos.get(int(owner[4:])) if owner.startswith("def:") else None
+            if info is not None and not dot and root not in info.params:
+                continue  # a local the handle passes through (``h = reg(...)``) ends with the call
             if not dot or info is None or root not in info.params or root in ("self", "cls"):
                 return False
             wanted.add(code)
+        if not wanted:
+            return False
         for scope_id, info in self._infos.items():
             if info is None:
                 continue
@@ -2124,6 +2193,21 @@ class HandleModel:
                 if code in wanted and owner == f"def:{scope_id}" and code.partition(".")[0] in info.params:
                     wanted.discard(code)
         return not wanted
+
+    def on_dynamic_attribute(self, stores: set[str]) -> bool:
+        """A store is a local bound only to ``getattr(param, name)`` with a computed
+        ``name`` (``cache = getattr(model, self.cache_attr)``): an object the caller's
+        argument holds under a name this file does not spell, which other code may
+        read back and clear."""
+        for store in stores:
+            owner, _, code = self.find(store).partition("|")
+            info = self._infos.get(int(owner[4:])) if owner.startswith("def:") else None
+            if info is None or "." in code:
+                continue
+            values = self._summary(id(info.node)).values.get(f"{owner}|{code}", [])
+            if values and all(_dynamic_getattr(v, info) for _, v in values):
+                return True
+        return False
 
     def removals_of(
         self, stores: set[str], scope_id: int | None = None, window: tuple[str, int, int, int] | None = None
@@ -2408,10 +2492,25 @@ def _loop_over(site: Site, iterable: cst.BaseExpression) -> cst.BaseExpression |
 
 
 def _bound_here(info: FunctionInfo, scope: _HandleSummary) -> set[str]:
-    """The names a function binds itself (parameters, names it assigns, ``self``/``cls``):
-    a call rooted at any other name builds from imports and globals
-    (:func:`_fresh_object`; imports may bind names too, and are not among these)."""
-    return set(info.params) | {k.partition("|")[2] for k in scope.values} | {"self", "cls"}
+    """The names a function binds itself (parameters, names it assigns, loop and
+    ``with`` targets, ``self``/``cls``): a call rooted at any other name builds from
+    imports and globals (:func:`_fresh_object`; an import inside the function, ``import
+    torchvision.models as models``, is one of those, not a binding)."""
+    local = _local_names(info) - _imported_in(info)
+    return set(info.params) | {k.partition("|")[2] for k in scope.values} | local | {"self", "cls"}
+
+
+def _imported_in(info: FunctionInfo) -> set[str]:
+    """The names the function's own import statements bind."""
+    found: set[str] = set()
+    for node in descendants(info.node.body, into_functions=False):
+        if isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    found.add(alias.asname.name.value)
+                else:
+                    found.add((dotted_name(alias.name) or "").partition(".")[0])
+    return found
 
 
 def _fresh_object(value: cst.BaseExpression, info: FunctionInfo, bound: set[str], depth: int = 0) -> bool:
@@ -2479,12 +2578,68 @@ def _root_names(node: cst.BaseExpression) -> set[str | None]:
         return found
     while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
         if isinstance(node, cst.Call):
+            if _collects_one(node):
+                node = node.args[0].value  # ``dict(model.named_modules())``: its parts
+                continue
             if not isinstance(node.func, cst.Attribute):
                 return {None}  # ``enumerate(...)``, ``build()``: not a walk of one object
             node = node.func.value
         else:
             node = node.value
     return {node.value} if isinstance(node, cst.Name) else {None}
+
+
+def _made(value: cst.BaseExpression) -> cst.BaseExpression:
+    """The call a chain of method calls starts from (``copy.deepcopy(m).eval().to(d)``:
+    ``copy.deepcopy(m)``, whose object the module methods hand back)."""
+    while (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and isinstance(value.func.value, cst.Call)
+    ):
+        value = value.func.value
+    return value
+
+
+def _literal_getattr(value: cst.BaseExpression) -> cst.Attribute | None:
+    """``getattr(x, "name")`` / ``getattr(x, "name", default)`` with ``x`` a chain, as the
+    attribute ``x.name`` it looks up (a node for keys only: not in the tree)."""
+    if not (isinstance(value, cst.Call) and _builtin(value) == "getattr" and len(value.args) in (2, 3)):
+        return None
+    owner, name = value.args[0].value, value.args[1].value
+    if not (_is_chain(owner) and isinstance(name, cst.SimpleString)):
+        return None
+    text = name.evaluated_value
+    if not isinstance(text, str) or not text.isidentifier():
+        return None
+    return cst.Attribute(value=owner, attr=cst.Name(text))
+
+
+def _is_name(node: cst.BaseExpression, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _dynamic_getattr(value: cst.BaseExpression, info: FunctionInfo) -> bool:
+    """``getattr(param, name)`` (a default allowed) with ``name`` not a string literal."""
+    return (
+        isinstance(value, cst.Call)
+        and _builtin(value) == "getattr"
+        and len(value.args) in (2, 3)
+        and isinstance(value.args[0].value, cst.Name)
+        and value.args[0].value.value in info.params
+        and not isinstance(value.args[1].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _collects_one(call: cst.Call) -> bool:
+    """``list(x)``, ``dict(x)``, ``tuple(x)``...: a collection of what ``x`` yields."""
+    return (
+        isinstance(call.func, cst.Name)
+        and call.func.value in COLLECTION_BUILTINS
+        and len(call.args) == 1
+        and call.args[0].keyword is None
+        and not call.args[0].star
+    )
 
 
 def _copies(value: cst.BaseExpression) -> bool:

@@ -512,10 +512,28 @@ def _names_store(facts: ModuleFacts, target: cst.CSTNode, store: str) -> bool:
 
 
 def _entered_new_only(facts: ModuleFacts, class_name: str | None) -> bool:
-    """Every construction of the class in the file is the item of a ``with``: each
-    ``with`` enters an object of its own, once."""
+    """Every construction of the class in the file is the item of a ``with``, or is
+    returned by a function or method whose every call in the file is (``with
+    self.steer(d):``, ``steer`` returning ``AddHook(...)``): each ``with`` enters an
+    object of its own, once."""
     made = [call for call in facts.calls if call.callee == class_name]
-    return bool(made) and all(call.use.role == "with" for call in made)
+    return bool(made) and all(
+        call.use.role == "with" or (call.use.role == "returned" and _only_entered(facts, call.site.function))
+        for call in made
+    )
+
+
+def _only_entered(facts: ModuleFacts, function) -> bool:
+    """Every call of ``function`` in the file (by name, or as a method of that name)
+    is the item of a ``with``."""
+    info = facts.function_for(function) if function is not None else None
+    if info is None or info.parent is not None:
+        return False
+    if info.class_name is None:
+        calls = [c for c in facts.calls if c.callee == info.name]
+    else:
+        calls = list(facts.calls_to_attr(info.name))
+    return bool(calls) and all(c.use.role == "with" for c in calls)
 
 
 def _runs_again(facts: ModuleFacts, setup: FunctionInfo) -> bool:

@@ -111,7 +111,9 @@ class CaptureHookNotRemoved(Rule):
     the store is empty (`if not self.shapes:`, the `else` of `if len(self.shapes):`,
     after `if self.shapes: return`): it holds one record at a time; a handle kept in
     a store of an object another module owns (`tracker.run.handles[name] = h`, on
-    an imported name): that module's to remove, and this file cannot show it.
+    an imported name), or of one the caller's argument holds under a computed name
+    (`cache = getattr(model, self.slot)`): that code's to remove, and this file
+    cannot show it.
 
     Handles are followed as HL004 follows them (see its documentation): bound and
     then appended or stored in a dict, aliased, returned or passed on (the
@@ -968,8 +970,106 @@ class ShapeProbe:
         self.shapes.append(output.dim())
 """
         ),
+        # The handle passes through a local on its way to the caller's model, whose
+        # list another function of the file removes.
+        Valid(
+            """
+class Keep:
+    def __init__(self, store):
+        self.store = store
+
+    def __call__(self, module, args, output):
+        self.store.append(output.detach())
+
+
+def start_capture(model):
+    model.outs = []
+    model.hooks = []
+    for layer in model.children():
+        h = layer.register_forward_hook(Keep(model.outs))
+        model.hooks.append(h)
+
+
+def stop_capture(model):
+    for h in model.hooks:
+        h.remove()
+    model.hooks = []
+"""
+        ),
+        # The handles go into a dict kept on the caller's model under a name the file
+        # computes: whatever reads that attribute back may remove them.
+        Valid(
+            """
+class Collect:
+    def __init__(self, slot):
+        self.slot = slot
+
+    def __call__(self, model):
+        setattr(model, self.slot, {"outs": [], "handles": []})
+        cache = getattr(model, self.slot)
+
+        def keep(module, args, output):
+            cache["outs"].append(output.detach())
+
+        for layer in model.children():
+            cache["handles"].append(layer.register_forward_hook(keep))
+"""
+        ),
     ]
     INVALID = [
+        # `embedding` comes from a loop variable's method, not a build: the caller's
+        # model keeps the hooks.
+        Invalid(
+            """
+def watch_embeddings(model, seen):
+    def record(module, args, output):
+        seen.append(output.detach())
+
+    for block in model.children():
+        embedding = block.get_input_embeddings()
+        embedding.register_forward_hook(record)
+""",
+            line=7,
+            message="capture hook `record` appends to `seen` on every forward; its handle is discarded",
+        ),
+        # Under a fixed attribute, nothing in the file removes `model.capture`'s handles.
+        Invalid(
+            """
+class Collect:
+    def __call__(self, model):
+        model.capture = {"outs": [], "handles": []}
+        cache = model.capture
+
+        def keep(module, args, output):
+            cache["outs"].append(output.detach())
+
+        for layer in model.children():
+            cache["handles"].append(layer.register_forward_hook(keep))
+""",
+            line=10,
+            message="capture hook `keep` appends to `cache` on every forward; its handle (`model.capture`)",
+        ),
+        # Nothing in the file removes `model.hooks`.
+        Invalid(
+            """
+class Keep:
+    def __init__(self, store):
+        self.store = store
+
+    def __call__(self, module, args, output):
+        self.store.append(output.detach())
+
+
+def start_capture(model):
+    model.outs = []
+    model.hooks = []
+    for layer in model.children():
+        h = layer.register_forward_hook(Keep(model.outs))
+        model.hooks.append(h)
+""",
+            line=13,
+            message="capture hook `Keep.__call__` appends to `self.store` on every forward",
+        ),
         # Here the second registration runs after the first and takes the name: the
         # first handle is lost, and only the second goes back to the caller.
         Invalid(

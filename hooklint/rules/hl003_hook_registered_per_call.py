@@ -77,7 +77,8 @@ class HookRegisteredPerCall(Rule):
     removes but nothing but the constructor empties or rebinds (`clear()`, `pop()`,
     `self.handles = []`): the list, and the time each teardown takes, grows with
     every run. The setup must run again on one object: `__enter__` (unless each
-    `with` of the file enters a new object: `with Tap(model):`), or a setup that a
+    `with` of the file enters a new object: `with Tap(model):`, or `with
+    self.tap(layer):` where `tap` returns `Tap(...)` and only `with` calls it), or a setup that a
     per-call function, a loop or a public method of the class runs (not one that
     only the constructor runs, once per object). And a function that builds objects
     of a same-file class whose constructor hooks the module it is given and keeps the
@@ -398,6 +399,39 @@ class HookRegisteredPerCall(Rule):
         return with_over_rest_of_block(facts, registration)
 
     VALID = [
+        # Every `with` enters a new `Shift`, made by a method only `with` calls.
+        Valid(
+            """
+class Shift:
+    def __init__(self, module, delta):
+        self.module = module
+        self.delta = delta
+        self.handles = []
+
+    def __enter__(self):
+        self.handles.append(self.module.register_forward_hook(lambda m, args, out: out + self.delta))
+        return self
+
+    def __exit__(self, *exc):
+        for handle in self.handles:
+            handle.remove()
+
+
+class Sweep:
+    def __init__(self, layer):
+        self.layer = layer
+
+    def shifted(self, delta):
+        return Shift(self.layer, delta)
+
+    def run(self, x, deltas):
+        outputs = []
+        for delta in deltas:
+            with self.shifted(delta):
+                outputs.append(self.layer(x))
+        return outputs
+"""
+        ),
         # `fire()` computes a new tensor on each call: its hook goes with it.
         Valid(
             """
@@ -962,6 +996,42 @@ def probe_width(batch):
         ),
     ]
     INVALID = [
+        # One `Shift`, kept and entered again on every pass: its list only grows.
+        Invalid(
+            """
+class Shift:
+    def __init__(self, module, delta):
+        self.module = module
+        self.delta = delta
+        self.handles = []
+
+    def __enter__(self):
+        self.handles.append(self.module.register_forward_hook(lambda m, args, out: out + self.delta))
+        return self
+
+    def __exit__(self, *exc):
+        for handle in self.handles:
+            handle.remove()
+
+
+class Sweep:
+    def __init__(self, layer, delta):
+        self.layer = layer
+        self.shift = self.shifted(delta)
+
+    def shifted(self, delta):
+        return Shift(self.layer, delta)
+
+    def run(self, x, times):
+        outputs = []
+        for _ in range(times):
+            with self.shift:
+                outputs.append(self.layer(x))
+        return outputs
+""",
+            line=8,
+            message="`__exit__` removes `self.handles` but never empties it",
+        ),
         # `scaled_weight()` hands back the parameter itself: one more hook on it per call.
         Invalid(
             """

@@ -149,6 +149,10 @@ class HookRemovalNotExceptionSafe(Rule):
     it prepares what the `try` body uses, or checks the hooks just put on and raises
     when they are not what was asked (`assert len(handles) == len(names)`); a log
     line or a guard of something else does not.
+    Hooks on the call's own object are left alone: a copy (`copy.deepcopy(model)`,
+    also a parameter rebound to one) or a new build, hooked itself, through its parts
+    or a loop over them, that nothing returns, stores or passes on before the
+    removal: whatever raises drops the object with its hooks.
     It fires only when a removal exists (a hook never removed is HL002's or HL009's
     business) and something other than plain assignments (and putting a name into a
     container: `self.handles.append(handle)`) sits between the registration and the
@@ -484,6 +488,9 @@ class HookRemovalNotExceptionSafe(Rule):
         late_try = bool(handled) or later[0].site.in_finally
         later = [r for r in later if bool(handled) or r.site.in_finally == late_try]
         removal = later[0]
+        registration = acquisition.registration
+        if registration is not None and model.hooks_die_on_failure(registration, removal.call):
+            return None  # on the call's own copy or build: what raises drops it with its hooks
         if (
             not single and not flow.on_object
         ):  # name the container that is removed (``probes``, not ``h`` of ``_, h = probes.pop(k)``)
@@ -652,6 +659,76 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # The hooks go on the call's own copy: if a forward raises, the copy and its
+        # hooks go with the call.
+        Valid(
+            """
+import copy
+
+import torch
+
+
+def teacher_gap(student, batches):
+    teacher = copy.deepcopy(student).eval()
+    seen = []
+    handle = teacher.register_forward_hook(lambda module, args, out: seen.append(out))
+    with torch.no_grad():
+        for batch in batches:
+            teacher(batch)
+    handle.remove()
+    return [s.mean() for s in seen]
+"""
+        ),
+        # A layer of a scratch copy, looked up by name: the copy dies with the call.
+        Valid(
+            """
+import copy
+
+
+class Last:
+    def __init__(self):
+        self.value = None
+
+    def __call__(self, module, args, output):
+        self.value = output
+
+
+def probe_copy(model, name, batches):
+    scratch = copy.deepcopy(model)
+    layer = dict(scratch.named_modules())[name]
+    last = Last()
+    handle = layer.register_forward_hook(last)
+    means = []
+    for batch in batches:
+        scratch(batch)
+        means.append(last.value.mean())
+    handle.remove()
+    return means
+"""
+        ),
+        # The parameter rebound to a copy, its parts hooked, returned only after the
+        # hooks are off.
+        Valid(
+            """
+import copy
+
+from torch import nn
+
+
+def clipped_copy(model, batches, limit):
+    model = copy.deepcopy(model)
+
+    def clip(module, args, out):
+        return out.clamp(-limit, limit)
+
+    handles = [m.register_forward_hook(clip) for m in model.modules() if isinstance(m, nn.Linear)]
+    for batch in batches:
+        model(batch)
+    for handle in handles:
+        handle.remove()
+    return model
+"""
+        ),
         # A check of something else between the hooks and the `try` is a guard, not
         # the input the hooks are for: not counted.
         Valid(
@@ -1687,6 +1764,47 @@ class DepthTracker(Tracker):
         ),
     ]
     INVALID = [
+        # The copy is kept on `self` before the forwards: if one raises, the kept copy
+        # keeps the hook.
+        Invalid(
+            """
+import copy
+
+import torch
+
+
+class Distiller:
+    def teacher_gap(self, student, batches):
+        teacher = copy.deepcopy(student).eval()
+        self.teacher = teacher
+        seen = []
+        handle = teacher.register_forward_hook(lambda module, args, out: seen.append(out))
+        with torch.no_grad():
+            for batch in batches:
+                teacher(batch)
+        handle.remove()
+        return [s.mean() for s in seen]
+""",
+            expected="""
+import copy
+
+import torch
+
+
+class Distiller:
+    def teacher_gap(self, student, batches):
+        teacher = copy.deepcopy(student).eval()
+        self.teacher = teacher
+        seen = []
+        with teacher.register_forward_hook(lambda module, args, out: seen.append(out)):
+            with torch.no_grad():
+                for batch in batches:
+                    teacher(batch)
+        return [s.mean() for s in seen]
+""",
+            line=11,
+            message="`handle` is removed outside `finally`/`with`",
+        ),
         # The check of the hooks just put on is made to fail (a name that matches no
         # module), and it runs before the `try`: the hooks stay on the model.
         Invalid(

@@ -126,6 +126,29 @@ class HookOutlivesContext(Rule):
         return Finding(node=hook.registration.call, message=message, related=tuple(c.node for c in hook.via))
 
     VALID = [
+        # The teardown reads the list back with `getattr(self, "...", None)`: the same
+        # attribute `enable` set.
+        Valid(
+            """
+class Model:
+    def enable(self):
+        def make(module, input, output):
+            output.requires_grad_(True)
+
+        hooks = []
+        for module in self.modules():
+            emb = module.get_input_embeddings()
+            hooks.append(emb.register_forward_hook(make))
+        self._grad_hooks = hooks
+
+    def disable(self):
+        hooks = getattr(self, "_grad_hooks", None)
+        if not hooks:
+            return
+        for hook in hooks:
+            hook.remove()
+"""
+        ),
         # The handles are removed in `finally` after the yield.
         Valid(
             """
