@@ -188,7 +188,8 @@ class HandleModel:
         for info in facts.functions:
             if info.class_name is not None and info.parent is None:
                 self._methods.setdefault(info.name, []).append(info)
-        classes = {self._infos[s].class_name for s in relevant if s in self._infos}
+        # (a nested def's: its method's class, ``def start(self): def add(m): ...``)
+        classes = {_enclosing_class(self._infos[s]) for s in relevant if s in self._infos}
         classes.discard(None)
         # A call on another object of a method of one of those classes (``tap.attach(fn)``)
         # may acquire or remove: its scope is walked too.
@@ -914,13 +915,17 @@ class HandleModel:
     def _acts_on_hooks(self, info: FunctionInfo) -> bool:
         """The method registers a hook or calls ``.remove()``, in its own body or in a
         nested def, same-file function or same-class method it calls (:meth:`callee`,
-        one call deep: what the screen keeps for it).  Syntactic: it says nothing of
+        or runs on every submodule: :meth:`applied`; one call deep: what the screen
+        keeps for it).  Syntactic: it says nothing of
         which stores."""
         scope_id = id(info.node)
         known = self._acts.get(scope_id)
         if known is None:
-            helpers = (self.callee(c) for c in self._calls.get(scope_id, ()))
-            scopes = [scope_id] + [id(h.node) for h in helpers if h is not None]
+            helpers = [h for c in self._calls.get(scope_id, ()) if (h := self.callee(c) or self.applied(c))]
+            # and what a helper runs on every submodule (``self.stop()``, whose nested
+            # def ``self.model.apply`` runs removes the handles)
+            applied = [a for h in helpers for c in self._calls.get(id(h.node), ()) if (a := self.applied(c))]
+            scopes = [scope_id] + [id(h.node) for h in helpers + applied]
             known = self._acts[scope_id] = any(
                 self._regs.get(s) or self._removal_calls.get(s) for s in scopes
             )
@@ -1723,9 +1728,11 @@ class HandleModel:
         local = f"def:{id(method.node)}|"
         found: set[str] = set()
         for acquisition in self.acquisitions(id(method.node), depth + 1):
-            if acquisition.registration is None:
-                continue
             flow = acquisition.flow
+            if acquisition.registration is None and not (
+                flow.on_object and flow.stores and all(s.startswith(root) for s in flow.stores)
+            ):
+                continue  # (``self.model.apply(attach)`` keeps handles on the instance's model)
             # a store is the instance's when it or an alias is (``self.h = h``)
             owned = [any(m.startswith(root) for m in self._members(s)) for s in flow.stores]
             if (
@@ -1996,13 +2003,21 @@ class HandleModel:
 
     def class_removed(self, class_name: str) -> set[str]:
         """The ``self.*`` stores that some method of a class (or its same-file bases)
-        removes."""
+        removes, itself or through a def it runs on every submodule of a model it holds."""
         root = f"class:{self._root_class(class_name)}|"
         found: set[str] = set()
         for info in self.facts.functions:
             if info.class_name is None or self._root_class(info.class_name) != root[6:-1]:
                 continue
-            for removal in self._summary(id(info.node)).removals:
+            scope_id = id(info.node)
+            # its own removals, and those of the defs it runs on every submodule
+            # (``self.model.apply(detach)``: the handles its modules hold)
+            applying = {id(c.node) for c in self._calls.get(scope_id, ()) if self.applied(c) is not None}
+            removals = [
+                *self._summary(scope_id).removals,
+                *(r for r in self.removals_in(scope_id) if id(r.call) in applying),
+            ]
+            for removal in removals:
                 if self.find(removal.store).startswith(root) or removal.store.startswith(root):
                     found.add(self.find(removal.store))
         return found
@@ -2599,6 +2614,13 @@ def _made(value: cst.BaseExpression) -> cst.BaseExpression:
     ):
         value = value.func.value
     return value
+
+
+def _enclosing_class(info: FunctionInfo) -> str | None:
+    """The class of a method, or of the method a nested def sits in."""
+    while info.class_name is None and info.parent is not None:
+        info = info.parent
+    return info.class_name
 
 
 def _literal_getattr(value: cst.BaseExpression) -> cst.Attribute | None:

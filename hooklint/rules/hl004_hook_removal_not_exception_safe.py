@@ -204,7 +204,9 @@ class HookRemovalNotExceptionSafe(Rule):
     directly or run on every submodule (`self.net.apply(self._attach)`), also through a
     local (`h = reg(...)`, then `self.h = h`). A method called
     on another object (`self.points[name].add(fn)`, `probe.release()`, also run on every
-    submodule: `model.apply(probe.attach)`) is followed when
+    submodule: `model.apply(probe.attach)`; and a profiler's `prof.start()`/`prof.stop()`
+    that run nested defs on every submodule of the model they hold,
+    `self.model.apply(attach)`, keeping each handle on its module) is followed when
     the object's bindings name its class (`self.tracker` that its class only ever sets
     to `RangeTracker(...)` or `None`, a local only bound to `Sampler(...)`; then a method of
     that class named `remove` is that method, not a handle's), or else
@@ -659,6 +661,44 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # A counter object whose `start`/`stop` put a hook on every submodule and take it
+        # off again, stopped in `finally`.
+        Valid(
+            """
+class CallCounter:
+    def __init__(self, model):
+        self.model = model
+
+    def start(self):
+        def attach(module):
+            module.calls = 0
+            module.count_handle = module.register_forward_hook(self._count)
+
+        self.model.apply(attach)
+
+    @staticmethod
+    def _count(module, args, output):
+        module.calls += 1
+
+    def stop(self):
+        def detach(module):
+            if hasattr(module, "count_handle"):
+                module.count_handle.remove()
+                del module.count_handle
+
+        self.model.apply(detach)
+
+
+def count_calls(model, batch):
+    counter = CallCounter(model)
+    counter.start()
+    try:
+        model(batch)
+        return {name: m.calls for name, m in model.named_modules()}
+    finally:
+        counter.stop()
+"""
+        ),
         # The hooks go on the call's own copy: if a forward raises, the copy and its
         # hooks go with the call.
         Valid(
@@ -1764,6 +1804,80 @@ class DepthTracker(Tracker):
         ),
     ]
     INVALID = [
+        # The same counter stopped after the forward, outside `finally`: a forward that
+        # raises leaves a hook on every submodule of the caller's model.
+        Invalid(
+            """
+class CallCounter:
+    def __init__(self, model):
+        self.model = model
+
+    def start(self):
+        def attach(module):
+            module.calls = 0
+            module.count_handle = module.register_forward_hook(self._count)
+
+        self.model.apply(attach)
+
+    @staticmethod
+    def _count(module, args, output):
+        module.calls += 1
+
+    def stop(self):
+        def detach(module):
+            if hasattr(module, "count_handle"):
+                module.count_handle.remove()
+                del module.count_handle
+
+        self.model.apply(detach)
+
+
+def count_calls(model, batch):
+    counter = CallCounter(model)
+    counter.start()
+    model(batch)
+    calls = {name: m.calls for name, m in model.named_modules()}
+    counter.stop()
+    return calls
+""",
+            expected="""
+class CallCounter:
+    def __init__(self, model):
+        self.model = model
+
+    def start(self):
+        def attach(module):
+            module.calls = 0
+            module.count_handle = module.register_forward_hook(self._count)
+
+        self.model.apply(attach)
+
+    @staticmethod
+    def _count(module, args, output):
+        module.calls += 1
+
+    def stop(self):
+        def detach(module):
+            if hasattr(module, "count_handle"):
+                module.count_handle.remove()
+                del module.count_handle
+
+        self.model.apply(detach)
+
+
+def count_calls(model, batch):
+    counter = CallCounter(model)
+    try:
+        counter.start()
+        model(batch)
+        calls = {name: m.calls for name, m in model.named_modules()}
+    finally:
+        counter.stop()
+    return calls
+""",
+            line=27,
+            message="`CallCounter.model` is removed outside `finally`/`with`",
+        ),
         # The copy is kept on `self` before the forwards: if one raises, the kept copy
         # keeps the hook.
         Invalid(
