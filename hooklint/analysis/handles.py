@@ -1389,10 +1389,8 @@ class HandleModel:
         of a model's outputs), through plain aliases too.  So does a part of such an
         object that a loop walks (``for block in model.blocks:``, ``model`` made here),
         when the loop's name does not leave the function either."""
-        receiver = registration.receiver
-        while isinstance(receiver, (cst.Attribute, cst.Subscript)):
-            receiver = receiver.value
-        if not isinstance(receiver, cst.Name):
+        receiver = _receiver_root(registration)
+        if receiver is None:
             return False
         scope_id = self.scope_id(registration.site)
         info = self._infos.get(scope_id)
@@ -1483,10 +1481,10 @@ class HandleModel:
                 return False
             # what the name holds at the acquisition: its last binding before it (a
             # parameter rebound to a copy, ``model = copy.deepcopy(model)``, included)
-            values = [(p, v) for p, v in scope.values.get(f"{owner}|{local}", []) if p < at]
+            values = _held_at(scope, f"{owner}|{local}", local, info, at)
             if not values:
                 return False
-            for _, value in values[-1:] if local in info.params else values:
+            for _, value in values:
                 if _copies(value) or _fresh_object(value, info, bound):
                     continue
                 given = self._handed_back(value, scope_id)
@@ -1520,10 +1518,8 @@ class HandleModel:
         """The locals whose objects the registration hooks, or parts of them: the
         receiver's root name, what a loop it names walks, or what a local it names was
         bound to (``layer = dict(model.named_modules())[name]``: ``model``)."""
-        receiver = registration.receiver
-        while isinstance(receiver, (cst.Attribute, cst.Subscript)):
-            receiver = receiver.value
-        if not isinstance(receiver, cst.Name):
+        receiver = _receiver_root(registration)
+        if receiver is None:
             return set()
         name = receiver.value
         walked = loop_iterable(registration.site, name)
@@ -1543,9 +1539,7 @@ class HandleModel:
         if not raw.startswith(f"def:{scope_id}|") or len(self._members(raw)) > 1:
             return False
         scope = self._summary(scope_id)
-        bindings = [(p, v) for p, v in scope.values.get(raw, []) if p < at]
-        if name in info.params:
-            bindings = bindings[-1:]  # what the parameter holds from its last binding on
+        bindings = _held_at(scope, raw, name, info, at)
         bound = _bound_here(info, scope)
         if not bindings or not all(_copies(_made(v)) or _fresh_object(v, info, bound) for _, v in bindings):
             return False
@@ -2192,7 +2186,7 @@ class HandleModel:
         for store in stores:
             owner, _, code = store.partition("|")
             root, dot, _rest = code.partition(".")
-            info = self._infos.get(int(owner[4:])) if owner.startswith("def:") else None
+            info = self._function_owning(owner)
             if info is not None and not dot and root not in info.params:
                 continue  # a local the handle passes through (``h = reg(...)``) ends with the call
             if not dot or info is None or root not in info.params or root in ("self", "cls"):
@@ -2209,6 +2203,10 @@ class HandleModel:
                     wanted.discard(code)
         return not wanted
 
+    def _function_owning(self, owner: str) -> FunctionInfo | None:
+        """The function whose scope a store key's owner names (``def:<id>``), if any."""
+        return self._infos.get(int(owner[4:])) if owner.startswith("def:") else None
+
     def on_dynamic_attribute(self, stores: set[str]) -> bool:
         """A store is a local bound only to ``getattr(param, name)`` with a computed
         ``name`` (``cache = getattr(model, self.cache_attr)``): an object the caller's
@@ -2216,7 +2214,7 @@ class HandleModel:
         read back and clear."""
         for store in stores:
             owner, _, code = self.find(store).partition("|")
-            info = self._infos.get(int(owner[4:])) if owner.startswith("def:") else None
+            info = self._function_owning(owner)
             if info is None or "." in code:
                 continue
             values = self._summary(id(info.node)).values.get(f"{owner}|{code}", [])
@@ -2533,13 +2531,7 @@ def _fresh_object(value: cst.BaseExpression, info: FunctionInfo, bound: set[str]
     calls (``models.vgg16(weights=None).eval()``, ``nn.Sequential(nn.Linear(4, 4))``),
     not one that looks one up or wraps one it was given (``getattr(model, name)``,
     ``nn.Sequential(layer)``)."""
-    node: cst.BaseExpression = value
-    while (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and isinstance(node.func.value, cst.Call)
-    ):
-        node = node.func.value  # ``build(...).to(device)``: the object is ``build(...)``'s
+    node = _made(value)  # ``build(...).to(device)``: the object is ``build(...)``'s
     if not isinstance(node, cst.Call) or depth > 4:
         return False
     root = node.func
@@ -2602,6 +2594,23 @@ def _root_names(node: cst.BaseExpression) -> set[str | None]:
         else:
             node = node.value
     return {node.value} if isinstance(node, cst.Name) else {None}
+
+
+def _receiver_root(registration: Registration) -> cst.Name | None:
+    """The name a registration's receiver starts from (``model`` of ``model.blocks[0]``),
+    or None when it does not start from a name."""
+    receiver = registration.receiver
+    while isinstance(receiver, (cst.Attribute, cst.Subscript)):
+        receiver = receiver.value
+    return receiver if isinstance(receiver, cst.Name) else None
+
+
+def _held_at(scope: _HandleSummary, raw: str, name: str, info: FunctionInfo, at: int) -> list:
+    """The bindings ``(position, value)`` of the local ``raw`` before walk position
+    ``at`` that decide what it holds there: all of them, or for a parameter its last
+    (``model = copy.deepcopy(model)``: what it holds from then on)."""
+    bindings = [(p, v) for p, v in scope.values.get(raw, []) if p < at]
+    return bindings[-1:] if name in info.params else bindings
 
 
 def _made(value: cst.BaseExpression) -> cst.BaseExpression:

@@ -81,6 +81,19 @@ _GLOBAL = [
 METHOD_APIS: dict[str, HookApi] = {api.name: api for api in _MODULE + _TENSOR + _OPTIMIZER}
 #: Process-wide functions (``register_module_forward_hook(fn)``), matched by their last name.
 GLOBAL_APIS: dict[str, HookApi] = {api.name: api for api in _GLOBAL}
+#: The kinds of hook that run during a backward pass (after the forward that
+#: registers them has returned).
+BACKWARD_KINDS = frozenset(
+    {
+        "backward",
+        "full_backward",
+        "full_backward_pre",
+        "tensor",
+        "post_accumulate_grad",
+        "multi_grad",
+        "node_pre",
+    }
+)
 #: A registration reached through ``getattr(obj, f"register_{kind}_hook")``.
 DYNAMIC_API = HookApi("register_<dynamic>_hook", "dynamic", "module", positional=2)
 

@@ -21,6 +21,7 @@ from hooklint.analysis.captures import (
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
 from hooklint.analysis.handles import handle_model
 from hooklint.analysis.hook_roles import removes_itself, undone_by_post_hook
+from hooklint.analysis.vocabulary import BACKWARD_KINDS
 from hooklint.fixes.capture import keyed_removal, with_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, with_evidence
 
@@ -29,13 +30,7 @@ _EVENT = {
     "forward_pre": "forward",
     "wrapper": "call",
     "dynamic": "call",
-    "backward": "backward",
-    "full_backward": "backward",
-    "full_backward_pre": "backward",
-    "tensor": "backward",
-    "post_accumulate_grad": "backward",
-    "multi_grad": "backward",
-    "node_pre": "backward",
+    **dict.fromkeys(BACKWARD_KINDS, "backward"),
     "step_pre": "optimizer step",
     "step_post": "optimizer step",
 }

@@ -34,7 +34,7 @@ from hooklint.analysis.passes import (
     varying_in_loop,
 )
 from hooklint.analysis.unclosed import UnclosedObject, unclosed_objects
-from hooklint.analysis.vocabulary import DIFFERENTIATING_CALLS
+from hooklint.analysis.vocabulary import BACKWARD_KINDS, DIFFERENTIATING_CALLS
 from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
@@ -43,11 +43,6 @@ if TYPE_CHECKING:
 
 
 #: Hooks that run during a backward pass (after the forward that registers them returns).
-_BACKWARD_KINDS = frozenset(
-    {"tensor", "backward", "full_backward", "full_backward_pre", "post_accumulate_grad", "node_pre"}
-)
-
-
 def _differentiates_after(facts: ModuleFacts, registration: Registration) -> bool:
     """A statement after the registration, in its block, runs a backward pass
     (``loss.backward()``, ``torch.autograd.grad(...)``): a ``with`` around them keeps the
@@ -394,7 +389,7 @@ class HookRegisteredPerCall(Rule):
                 return []
         elif use.role != "discarded":
             return []
-        if registration.api.kind in _BACKWARD_KINDS and not _differentiates_after(facts, registration):
+        if registration.api.kind in BACKWARD_KINDS and not _differentiates_after(facts, registration):
             return []  # removed at the end of the block, the hook would never see its backward
         return with_over_rest_of_block(facts, registration)
 
