@@ -20,7 +20,10 @@ Three questions rest on guards:
   ``if m in self._hooked: return ... self._hooked.add(m)``), or ``hasattr``/``getattr``
   (HL003);
 * :func:`under_main_guard` — whether a site runs under ``if __name__ == "__main__"``,
-  once per process (HL009).
+  once per process (HL009);
+* :func:`pins_loop_value` — whether a site in a loop runs only on the passes where
+  what the loop varies equals one literal (``if name == "head":``), not on every pass
+  (HL003).
 """
 
 from __future__ import annotations
@@ -200,6 +203,41 @@ def under_main_guard(site: Site) -> bool:
         isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == "__name__"
         for test in if_tests_around(site)
     )
+
+
+def pins_loop_value(facts: ModuleFacts, site: Site, loop: cst.CSTNode, varying: set[str]) -> bool:
+    """Whether an ``if`` inside ``loop`` whose body holds the site tests one of the
+    ``varying`` names (bound anew on each pass) for equality with a literal
+    (``if name == "head":``, ``if kind is None and ...:``): the site runs on the passes
+    that reach that one value, not on every pass."""
+    inside = {id(n) for n in descendants(loop)}
+    return any(id(test) in inside and _pins(test, varying) for test in holding_tests(facts, site))
+
+
+#: Literals a loop variable may be compared with, ``None``/``True``/``False`` among them.
+_LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
+_CONSTANT_NAMES = frozenset({"None", "True", "False"})
+
+
+def _pins(test: cst.BaseExpression, varying: set[str]) -> bool:
+    """``name == literal`` (or ``literal == name``, ``is``), alone or as one operand of
+    an ``and``, with ``name`` among ``varying``."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _pins(test.left, varying) or _pins(test.right, varying)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    if not isinstance(target.operator, (cst.Equal, cst.Is)):
+        return False
+    sides = (test.left, target.comparator)
+    return any(
+        isinstance(one, cst.Name) and one.value in varying and _is_literal(other)
+        for one, other in (sides, sides[::-1])
+    )
+
+
+def _is_literal(node: cst.BaseExpression) -> bool:
+    return isinstance(node, _LITERALS) or (isinstance(node, cst.Name) and node.value in _CONSTANT_NAMES)
 
 
 def in_other_branches(site: Site, other: Site) -> bool:

@@ -1514,6 +1514,45 @@ class HandleModel:
             root is not None and self._own_until(root, scope_id, info, at, until) for root in roots
         )
 
+    def reinstalled_after(self, acquisition: Acquisition, removal: Removal) -> bool:
+        """The function takes the hooks of ``acquisition`` (kept on ``self``) off with
+        ``removal`` only for a moment: the same acquisition (the same setup method, or
+        the same registration's code) runs again later in the block that holds the
+        removal's statement, and nothing after it removes that store in the function
+        (``self.install(); ...; self.strip(); snapshot = deepcopy(model);
+        self.install()``).  The hooks are meant to stay on when the function ends, so
+        what raises before the removal leaves them where they belong."""
+        from hooklint.analysis.lifetime import common_level, statement_path, statement_site
+
+        flow = acquisition.flow
+        if not (flow.target or "").startswith("self."):
+            return False
+        scope_id = self.scope_id(acquisition.site)
+        path_m = statement_path(self.facts, statement_site(removal.site))
+        if path_m is None:
+            return False
+        for other in self.acquisitions(scope_id):
+            if other is acquisition or other.site.order <= removal.site.order:
+                continue
+            if not flow.stores & other.flow.stores or not self._same_acquisition(acquisition, other):
+                continue
+            path_o = statement_path(self.facts, statement_site(other.site))
+            levels = common_level(path_m, path_o) if path_o is not None else None
+            if levels is None or levels[1] is not path_o[-1] or levels[1].index <= levels[0].index:
+                continue  # not in the removal's block, after it: it may not run
+            if any(r.site.order > other.site.order for r in self.removals_of(flow.stores, scope_id)):
+                continue  # removed again before the end: off is the state the function leaves
+            return True
+        return False
+
+    def _same_acquisition(self, first: Acquisition, second: Acquisition) -> bool:
+        """The same setup method called, or registrations of the same code."""
+        if first.helper is not None or second.helper is not None:
+            return first.helper is second.helper
+        if first.registration is None or second.registration is None:
+            return False
+        return self.facts.code(first.registration.call) == self.facts.code(second.registration.call)
+
     def _hooked_roots(self, registration: Registration, scope_id: int, at: int) -> set[str | None]:
         """The locals whose objects the registration hooks, or parts of them: the
         receiver's root name, what a loop it names walks, or what a local it names was

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from hooklint.analysis.facts import Frame, FunctionInfo, ModuleFacts, Registration
-from hooklint.analysis.guards import install_once
+from hooklint.analysis.guards import install_once, pins_loop_value
 from hooklint.analysis.handles import handle_model
 from hooklint.analysis.lifecycles import GrowingStore, growing_stores
 from hooklint.analysis.lifetime import (
@@ -97,7 +97,10 @@ class HookRegisteredPerCall(Rule):
     the loop binds the name to a new list on every pass (`hooks = [reg(m) for m in
     ms]` inside the loop): a removal after the loop reaches the last list only.
     Also not flagged: a different hook on every iteration of a loop
-    (`for fn in hooks: m.register_forward_hook(fn)`); in a function that runs once per
+    (`for fn in hooks: m.register_forward_hook(fn)`), or a registration in a loop under
+    an `if` that tests the loop variable for one literal value (`for name in names:
+    if name == "pooled": self.pool.register_forward_hook(...)`: it runs on the pass
+    for that name, not on every pass); in a function that runs once per
     call only the receiver of a module hook decides, so a fresh `partial` or lambda on
     each call to the same submodule is flagged, and a removal of an earlier list (bound anew before the
     registration) does not count. Nor is a per-call lifecycle
@@ -224,6 +227,8 @@ class HookRegisteredPerCall(Rule):
                 continue
             if argument_names(registration) & varying:
                 continue  # a different hook on each pass (``for fn in hooks: m.register_forward_hook(fn)``)
+            if pins_loop_value(facts, site, frame.node, varying):
+                continue  # only on the pass whose item is one value (``if name == "head":``)
             if self._removed_or_guarded(facts, registration, frame.node):
                 return None
             return self._finding(facts, registration, "on every iteration of this loop", frame)
@@ -394,6 +399,28 @@ class HookRegisteredPerCall(Rule):
         return with_over_rest_of_block(facts, registration)
 
     VALID = [
+        # The head is hooked on the one pass whose tap name is "head": once, not per pass.
+        Valid(
+            """
+class Taps:
+    def __init__(self, model, names):
+        self.model = model
+        self.names = names
+        self.seen = {}
+
+    def keep(self, name):
+        def hook(module, args, output):
+            self.seen[name] = output.detach()
+        return hook
+
+    def install(self):
+        for tap in self.names:
+            if tap == "head":
+                self.model.classifier.register_forward_hook(self.keep("head"))
+            else:
+                self.model.get_submodule(tap).register_forward_hook(self.keep(tap))
+"""
+        ),
         # Every `with` enters a new `Shift`, made by a method only `with` calls.
         Valid(
             """
@@ -991,6 +1018,23 @@ def probe_width(batch):
         ),
     ]
     INVALID = [
+        # A test that many passes meet (every name with a prefix) hooks the head again each time.
+        Invalid(
+            """
+class Taps:
+    def __init__(self, model, names):
+        self.model = model
+        self.names = names
+        self.seen = []
+
+    def install(self):
+        for tap in self.names:
+            if tap.startswith("head"):
+                self.model.classifier.register_forward_hook(lambda m, a, out: self.seen.append(out.shape))
+""",
+            line=10,
+            message="on every iteration of this loop",
+        ),
         # One `Shift`, kept and entered again on every pass: its list only grows.
         Invalid(
             """

@@ -152,7 +152,11 @@ class HookRemovalNotExceptionSafe(Rule):
     Hooks on the call's own object are left alone: a copy (`copy.deepcopy(model)`,
     also a parameter rebound to one) or a new build, hooked itself, through its parts
     or a loop over them, that nothing returns, stores or passes on before the
-    removal: whatever raises drops the object with its hooks.
+    removal: whatever raises drops the object with its hooks. Nor is a removal that
+    takes hooks kept on `self` off only for a moment: the same setup method (or the same
+    registration) runs again after it, in the same block, and nothing removes them
+    before the function ends (strip the hooks, `copy.deepcopy` the model, install them
+    again): on is the state the function leaves either way.
     It fires only when a removal exists (a hook never removed is HL002's or HL009's
     business) and something other than plain assignments (and putting a name into a
     container: `self.handles.append(handle)`) sits between the registration and the
@@ -494,6 +498,8 @@ class HookRemovalNotExceptionSafe(Rule):
         registration = acquisition.registration
         if registration is not None and model.hooks_die_on_failure(registration, removal.call):
             return None  # on the call's own copy or build: what raises drops it with its hooks
+        if model.reinstalled_after(acquisition, removal):
+            return None  # off for a moment, then on again: on is the state the function leaves
         if (
             not single and not flow.on_object
         ):  # name the container that is removed (``probes``, not ``h`` of ``_, h = probes.pop(k)``)
@@ -662,6 +668,35 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # Clamps meant to stay on: taken off only while the model is copied, then put back.
+        Valid(
+            """
+import copy
+
+
+class Clamps:
+    def __init__(self, net):
+        self.net = net
+        self.handles = []
+        self.snapshot = None
+
+    def attach(self):
+        for p in self.net.parameters():
+            self.handles.append(p.register_hook(lambda g: g.clamp(-1, 1)))
+
+    def detach(self):
+        for h in self.handles:
+            h.remove()
+        self.handles = []
+
+    def checkpoint(self, batch):
+        self.attach()
+        self.net(batch).sum().backward()
+        self.detach()
+        self.snapshot = copy.deepcopy(self.net)
+        self.attach()
+"""
+        ),
         # A counter object whose `start`/`stop` put a hook on every submodule and take it
         # off again, stopped in `finally`.
         Valid(
@@ -1805,6 +1840,72 @@ class DepthTracker(Tracker):
         ),
     ]
     INVALID = [
+        # Put back after the copy, but taken off again at the end: off is the state the
+        # method leaves, and a backward that raises first leaves them on.
+        Invalid(
+            """
+import copy
+
+
+class Clamps:
+    def __init__(self, net):
+        self.net = net
+        self.handles = []
+        self.snapshot = None
+
+    def attach(self):
+        for p in self.net.parameters():
+            self.handles.append(p.register_hook(lambda g: g.clamp(-1, 1)))
+
+    def detach(self):
+        for h in self.handles:
+            h.remove()
+        self.handles = []
+
+    def two_steps(self, batch):
+        self.attach()
+        self.net(batch).sum().backward()
+        self.detach()
+        self.snapshot = copy.deepcopy(self.net)
+        self.attach()
+        self.net(batch).sum().backward()
+        self.detach()
+""",
+            line=20,
+            message="`self.handles` is removed outside `finally`/`with`",
+            expected="""
+import copy
+
+
+class Clamps:
+    def __init__(self, net):
+        self.net = net
+        self.handles = []
+        self.snapshot = None
+
+    def attach(self):
+        for p in self.net.parameters():
+            self.handles.append(p.register_hook(lambda g: g.clamp(-1, 1)))
+
+    def detach(self):
+        for h in self.handles:
+            h.remove()
+        self.handles = []
+
+    def two_steps(self, batch):
+        try:
+            self.attach()
+            self.net(batch).sum().backward()
+        finally:
+            self.detach()
+        self.snapshot = copy.deepcopy(self.net)
+        try:
+            self.attach()
+            self.net(batch).sum().backward()
+        finally:
+            self.detach()
+""",
+        ),
         # The same counter stopped after the forward, outside `finally`: a forward that
         # raises leaves a hook on every submodule of the caller's model.
         Invalid(
