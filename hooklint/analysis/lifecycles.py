@@ -130,12 +130,16 @@ def constructor_hooks(facts: ModuleFacts) -> list[OutlivingHook]:
     hook holds the object (:func:`_bound_to_self`), and no method of the class takes
     hooks off in bulk.  One per registration (HL019)."""
     owners = {id(lifecycle.setup.node) for lifecycle in lifecycles(facts)}
+    # A constructor that calls nothing installs nothing (``_installed`` starts from its
+    # registrations and calls): the handle model is built only when one does.
+    calling = {id(c.site.function) for c in facts.calls} | {id(r.site.function) for r in facts.registrations}
     constructors = [
         info
         for info in facts.functions
         if info.name == "__init__"
         and info.class_name is not None
         and info.parent is None
+        and id(info.node) in calling
         and id(info.node) not in owners
         and _helper_object(facts, info.class_name)
     ]
