@@ -404,6 +404,9 @@ class _StateKeys:
             if base is None:
                 return None
             return f"{base}[{_literal_item(target)}]"
+        attribute = _literal_getattr(target)
+        if attribute is not None:  # ``getattr(m, "_saved", None)``: ``m._saved``
+            return self.key(attribute, rebinding=rebinding)
         if (
             isinstance(target, cst.Call)
             and isinstance(target.func, cst.Attribute)
@@ -451,6 +454,51 @@ def _is_getter(func: cst.BaseExpression, scope: _StateKeys) -> bool:
     if root in scope.locals or root in scope.aliases:
         return False
     return name.rsplit(".", 1)[-1].lstrip("_").startswith(_GETTER_PREFIXES)
+
+
+#: How a getter and a setter of one process-wide setting are named:
+#: ``torch.cuda.current_device()`` / ``torch.cuda.set_device(d)``,
+#: ``torch.get_default_dtype()`` / ``torch.set_default_dtype(t)``.
+_SETTING_PREFIXES = {"getter": ("current_", "get_"), "setter": ("set_",)}
+
+
+def _setting(call: cst.BaseExpression, scope: _StateKeys, kind: str) -> str | None:
+    """The setting a call of an imported module's getter (no arguments) or setter (one
+    argument) reads or writes, named without its verb (``torch.cuda.device``); None for
+    anything else (a method of an object, a local function)."""
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+        return None
+    if (kind == "getter") != (not call.args):
+        return None
+    name = dotted_name(call.func)
+    if name is None:
+        return None
+    root, _, _ = name.partition(".")
+    if root not in scope.imports or root in scope.locals or root in scope.aliases:
+        return None
+    prefix, _, last = name.rpartition(".")
+    for verb in _SETTING_PREFIXES[kind]:
+        if last.startswith(verb) and len(last) > len(verb):
+            resolved = resolve(prefix, scope.imports)
+            return f"{resolved}.{last[len(verb) :]}" if resolved is not None else None
+    return None
+
+
+def _literal_getattr(node: cst.BaseExpression) -> cst.Attribute | None:
+    """``getattr(x, "name")`` or ``getattr(x, "name", default)`` as the attribute
+    ``x.name`` it reads."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "getattr"):
+        return None
+    args = node.args
+    if len(args) not in (2, 3) or any(a.keyword is not None or a.star for a in args):
+        return None
+    name = args[1].value
+    if not isinstance(name, cst.SimpleString):
+        return None
+    text = name.evaluated_value
+    if not isinstance(text, str) or not text.isidentifier():
+        return None
+    return cst.Attribute(value=args[0].value, attr=cst.Name(text))
 
 
 def _literal_item(target: cst.Subscript) -> str:
@@ -697,6 +745,9 @@ class _Walker:
             if backup is not None:  # ``b = x; x = v``: overwritten after a backup was taken
                 self.add(key, "override", node, ctx, f"override|{backup}")
                 return
+            setting = _setting(node.value, scope, "getter")
+            if setting is not None:  # ``b = torch.cuda.current_device()``: a backup of a setting
+                self.saved[setting] = key
             if not self.stored(node.value, key, node, ctx) or op != "set":
                 # (storing an object entered here is its acquire, not an overwrite)
                 self.add(key, op, node, ctx)
@@ -747,6 +798,10 @@ class _Walker:
             return
         method = func.attr.value
         scope = self.scope
+        setting = _setting(node, scope, "setter")
+        if setting is not None:
+            self.setter(setting, node, ctx)
+            return
         if method in CONTAINER_ADDS:
             key = scope.key(func.value, rebinding=False)
             if key is not None:
@@ -775,6 +830,20 @@ class _Walker:
             self.add(key, op, node, ctx, pair)
         elif op == "acquire" and isinstance(func.value, cst.Name) and func.value.value in scope.locals:
             scope.pending.setdefault(func.value.value, []).append(_effect("", op, node, ctx, pair))
+
+    def setter(self, setting: str, node: cst.Call, ctx: _Ctx) -> None:
+        """``torch.cuda.set_device(v)``: after a backup of the setting was taken in this
+        body (``b = torch.cuda.current_device()``), an override; given shared state (the
+        backup another hook took, ``torch.cuda.set_device(m._saved)``), a restore.  The
+        two match by the backup's key, as attribute overrides do."""
+        backup = self.saved.get(setting)
+        if backup is not None:
+            self.add(setting, "override", node, ctx, f"override|{backup}")
+            return
+        if len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+            source = self.scope.key(node.args[0].value, rebinding=False)
+            if source is not None:
+                self.add(setting, "restore", node, ctx, f"restore|{source}")
 
     def stored(self, value: cst.BaseExpression, key: str, node: cst.CSTNode, ctx: _Ctx) -> bool:
         """A fresh local entered earlier is stored under ``key``: the acquire is on ``key``

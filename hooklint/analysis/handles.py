@@ -58,7 +58,17 @@ _READING_CALLS = frozenset(
 MODULE_SCOPE = 0
 #: The node types the walk of a scope looks at.
 _WALKED = frozenset(
-    {cst.Call, cst.Assign, cst.For, cst.CompFor, cst.AugAssign, cst.Return, cst.Yield, cst.WithItem}
+    {
+        cst.Call,
+        cst.Assign,
+        cst.AnnAssign,
+        cst.For,
+        cst.CompFor,
+        cst.AugAssign,
+        cst.Return,
+        cst.Yield,
+        cst.WithItem,
+    }
 )
 
 
@@ -516,7 +526,11 @@ class HandleModel:
                 call = calls.pop(id(node), None)
                 if call is not None:
                     self._call(scope, call)
-            elif kind is cst.Assign:
+            elif kind is cst.AnnAssign and node.value is None:
+                continue  # ``self.handles: list``: a declaration, no value
+            elif kind is cst.Assign or kind is cst.AnnAssign:
+                if kind is cst.AnnAssign:  # ``self.handles: list = []``: an assignment like any other
+                    node = cst.Assign(targets=[cst.AssignTarget(node.target)], value=node.value)
                 for target in node.targets:
                     if type(node.value) is cst.Call:  # ``hs = []`` in another branch keeps the handles
                         self._bind(scope, target.target, position)
@@ -643,9 +657,16 @@ class HandleModel:
                     if raw is not None:
                         scope.removals.append(Removal(node, call.site, raw, "helper"))
             return
+        # Handed to a call whose value a local name keeps (``wrapped = Wrapper(net)``):
+        # that local is noted, for the object's owner to follow (:meth:`_wrapped_here`).
+        keeper = None
+        if call.use.role == "bound" and len(call.use.target_nodes) == 1:
+            target = call.use.target_nodes[0]
+            if isinstance(target, cst.Name):
+                keeper = self.raw_key(target, scope.id)
         for arg in node.args:
             if isinstance(arg.value, cst.Name):
-                self._event(scope, arg.value, "passed", None)
+                self._event(scope, arg.value, "passed", keeper)
 
     def unreachable(self, site: Site) -> bool:
         """Whether the statement at ``site`` can never run (it follows a ``return`` or
@@ -1583,7 +1604,11 @@ class HandleModel:
         if not bindings or not all(_copies(_made(v)) or _fresh_object(v, info, bound) for _, v in bindings):
             return False
         start = bindings[0][0]
-        events = sorted(p for _, _, p in scope.events.get(raw, ()) if start < p < until)
+        events = sorted(
+            p
+            for kind, keeper, p in scope.events.get(raw, ())
+            if start < p < until and not self._wrapped_here(name, kind, keeper, scope_id, info, until)
+        )
         last, value = bindings[-1]
         value = _made(value)
         if _copies(value) and any(_is_name(arg.value, name) for arg in value.args):
@@ -1591,6 +1616,33 @@ class HandleModel:
         if events:
             return False
         return not any(_mentions(nested.node, name) for nested in info.nested.values())
+
+    def _wrapped_here(
+        self, name: str, kind: str, keeper: str | None, scope_id: int, info: FunctionInfo, until: int
+    ) -> bool:
+        """The event hands ``name``'s object to a build that a local keeps and that is
+        this call's own too (``wrapped = nn.Sequential(net)``, ``wrapper = Wrapper(net)``:
+        a new object from ``name`` and imported names or literals, bound once, handed out
+        by nothing before ``until``, named by no nested def): whatever raises drops
+        both."""
+        if kind != "passed" or keeper is None or not keeper.startswith(f"def:{scope_id}|"):
+            return False
+        local = keeper.split("|", 1)[1]
+        if local == name or local in info.params or len(self._members(keeper)) > 1:
+            return False
+        scope = self._summary(scope_id)
+        values = [(p, v) for p, v in scope.values.get(keeper, []) if p < until]
+        if len(values) != 1 or not isinstance(values[0][1], cst.Call):
+            return False
+        made, value = values[0]
+        if not any(_is_name(arg.value, name) for arg in value.args):
+            return False  # the event is another call's
+        bound = _bound_here(info, scope) - {name}
+        if not _fresh_object(value, info, bound):
+            return False
+        if any(made < p < until for _, _, p in scope.events.get(keeper, ())):
+            return False
+        return not any(_mentions(nested.node, local) for nested in info.nested.values())
 
     def _handed_back(self, value: cst.BaseExpression, scope_id: int) -> str | None:
         """``x`` of ``helper(x)``, a same-file function whose every ``return`` gives back

@@ -169,6 +169,10 @@ _LITERALS = (
 
 
 def _simple_value(node: cst.BaseExpression | None) -> bool:
+    """A value whose evaluation does not fail in practice: names and literals (an
+    f-string of names too), displays of them, a comprehension that builds such a skeleton (:func:`_skeleton`), a test of
+    identity, equality or membership between them (``"x" in kinds``), ``not`` of one,
+    and ``getattr(obj, "name", default)`` (the missing attribute is its default)."""
     if node is None or isinstance(node, _LITERALS):
         return True
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
@@ -178,7 +182,92 @@ def _simple_value(node: cst.BaseExpression | None) -> bool:
             isinstance(e, cst.DictElement) and _simple_value(e.key) and _simple_value(e.value)
             for e in node.elements
         )
+    if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp)):
+        return _skeleton(node)
+    if isinstance(node, cst.Comparison):
+        return (
+            all(isinstance(c.operator, _PLAIN_TESTS) for c in node.comparisons)
+            and _simple_value(node.left)
+            and all(_simple_value(c.comparator) for c in node.comparisons)
+        )
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return _simple_value(node.expression)
+    if isinstance(node, cst.FormattedString):  # ``f"{side}_{n}"`` of names
+        return all(
+            isinstance(part, cst.FormattedStringText)
+            or (part.format_spec is None and part.conversion is None and _simple_value(part.expression))
+            for part in node.parts
+        )
+    return _defaulted_getattr(node)
+
+
+#: Tests between names and literals that do not fail in practice.
+_PLAIN_TESTS = (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot, cst.In, cst.NotIn)
+
+
+def _skeleton(node: cst.ListComp | cst.SetComp | cst.DictComp) -> bool:
+    """``{key: [] for key in keys}``, ``[[] for _ in range(n)]``: a comprehension that
+    builds empty slots (:func:`_slot`; a dict's keys may be names), over names, literal
+    displays or ``range(...)`` of names and literals, without conditions.  A name may
+    hold an iterator whose next item runs code (a data loader); a skeleton of empty
+    slots is built over the keys a function has at hand, not over one."""
+    if isinstance(node, cst.DictComp):
+        if not (_simple_value(node.key) and _slot(node.value)):
+            return False
+    elif not _slot(node.elt):
+        return False
+    loop = node.for_in
+    while loop is not None:
+        if loop.ifs or loop.asynchronous is not None or not _plain_iterable(loop.iter):
+            return False
+        loop = loop.inner_for_in
+    return True
+
+
+def _slot(node: cst.BaseExpression) -> bool:
+    """An empty slot a skeleton holds: a literal other than a name (``None``, ``True``
+    and ``False`` aside), a display of slots (``[]``, ``{}``, ``[0, 0]``), or a nested
+    skeleton.  An item the loop takes (``[b for b in loader]``) is no slot: collecting
+    the items runs the iterator."""
+    if isinstance(node, cst.Name):
+        return node.value in ("None", "True", "False")
+    if isinstance(node, _LITERALS):
+        return True
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return all(_slot(e.value) for e in node.elements)
+    if isinstance(node, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and _slot(e.key) and _slot(e.value) for e in node.elements)
+    if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp)):
+        return _skeleton(node)
     return False
+
+
+def _plain_iterable(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Name) or (
+        isinstance(node, (cst.List, cst.Tuple, cst.Set)) and _simple_value(node)
+    ):
+        return True
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value == "range"
+        and all(arg.keyword is None and not arg.star and _simple_value(arg.value) for arg in node.args)
+    )
+
+
+def _defaulted_getattr(node: cst.BaseExpression) -> bool:
+    """``getattr(obj, "name", default)`` with ``obj`` a name or attribute chain and a
+    plain default: an absent attribute gives the default instead of raising."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "getattr"):
+        return False
+    args = node.args
+    return (
+        len(args) == 3
+        and all(arg.keyword is None and not arg.star for arg in args)
+        and _dotted(args[0].value)
+        and isinstance(args[1].value, cst.SimpleString)
+        and _simple_value(args[2].value)
+    )
 
 
 def _dotted(node: cst.BaseExpression) -> bool:
@@ -223,8 +312,9 @@ def _keeps_value(small: cst.BaseSmallStatement) -> bool:
 
 
 def cannot_raise(statement: cst.CSTNode) -> bool:
-    """``pass``, a docstring, assignments of names and literals to names, putting a
-    name or literal into a container (:func:`_keeps_value`), and a ``def`` whose
+    """``pass``, a docstring, assignments of names, literals and other plain values
+    (:func:`_simple_value`) to names, putting one into a container
+    (:func:`_keeps_value`), and a ``def`` whose
     decorators are plain (dotted) names and whose defaults are names or literals
     (defining it runs none of its body)."""
     if isinstance(statement, cst.FunctionDef):

@@ -28,8 +28,11 @@ class PostHookWithoutAlwaysCall(Rule):
     stack, a flag set to `True`, one side of a method-call pair (`timer.start()`,
     `lock.acquire()`, `coordinator.fetch_x(m)`, `rec.__enter__()`; the pairs are
     listed in `hooklint.analysis.vocabulary`), an attribute or item set aside in a
-    backup and then overwritten (`m._saved = m.p; m.p = 0.0`) — and the post-hook
-    gives it back (writes the backup back: `m.p = m._saved`), and
+    backup and then overwritten (`m._saved = m.p; m.p = 0.0`), or a process-wide
+    setting read by its getter into a backup and changed by its setter (`m._dev =
+    torch.cuda.current_device(); torch.cuda.set_device(gpu)`) — and the post-hook
+    gives it back (writes the backup back: `m.p = m._saved`,
+    `torch.cuda.set_device(m._dev)`), and
     the post-hook is registered without `always_call=True`.
 
     The hooks' effects are followed into same-file helpers they call (module
@@ -150,6 +153,9 @@ class PostHookWithoutAlwaysCall(Rule):
     ) -> Finding:
         keys = ", ".join(sorted({_shown(acquire, release) for acquire, release in pairs}))
         message = f"post-hook undoes {keys} but lacks `always_call=True`"
+        if len(message) > _MESSAGE_ROOM:  # one short line: the state alone, without how
+            keys = ", ".join(sorted({f"`{release.key}`" for _, release in pairs}))
+            message = f"post-hook undoes {keys} but lacks `always_call=True`"
         edits = add_always_call(post)
         guarded = []
         for acquire, release in pairs:
@@ -182,6 +188,45 @@ class PostHookWithoutAlwaysCall(Rule):
         )
 
     VALID = [
+        # The post-hook sets a setting the pre-hook never set aside: nothing to give back.
+        Valid(
+            """
+import torch
+
+
+def _note(module, inputs):
+    module.calls = getattr(module, "calls", 0)
+
+
+def _threads(module, inputs, output):
+    torch.set_num_threads(module.threads)
+
+
+def tune(block):
+    block.register_forward_pre_hook(_note)
+    block.register_forward_hook(_threads)
+"""
+        ),
+        # The same switch with `always_call=True`: the dtype comes back on every path.
+        Valid(
+            """
+import torch
+
+
+def _wide(module, inputs):
+    module._dtype_before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+
+
+def _narrow(module, inputs, output):
+    torch.set_default_dtype(module._dtype_before)
+
+
+def widen(block):
+    block.register_forward_pre_hook(_wide)
+    block.register_forward_hook(_narrow, always_call=True)
+"""
+        ),
         Valid(
             """
 import torch.nn.utils.parametrize as P
@@ -470,6 +515,50 @@ class LayerTimer:
         ),
     ]
     INVALID = [
+        # The pre-hook switches the process's default dtype (its getter's value set aside
+        # on the module), the post-hook switches it back: a forward that raises leaves
+        # every later tensor in float64.
+        Invalid(
+            """
+import torch
+
+
+def _wide(module, inputs):
+    module._dtype_before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+
+
+def _narrow(module, inputs, output):
+    torch.set_default_dtype(module._dtype_before)
+
+
+def widen(block):
+    block.register_forward_pre_hook(_wide)
+    block.register_forward_hook(_narrow)
+""",
+            expected="""
+import torch
+
+
+def _wide(module, inputs):
+    module._dtype_before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    module._wide_acquired = True
+
+
+def _narrow(module, inputs, output):
+    if getattr(module, '_wide_acquired', False):
+        module._wide_acquired = False
+        torch.set_default_dtype(module._dtype_before)
+
+
+def widen(block):
+    block.register_forward_pre_hook(_wide)
+    block.register_forward_hook(_narrow, always_call=True)
+""",
+            line=15,
+            message="post-hook undoes `torch.default_dtype` but lacks `always_call=True`",
+        ),
         # The pre-hook is one of two, picked by a flag; either enters a scope that only
         # the post-hook leaves.  No fix: the release's guard would have to be set by
         # each choice.
@@ -1217,6 +1306,10 @@ def _needs_always_call(post: Registration) -> bool:
     if "always_call" not in post.keywords:
         return True
     return post.keyword_is_false("always_call")
+
+
+#: The longest message that stays one short line once a withheld fix's note is added.
+_MESSAGE_ROOM = 120
 
 
 def _shown(acquire, release) -> str:

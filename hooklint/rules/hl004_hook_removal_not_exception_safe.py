@@ -152,15 +152,20 @@ class HookRemovalNotExceptionSafe(Rule):
     Hooks on the call's own object are left alone: a copy (`copy.deepcopy(model)`,
     also a parameter rebound to one) or a new build, hooked itself, through its parts
     or a loop over them, that nothing returns, stores or passes on before the
-    removal: whatever raises drops the object with its hooks. Nor is a removal that
+    removal (handing it to a new object that a local keeps and that is the call's own
+    too, `wrapped = nn.Sequential(net)`, is not passing it on): whatever raises drops
+    the object with its hooks. Nor is a removal that
     takes hooks kept on `self` off only for a moment: the same setup method (or the same
     registration) runs again after it, in the same block, and nothing removes them
     before the function ends (strip the hooks, `copy.deepcopy` the model, install them
     again): on is the state the function leaves either way.
     It fires only when a removal exists (a hook never removed is HL002's or HL009's
-    business) and something other than plain assignments (and putting a name into a
-    container: `self.handles.append(handle)`) sits between the registration and the
-    removal, and only when the registration's pass reaches the
+    business) and something other than plain assignments (of names, literals, empty
+    slots built per key, `{i: [] for i in range(n)}`, tests such as `"x" in kinds`,
+    `getattr(obj, "name", default)`; and putting a name into a container:
+    `self.handles.append(handle)`) sits between the registration and the removal (a
+    removal inside a `try` whose `finally` removes them too is an extra: the `finally`
+    decides), and only when the registration's pass reaches the
     removal: not when a block around the registration ends in `return`, or in
     `continue`/`break` of a loop around both (the handles are removed by a later
     pass or call). A call of a helper of another file whose name says
@@ -489,6 +494,11 @@ class HookRemovalNotExceptionSafe(Rule):
             later = [r for r in later if any(r is h for h in handled)]
         if not later:
             return None
+        finals = [r for r in later if r.site.in_finally]
+        if not handled and finals and _covered_by(later[0].site, finals, "finally"):
+            # Taken off early inside a `try` whose `finally` takes them off too (the
+            # early removal is an extra): the `finally` decides.
+            later = finals
         # A removal in `finally` (or such a handler) covers what its `try` body runs;
         # registered before the `try`, the hooks are kept if what runs before it raises
         # (`late_try`).
@@ -668,6 +678,66 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # Between the hooks and the `try` only values that do not fail: empty slots per
+        # layer, a membership test, an attribute read with a default.
+        Valid(
+            """
+def trace(model, layers, depth, batches, wanted):
+    outputs = {}
+    handles = [
+        layer.register_forward_hook(lambda m, a, out, i=i: outputs.__setitem__(i, out))
+        for i, layer in enumerate(layers)
+    ]
+    history = {f"layer{i}": [] for i in range(depth)}
+    keep_states = "states" in wanted
+    chunked = getattr(model, "chunked", False)
+    try:
+        for batch in batches:
+            model(batch, states=keep_states, chunked=chunked)
+            for i in range(depth):
+                history[f"layer{i}"].append(outputs[i])
+    finally:
+        for handle in handles:
+            handle.remove()
+    return history
+"""
+        ),
+        # Taken off early inside the `try` (and the list emptied); the `finally` takes off
+        # whatever is left.
+        Valid(
+            """
+def pooled(model, layers, images):
+    maps = []
+    handles = [layer.register_forward_hook(lambda m, a, out: maps.append(out)) for layer in layers]
+    try:
+        model(images)
+        for handle in handles:
+            handle.remove()
+        handles = []
+        return sum(m.mean() for m in maps)
+    finally:
+        for handle in handles:
+            handle.remove()
+"""
+        ),
+        # A test's own layer, wrapped in a model the test builds and drops too: if the
+        # assert fails, layer, model and hook go together.
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+def test_hook_sees_one_call():
+    layer = nn.Linear(2, 2)
+    calls = []
+    handle = layer.register_forward_hook(lambda *args: calls.append(1))
+    model = nn.Sequential(layer, nn.Tanh())
+    model(torch.ones(1, 2))
+    assert calls == [1]
+    handle.remove()
+"""
+        ),
         # Clamps meant to stay on: taken off only while the model is copied, then put back.
         Valid(
             """
@@ -1840,6 +1910,95 @@ class DepthTracker(Tracker):
         ),
     ]
     INVALID = [
+        # The store is declared with an annotation; a missing layer raises after the
+        # first hooks are on, and the caller never gets the object to close it.
+        Invalid(
+            """
+class LayerTaps:
+    def __init__(self, model, names):
+        self.outputs = {}
+        self.handles: list = []
+        modules = dict(model.named_modules())
+        for name in names:
+            if name not in modules:
+                raise KeyError(name)
+            self.handles.append(modules[name].register_forward_hook(self._keep))
+
+    def _keep(self, module, args, output):
+        self.outputs[module] = output
+
+    def close(self):
+        for handle in self.handles:
+            handle.remove()
+""",
+            line=9,
+            message="then may `raise`",
+        ),
+        # Collecting the loader's batches runs the loader: it can raise with the hooks on.
+        Invalid(
+            """
+def record(model, layers, loader):
+    maps = []
+    handles = [layer.register_forward_hook(lambda m, a, out: maps.append(out)) for layer in layers]
+    batches = [batch for batch in loader]
+    try:
+        for batch in batches:
+            model(batch)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return maps
+""",
+            line=3,
+            message="its `try` starts after code that can raise",
+            expected="""
+def record(model, layers, loader):
+    maps = []
+    handles = [layer.register_forward_hook(lambda m, a, out: maps.append(out)) for layer in layers]
+    try:
+        batches = [batch for batch in loader]
+        for batch in batches:
+            model(batch)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return maps
+""",
+        ),
+        # The wrapper is kept on `self`: the layer outlives a failed call, hook and all.
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+class Harness:
+    def build(self, x):
+        layer = nn.Linear(2, 2)
+        calls = []
+        handle = layer.register_forward_hook(lambda *args: calls.append(1))
+        self.model = nn.Sequential(layer, nn.Tanh())
+        self.model(x)
+        handle.remove()
+        return calls
+""",
+            line=9,
+            message="`handle` is removed outside `finally`/`with`",
+            expected="""
+import torch
+from torch import nn
+
+
+class Harness:
+    def build(self, x):
+        layer = nn.Linear(2, 2)
+        calls = []
+        with layer.register_forward_hook(lambda *args: calls.append(1)):
+            self.model = nn.Sequential(layer, nn.Tanh())
+            self.model(x)
+        return calls
+""",
+        ),
         # Put back after the copy, but taken off again at the end: off is the state the
         # method leaves, and a backward that raises first leaves them on.
         Invalid(
