@@ -43,7 +43,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import parameter_names
 from hooklint.analysis.guards import exits_early
-from hooklint.analysis.names import dotted_name, is_super_call, resolve, returned_name
+from hooklint.analysis.names import dotted_name, is_super_call, literal_getattr, resolve, returned_name
 from hooklint.analysis.scopes import target_names
 from hooklint.analysis.vocabulary import (
     ACQUIRING_VERBS,
@@ -404,7 +404,7 @@ class _StateKeys:
             if base is None:
                 return None
             return f"{base}[{_literal_item(target)}]"
-        attribute = _literal_getattr(target)
+        attribute = literal_getattr(target)
         if attribute is not None:  # ``getattr(m, "_saved", None)``: ``m._saved``
             return self.key(attribute, rebinding=rebinding)
         if (
@@ -482,23 +482,6 @@ def _setting(call: cst.BaseExpression, scope: _StateKeys, kind: str) -> str | No
             resolved = resolve(prefix, scope.imports)
             return f"{resolved}.{last[len(verb) :]}" if resolved is not None else None
     return None
-
-
-def _literal_getattr(node: cst.BaseExpression) -> cst.Attribute | None:
-    """``getattr(x, "name")`` or ``getattr(x, "name", default)`` as the attribute
-    ``x.name`` it reads."""
-    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "getattr"):
-        return None
-    args = node.args
-    if len(args) not in (2, 3) or any(a.keyword is not None or a.star for a in args):
-        return None
-    name = args[1].value
-    if not isinstance(name, cst.SimpleString):
-        return None
-    text = name.evaluated_value
-    if not isinstance(text, str) or not text.isidentifier():
-        return None
-    return cst.Attribute(value=args[0].value, attr=cst.Name(text))
 
 
 def _literal_item(target: cst.Subscript) -> str:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from hooklint.analysis.facts import CallSite, FunctionInfo, HandleUse, ModuleFacts, Registration, Site
-from hooklint.analysis.names import argument_for, dotted_name, is_super_call
+from hooklint.analysis.names import argument_for, dotted_name, is_super_call, literal_getattr
 from hooklint.analysis.reachability import dead_statements
 from hooklint.analysis.scopes import local_names, loop_iterable, target_names
 from hooklint.analysis.vocabulary import (
@@ -2724,17 +2724,10 @@ def _enclosing_class(info: FunctionInfo) -> str | None:
 
 
 def _literal_getattr(value: cst.BaseExpression) -> cst.Attribute | None:
-    """``getattr(x, "name")`` / ``getattr(x, "name", default)`` with ``x`` a chain, as the
-    attribute ``x.name`` it looks up (a node for keys only: not in the tree)."""
-    if not (isinstance(value, cst.Call) and _builtin(value) == "getattr" and len(value.args) in (2, 3)):
-        return None
-    owner, name = value.args[0].value, value.args[1].value
-    if not (_is_chain(owner) and isinstance(name, cst.SimpleString)):
-        return None
-    text = name.evaluated_value
-    if not isinstance(text, str) or not text.isidentifier():
-        return None
-    return cst.Attribute(value=owner, attr=cst.Name(text))
+    """:func:`~hooklint.analysis.names.literal_getattr` of a name or attribute chain
+    (``getattr(self, "hs", None)``: ``self.hs``)."""
+    found = literal_getattr(value)
+    return found if found is not None and _is_chain(found.value) else None
 
 
 def _is_name(node: cst.BaseExpression, name: str) -> bool:

@@ -88,6 +88,26 @@ def names_imported_from(node: cst.CSTNode, module: str) -> list[tuple[str, str]]
     return found
 
 
+def literal_getattr(value: cst.BaseExpression) -> cst.Attribute | None:
+    """``getattr(x, "name")`` / ``getattr(x, "name", default)`` as the attribute
+    ``x.name`` it reads (a node for keys only: not in the tree); None for any other
+    expression, a name that is not a string literal or not an identifier."""
+    if not (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "getattr"
+    ):
+        return None
+    args = value.args
+    if len(args) not in (2, 3) or any(a.keyword is not None or a.star for a in args):
+        return None
+    name = args[1].value
+    if not isinstance(name, cst.SimpleString):
+        return None
+    text = name.evaluated_value
+    if not isinstance(text, str) or not text.isidentifier():
+        return None
+    return cst.Attribute(value=args[0].value, attr=cst.Name(text))
+
+
 def is_super_call(func: cst.BaseExpression) -> bool:
     """``super().name`` (the callee of ``super().name(...)``), ``super`` called bare."""
     return (
