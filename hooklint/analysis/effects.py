@@ -446,14 +446,19 @@ def _is_getter(func: cst.BaseExpression, scope: _StateKeys) -> bool:
     (``get_tracker``, ``torch._C._get_tracing_state``, ``current_scope``); not a method
     of an object (a local one may be fresh on every call)."""
     name = dotted_name(func)
-    if name is None:
+    if name is None or not _module_function(name, scope):
         return False
+    return name.rsplit(".", 1)[-1].lstrip("_").startswith(_GETTER_PREFIXES)
+
+
+def _module_function(name: str, scope: _StateKeys) -> bool:
+    """``name`` (dotted) is a function of this module or of a module it imports
+    (``torch.cuda.set_device``), not reached through a local or an alias of shared
+    state."""
     root, _, rest = name.partition(".")
     if rest and root not in scope.imports:
         return False
-    if root in scope.locals or root in scope.aliases:
-        return False
-    return name.rsplit(".", 1)[-1].lstrip("_").startswith(_GETTER_PREFIXES)
+    return root not in scope.locals and root not in scope.aliases
 
 
 #: How a getter and a setter of one process-wide setting are named:
@@ -470,11 +475,8 @@ def _setting(call: cst.BaseExpression, scope: _StateKeys, kind: str) -> str | No
         return None
     if (kind == "getter") != (not call.args):
         return None
-    name = dotted_name(call.func)
-    if name is None:
-        return None
-    root, _, _ = name.partition(".")
-    if root not in scope.imports or root in scope.locals or root in scope.aliases:
+    name = dotted_name(call.func)  # an attribute: ``module.verb_setting``
+    if name is None or not _module_function(name, scope):
         return None
     prefix, _, last = name.rpartition(".")
     for verb in _SETTING_PREFIXES[kind]:

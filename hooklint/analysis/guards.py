@@ -34,7 +34,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import ModuleFacts, Registration, Site
 from hooklint.analysis.lifetime import blocks_of, container_of, enclosing_ifs, statement_path, word_count
-from hooklint.analysis.vocabulary import RECORDING_METHODS
+from hooklint.analysis.vocabulary import CONSTANT_NAMES, RECORDING_METHODS
 from hooklint.analysis.walk import descendants
 
 #: The last statement of a block that leaves it early.
@@ -214,9 +214,8 @@ def pins_loop_value(facts: ModuleFacts, site: Site, loop: cst.CSTNode, varying: 
     return any(id(test) in inside and _pins(test, varying) for test in holding_tests(facts, site))
 
 
-#: Literals a loop variable may be compared with, ``None``/``True``/``False`` among them.
+#: Literals a loop variable may be compared with (and ``None``/``True``/``False``).
 _LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
-_CONSTANT_NAMES = frozenset({"None", "True", "False"})
 
 
 def _pins(test: cst.BaseExpression, varying: set[str]) -> bool:
@@ -237,7 +236,7 @@ def _pins(test: cst.BaseExpression, varying: set[str]) -> bool:
 
 
 def _is_literal(node: cst.BaseExpression) -> bool:
-    return isinstance(node, _LITERALS) or (isinstance(node, cst.Name) and node.value in _CONSTANT_NAMES)
+    return isinstance(node, _LITERALS) or (isinstance(node, cst.Name) and node.value in CONSTANT_NAMES)
 
 
 def in_other_branches(site: Site, other: Site) -> bool:

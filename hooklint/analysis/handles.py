@@ -37,6 +37,7 @@ from hooklint.analysis.reachability import dead_statements
 from hooklint.analysis.scopes import local_names, loop_iterable, target_names
 from hooklint.analysis.vocabulary import (
     COLLECTION_BUILTINS,
+    CONSTANT_NAMES,
     ELEMENT_METHODS,
     EXIT_STACK_METHODS,
     KEYED_STORE_METHODS,
@@ -2474,10 +2475,7 @@ def _is_chain(node: cst.CSTNode | None) -> bool:
     ``True`` or ``False``, which libcst also spells as names but which hold no handle."""
     while isinstance(node, cst.Attribute):
         node = node.value
-    return isinstance(node, cst.Name) and node.value not in _CONSTANT_NAMES
-
-
-_CONSTANT_NAMES = frozenset({"None", "True", "False"})
+    return isinstance(node, cst.Name) and node.value not in CONSTANT_NAMES
 
 
 def _with_args(node: cst.Call, args: list[cst.Arg]) -> cst.Call:

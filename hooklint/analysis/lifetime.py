@@ -17,7 +17,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import CallSite, ModuleFacts, Registration, Site
 from hooklint.analysis.scopes import target_names
-from hooklint.analysis.vocabulary import CONTEXTMANAGERS, STORE_METHODS
+from hooklint.analysis.vocabulary import CONSTANT_NAMES, CONTEXTMANAGERS, STORE_METHODS
 from hooklint.analysis.walk import child_nodes, descendants
 
 
@@ -170,9 +170,10 @@ _LITERALS = (
 
 def _simple_value(node: cst.BaseExpression | None) -> bool:
     """A value whose evaluation does not fail in practice: names and literals (an
-    f-string of names too), displays of them, a comprehension that builds such a skeleton (:func:`_skeleton`), a test of
-    identity, equality or membership between them (``"x" in kinds``), ``not`` of one,
-    and ``getattr(obj, "name", default)`` (the missing attribute is its default)."""
+    f-string of names too), displays of them, a comprehension that builds a skeleton of
+    empty slots (:func:`_skeleton`), a test of identity, equality or membership between
+    them (``"x" in kinds``), ``not`` of one, and ``getattr(obj, "name", default)`` (the
+    missing attribute is its default)."""
     if node is None or isinstance(node, _LITERALS):
         return True
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
@@ -230,7 +231,7 @@ def _slot(node: cst.BaseExpression) -> bool:
     skeleton.  An item the loop takes (``[b for b in loader]``) is no slot: collecting
     the items runs the iterator."""
     if isinstance(node, cst.Name):
-        return node.value in ("None", "True", "False")
+        return node.value in CONSTANT_NAMES
     if isinstance(node, _LITERALS):
         return True
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):

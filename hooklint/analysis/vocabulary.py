@@ -247,6 +247,8 @@ del _acquire, _release
 
 #: Assigned values that lower a flag (the release of ``flag = True``).
 FALSY_CONSTANTS = frozenset({"False", "None"})
+#: The constants libcst spells as names: never a variable, never a handle.
+CONSTANT_NAMES = frozenset({"None", "True", "False"})
 
 
 # -- hook dicts and the flags kept beside them (HL016, HL017) -------------------------------
