@@ -34,12 +34,13 @@ import libcst as cst
 from hooklint.analysis.facts import CallSite, FunctionInfo, HandleUse, ModuleFacts, Registration, Site
 from hooklint.analysis.names import argument_for, dotted_name, is_super_call, literal_getattr
 from hooklint.analysis.reachability import dead_statements
-from hooklint.analysis.scopes import local_names, loop_iterable, target_names
+from hooklint.analysis.scopes import assigned_values, local_names, loop_iterable, target_names
 from hooklint.analysis.vocabulary import (
     COLLECTION_BUILTINS,
     CONSTANT_NAMES,
     ELEMENT_METHODS,
     EXIT_STACK_METHODS,
+    ITERATING_BUILTINS,
     KEYED_STORE_METHODS,
     PLAIN_BASES,
     REMOVAL_WORDS,
@@ -645,6 +646,7 @@ class HandleModel:
             call.attr == REMOVE_METHOD
             or _builtin(node) in _READING_CALLS
             or _builtin(node) in COLLECTION_BUILTINS
+            or _builtin(node) in ITERATING_BUILTINS  # ``enumerate(net)``: walked, not handed out
             or (call.use.role == "bound" and self._is_record(node))
         ):
             return
@@ -2299,6 +2301,20 @@ class HandleModel:
         """The function whose scope a store key's owner names (``def:<id>``), if any."""
         return self._infos.get(int(owner[4:])) if owner.startswith("def:") else None
 
+    def in_callers_container(self, stores: set[str]) -> bool:
+        """Every store is a container the caller passed in: a parameter (not ``self``/
+        ``cls``) of the function that fills it (``def arm(pending): pending[m] =
+        m.register_forward_hook(fn)``).  What happens to its handles after the call is
+        the caller's to decide."""
+        if not stores:
+            return False
+        for store in stores:
+            owner, _, code = self.find(store).partition("|")
+            info = self._function_owning(owner)
+            if info is None or "." in code or code not in info.params or code in ("self", "cls"):
+                return False
+        return True
+
     def on_dynamic_attribute(self, stores: set[str]) -> bool:
         """A store is a local bound only to ``getattr(param, name)`` with a computed
         ``name`` (``cache = getattr(model, self.cache_attr)``): an object the caller's
@@ -2640,7 +2656,13 @@ def _fresh_part(item: cst.BaseExpression, info: FunctionInfo, bound: set[str], d
     if isinstance(item, cst.UnaryOperation):
         return _fresh_part(item.expression, info, bound, depth)
     if isinstance(item, cst.Name):
-        return item.value not in bound
+        if item.value not in bound:
+            return True
+        if item.value in info.params or item.value in ("self", "cls") or depth > 3:
+            return False
+        # a local of its own that holds a new object (``cfg = Config(4)``; ``Net(cfg)``)
+        values = assigned_values(info.node, item.value)
+        return bool(values) and all(_fresh_object(v, info, bound, depth + 1) for v in values)
     if isinstance(item, cst.Call):
         return _fresh_object(item, info, bound, depth + 1)
     if isinstance(item, (cst.List, cst.Tuple, cst.Set)):
@@ -2662,8 +2684,8 @@ def _root_names(node: cst.BaseExpression) -> set[str | None]:
     """The objects a loop walks parts of: ``{"model"}`` for ``model.blocks``,
     ``model.modules()``, ``model.layers[1:]``, and for a literal tuple or list of such
     parts (``(("a", model.a), ("b", model.b))``) the roots of its elements (literal
-    strings and numbers left out); None among them for anything else (``enumerate(x)``,
-    a call's result)."""
+    strings and numbers left out), through ``enumerate``, ``zip``, ``sorted`` and the
+    like; None among them for anything else (a call's result)."""
     if isinstance(node, (cst.Tuple, cst.List)):
         found: set[str | None] = set()
         for element in node.elements:
@@ -2677,8 +2699,17 @@ def _root_names(node: cst.BaseExpression) -> set[str | None]:
             if _collects_one(node):
                 node = node.args[0].value  # ``dict(model.named_modules())``: its parts
                 continue
+            iterated = _iterated(node)
+            if len(iterated) == 1:
+                node = iterated[0]  # ``enumerate(model.blocks)``: the blocks, counted
+                continue
+            if iterated:  # ``zip(model.a, model.b)``
+                found = set()
+                for part in iterated:
+                    found |= _root_names(part)
+                return found
             if not isinstance(node.func, cst.Attribute):
-                return {None}  # ``enumerate(...)``, ``build()``: not a walk of one object
+                return {None}  # ``build()``, ``map(...)``: not a walk of one object
             node = node.func.value
         else:
             node = node.value
@@ -2742,6 +2773,16 @@ def _dynamic_getattr(value: cst.BaseExpression, info: FunctionInfo) -> bool:
         and value.args[0].value.value in info.params
         and not isinstance(value.args[1].value, (cst.SimpleString, cst.ConcatenatedString))
     )
+
+
+def _iterated(call: cst.Call) -> list[cst.BaseExpression]:
+    """What ``enumerate(x)``, ``zip(x, y)``, ``sorted(x)``... iterate (their positional
+    arguments); empty for any other call."""
+    if not (isinstance(call.func, cst.Name) and call.func.value in ITERATING_BUILTINS):
+        return []
+    if any(arg.star for arg in call.args):
+        return []
+    return [arg.value for arg in call.args if arg.keyword is None]
 
 
 def _collects_one(call: cst.Call) -> bool:

@@ -15,9 +15,16 @@ from functools import lru_cache
 
 import libcst as cst
 
-from hooklint.analysis.facts import CallSite, ModuleFacts, Registration, Site
+from hooklint.analysis.facts import CallSite, ModuleFacts, Registration, Site, parameter_names
 from hooklint.analysis.scopes import target_names
-from hooklint.analysis.vocabulary import CONSTANT_NAMES, CONTEXTMANAGERS, STORE_METHODS
+from hooklint.analysis.statements import raises_first
+from hooklint.analysis.vocabulary import (
+    CONSTANT_NAMES,
+    CONTEXTMANAGERS,
+    ITERATING_BUILTINS,
+    NAME_LOOKUP_METHODS,
+    STORE_METHODS,
+)
 from hooklint.analysis.walk import child_nodes, descendants
 
 
@@ -345,6 +352,218 @@ def cannot_raise(statement: cst.CSTNode) -> bool:
             continue
         return False
     return True
+
+
+# -- a registration loop's lookups -----------------------------------------------------------
+def looks_up_before_registering(levels: Sequence[Level], call: cst.Call, function) -> bool:
+    """Whether a ``for`` loop on ``levels`` (a registration's statement path, the last
+    level holding the registration ``call``; ``function``: the def it is in) looks up,
+    on each pass and before the registration, what the registration uses by a value
+    the loop was given, in a way that raises for a value that is not there: the hooks
+    the earlier passes put on are then on when the exception leaves the loop.
+
+    The loop iterates what the caller of a public function gave (a parameter or an
+    attribute chain of one, their ``.items()``/``.keys()``/``.values()``, or ``sorted``
+    and the like of those; a private helper's callers are the file's own code, which
+    derives what it passes), not what the function derives (``model.named_modules()``, ``range(n)``, a literal)
+    nor what its object keeps (``self.layer_names``: a class checks such names once,
+    where it is given them).  The lookup is keyed by one of the loop's variables (or
+    an f-string or sum built from one): for the module hooked, any call or subscript
+    given it (``model.get_submodule(name)``, ``resolve(model, name)``,
+    ``blocks[i]``: what finds a module by a name raises, or hands back ``None``,
+    whose ``register_*`` raises); for the hook, a subscript, ``get_submodule``/
+    ``get_parameter``/``get_buffer`` or a two-argument ``getattr``.  It sits in the
+    registration itself, in a statement before it in the loop that binds what the
+    registration reads (through other statements too), or in the test of an ``if``
+    around it; an ``if`` that tests the variable and raises counts too.  A lookup
+    whose value the loop checks for ``None`` (``if layer is None: continue``, ``if
+    layer := find(name):``) answers ``None`` for an unknown key instead of raising,
+    and a ``try`` inside the loop around the registration decides for itself (it may
+    skip an unknown name)."""
+    if function is None or _private(function.name.value):
+        return False  # a private helper's callers are this file's code, which derives what it passes
+    params = set(parameter_names(function.params))
+    for position, level in enumerate(levels[:-1]):
+        loop = level.statement
+        if not isinstance(loop, cst.For):
+            continue
+        keys = _given_keys(loop, params)
+        inner = levels[position + 1 :]
+        if not keys or any(isinstance(lv.statement, (cst.Try, cst.TryStar)) for lv in inner[:-1]):
+            continue
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if receiver is not None and _keyed_call_or_subscript(receiver, keys):
+            return True
+        if any(_keyed_lookup(arg.value, keys) for arg in call.args):
+            return True
+        feeds_receiver = names_in(receiver)
+        feeds_hook = names_in(call) - feeds_receiver
+        # What runs before the registration on a pass, latest first: the statements
+        # before it in each block, and the tests of the ``if``s it sits in.
+        before: list[cst.CSTNode] = []
+        for lv in inner:
+            before += lv.block[: lv.index]
+            if lv is not inner[-1] and isinstance(lv.statement, cst.If):
+                before.append(lv.statement.test)
+        # What the loop checks for ``None`` (``if layer is None: continue``, ``if
+        # layer := find(name):``) comes from a lookup that answers ``None`` for a key it
+        # does not know, rather than raising.
+        checked: set[str] = set()
+        for node in before:
+            checked |= _none_checked(node.test if isinstance(node, cst.If) else node)
+        for node in reversed(before):
+            if _raises_for_key(node, keys):
+                return True
+            bound = bound_names(node)
+            if bound & checked:
+                continue
+            if bound & feeds_receiver:
+                if _keyed_call_or_subscript(node, keys):
+                    return True
+                feeds_receiver |= names_in(node) - bound
+            elif bound & feeds_hook:
+                if _keyed_lookup(node, keys):
+                    return True
+                feeds_hook |= names_in(node) - bound
+    return False
+
+
+def _none_checked(test: cst.CSTNode) -> set[str]:
+    """The name an ``if`` test checks for ``None`` or truth: ``x``, ``not x``, ``x is
+    None``, ``x is not None``, ``x := ...``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if isinstance(test, cst.Name):
+        return {test.value}
+    if isinstance(test, cst.NamedExpr):
+        return target_names(test.target)
+    if (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+    ):
+        return {test.left.value}
+    return set()
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def bound_names(node: cst.CSTNode) -> set[str]:
+    """The names a simple line binds with ``=``, ``+=`` or an annotation, or that a
+    ``:=`` binds in it or in an expression (an ``if`` test)."""
+    bound: set[str] = set()
+    if isinstance(node, cst.SimpleStatementLine):
+        for small in node.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    bound |= target_names(target.target)
+            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                bound |= target_names(small.target)
+    if isinstance(node, (cst.SimpleStatementLine, cst.BaseExpression)):
+        for current in [node, *descendants(node, into_functions=False)]:
+            if isinstance(current, cst.NamedExpr):
+                bound |= target_names(current.target)
+    return bound
+
+
+def _given_keys(loop: cst.For, params: set[str]) -> set[str]:
+    """The loop's variables that take the values of something the function was given
+    (empty when it iterates anything else)."""
+    iterable, target = loop.iter, loop.target
+    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
+        wrapper = iterable.func.value
+        if wrapper not in ITERATING_BUILTINS or not iterable.args or iterable.args[0].keyword:
+            return set()
+        if wrapper == "enumerate":  # the count is no given value
+            if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
+                return set()
+            target = target.elements[1].value
+        iterable = iterable.args[0].value
+    if (
+        isinstance(iterable, cst.Call)
+        and isinstance(iterable.func, cst.Attribute)
+        and iterable.func.attr.value in ("items", "keys", "values")
+        and not iterable.args
+    ):
+        iterable = iterable.func.value
+    root = iterable
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if not (isinstance(root, cst.Name) and root.value in params and root.value not in ("self", "cls")):
+        return set()
+    return target_names(target)
+
+
+def _keyed_call_or_subscript(node: cst.CSTNode, keys: set[str]) -> bool:
+    """A lookup in something else by one of ``keys`` (or a value built from one) in
+    ``node`` (not in a nested ``def`` or ``lambda``): a subscript by it, or a call that
+    is given it beside what it looks in (``model.get_submodule(name)``,
+    ``self.find(name)``, ``resolve(model, name)``, ``getattr(model, name)``), not a
+    call on the key itself or of it alone (``unwrap(module)``, ``getattr(block,
+    "attn")``: the loop's object, not a name looked up)."""
+    for current in [node, *descendants(node, into_functions=False)]:
+        if isinstance(current, cst.Subscript):
+            if len(current.slice) == 1 and _from_key(getattr(current.slice[0].slice, "value", None), keys):
+                return True
+        elif isinstance(current, cst.Call) and _looks_up_by_key(current, keys):
+            return True
+    return False
+
+
+def _looks_up_by_key(call: cst.Call, keys: set[str]) -> bool:
+    args = [arg for arg in call.args if not arg.star]
+    keyed = [arg for arg in args if _from_key(arg.value, keys)]
+    if not keyed:
+        return False
+    func = call.func
+    if isinstance(func, cst.Name) and func.value == "getattr":
+        return len(args) == 2 and keyed[0] is args[1]
+    if isinstance(func, cst.Attribute):
+        return not (names_in(func.value) & keys)  # ``model.find(name)``, not ``name.strip()``
+    others = [arg for arg in args if arg not in keyed]
+    return any(not isinstance(arg.value, (cst.SimpleString, cst.Integer, cst.Float)) for arg in others)
+
+
+def _keyed_lookup(node: cst.CSTNode, keys: set[str]) -> bool:
+    """A lookup keyed by one of ``keys`` in ``node`` (not in a nested ``def`` or
+    ``lambda``) that raises for a key that is not there."""
+    for current in [node, *descendants(node, into_functions=False)]:
+        if isinstance(current, cst.Subscript):
+            if len(current.slice) == 1 and _from_key(getattr(current.slice[0].slice, "value", None), keys):
+                return True
+        elif isinstance(current, cst.Call) and current.args and not current.args[0].keyword:
+            func = current.func
+            if isinstance(func, cst.Attribute) and func.attr.value in NAME_LOOKUP_METHODS:
+                if _from_key(current.args[0].value, keys):
+                    return True
+            elif isinstance(func, cst.Name) and func.value == "getattr" and len(current.args) == 2:
+                if _from_key(current.args[1].value, keys):
+                    return True
+    return False
+
+
+def _from_key(node: cst.BaseExpression | None, keys: set[str]) -> bool:
+    """``node`` is one of ``keys``, or an f-string or ``+`` of strings built from one."""
+    if isinstance(node, cst.Name):
+        return node.value in keys
+    if isinstance(node, cst.FormattedString):
+        return any(
+            isinstance(part, cst.FormattedStringExpression) and _from_key(part.expression, keys)
+            for part in node.parts
+        )
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        return _from_key(node.left, keys) or _from_key(node.right, keys)
+    return False
+
+
+def _raises_for_key(statement: cst.CSTNode, keys: set[str]) -> bool:
+    """``if <test of a key>: raise ...``."""
+    return isinstance(statement, cst.If) and bool(names_in(statement.test) & keys) and raises_first(statement)
 
 
 def _plain_def(node: cst.FunctionDef) -> bool:

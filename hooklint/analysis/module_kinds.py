@@ -20,7 +20,12 @@ import libcst as cst
 
 from hooklint.analysis.facts import FunctionInfo, ModuleFacts
 from hooklint.analysis.names import dotted_name
-from hooklint.analysis.vocabulary import MODULE_CONTAINERS, NOT_MODULE_BASES, NOT_MODULE_NN_CLASSES
+from hooklint.analysis.vocabulary import (
+    MODULE_CONTAINERS,
+    NOT_MODULE_BASES,
+    NOT_MODULE_NN_CLASSES,
+    TORCH_HELPER_BASES,
+)
 from hooklint.analysis.walk import descendants
 
 MODULE = "module"
@@ -103,6 +108,8 @@ def _base_kind(facts: ModuleFacts, base: cst.BaseExpression, seen: frozenset) ->
     ):
         return NOT_MODULE
     if (qualified(facts, base) or "").endswith("autograd.Function"):
+        return NOT_MODULE
+    if qualified(facts, base) in TORCH_HELPER_BASES:
         return NOT_MODULE
     return UNKNOWN
 

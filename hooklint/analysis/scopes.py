@@ -48,6 +48,48 @@ def local_names(node: cst.FunctionDef, nodes=None) -> tuple[set[str], set[str]]:
     return assigned - declared, declared
 
 
+def assigned_values(function: cst.FunctionDef, name: str) -> list[cst.BaseExpression] | None:
+    """The values the plain assignments of ``name`` in ``function`` give it (``x = v``,
+    ``x: T = v``; not nested defs' assignments), or None when something else binds it
+    too (a ``for``/comprehension/``with``/``except`` target, ``:=``, ``+=``, an
+    unpacking, an import)."""
+    values: list[cst.BaseExpression] = []
+    for node in descendants(function.body, into_functions=False):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value == name:
+                    values.append(node.value)
+                elif name in target_names(target.target):
+                    return None
+        elif isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name):
+            if node.target.value == name and node.value is not None:
+                values.append(node.value)
+        elif isinstance(node, (cst.For, cst.CompFor, cst.NamedExpr, cst.AugAssign)):
+            if name in target_names(node.target):
+                return None
+        elif isinstance(node, cst.AsName) and name in target_names(node.name):
+            return None
+        elif isinstance(node, (cst.Import, cst.ImportFrom)) and name in _imported(node):
+            return None
+    return values
+
+
+def _imported(node: cst.Import | cst.ImportFrom) -> set[str]:
+    if isinstance(node.names, cst.ImportStar):
+        return set()
+    found = set()
+    for alias in node.names:
+        if alias.asname is not None:
+            found |= target_names(alias.asname.name)
+        else:
+            name = alias.name
+            while isinstance(name, cst.Attribute):
+                name = name.value
+            if isinstance(name, cst.Name):
+                found.add(name.value)
+    return found
+
+
 def loop_iterable(site: Site, name: str) -> cst.BaseExpression | None:
     """What the innermost loop or comprehension of ``site`` binding ``name`` iterates."""
     for frame in reversed(site.frames):

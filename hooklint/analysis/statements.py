@@ -21,6 +21,14 @@ def is_loop(statement: cst.CSTNode) -> bool:
     return isinstance(statement, (cst.For, cst.While))
 
 
+def raises_first(statement: cst.If) -> bool:
+    """The body of the ``if`` starts with a ``raise``."""
+    body = statement.body.body
+    return (
+        bool(body) and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Raise)
+    )
+
+
 def is_simple_line(statement: cst.CSTNode) -> bool:
     """A line of simple statements (``h.remove()``, ``x = 1; y = 2``), no block."""
     return isinstance(statement, cst.SimpleStatementLine)

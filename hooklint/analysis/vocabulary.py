@@ -250,6 +250,14 @@ FALSY_CONSTANTS = frozenset({"False", "None"})
 #: The constants libcst spells as names: never a variable, never a handle.
 CONSTANT_NAMES = frozenset({"None", "True", "False"})
 
+#: ``Module`` methods that look a part up by its dotted name and raise for a name the
+#: module does not have (``model.get_submodule("encoder.layer.3")``).
+NAME_LOOKUP_METHODS = frozenset({"get_submodule", "get_parameter", "get_buffer"})
+#: Builtins that iterate the values of the iterables they are given (``for name in
+#: sorted(names)``, ``for i, block in enumerate(model.blocks)``: ``enumerate`` adds a
+#: count, ``zip`` pairs several).
+ITERATING_BUILTINS = frozenset({"sorted", "list", "tuple", "set", "reversed", "zip", "enumerate"})
+
 
 # -- hook dicts and the flags kept beside them (HL016, HL017) -------------------------------
 #: torch's dicts of a module's hooks, keyed by handle id, and the side dicts that keep the
@@ -360,7 +368,19 @@ def lifecycle_partners(name: str) -> tuple[str, ...]:
 #: Bases that keep no hook bookkeeping of their own: a subclass of one of these owns the
 #: stores it fills (a class extending anything else may inherit its stores, and their
 #: removal, from a base in another file).
-PLAIN_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "ABC", "Generic", "Protocol"})
+PLAIN_BASES = frozenset(
+    {
+        "object",
+        "Module",
+        "nn.Module",
+        "torch.nn.Module",
+        "optim.Optimizer",  # torch's: it keeps and removes no hook of a subclass
+        "torch.optim.Optimizer",
+        "ABC",
+        "Generic",
+        "Protocol",
+    }
+)
 
 
 # -- module classes (HL014, HL015) ------------------------------------------------------------
@@ -393,6 +413,11 @@ SINGLE_NODE_MODULES = frozenset(
 )
 #: ``torch.nn`` classes that are not modules.
 NOT_MODULE_NN_CLASSES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})
+#: torch classes (qualified) that are not modules and keep no hooks: a subclass is a
+#: helper object (``class KFAC(torch.optim.Optimizer)`` that hooks the model it is given).
+TORCH_HELPER_BASES = frozenset(
+    {"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer", "torch.autograd.Function"}
+)
 #: ``torch.nn`` containers whose elements are modules.
 MODULE_CONTAINERS = frozenset({"ModuleList", "ModuleDict", "Sequential"})
 #: Bases (last name) that make a class something other than an ``nn.Module``; a base

@@ -13,6 +13,7 @@ from hooklint.analysis.lifetime import (
     common_level,
     has_multiline_string,
     is_contextmanager,
+    looks_up_before_registering,
     only_registers,
     registering_block,
     registration_statement_alone,
@@ -30,6 +31,7 @@ from hooklint.analysis.statements import (
     is_simple_line,
     leaves_before,
     only_removes,
+    raises_first,
 )
 from hooklint.fixes.lifetime import try_finally, try_from_earlier, with_replacing
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, with_evidence
@@ -87,14 +89,9 @@ def _checks(statement, handles: str) -> bool:
         return any(
             isinstance(small, cst.Assert) and handles in chains_read(small.test) for small in statement.body
         )
-    if isinstance(statement, cst.If) and handles in chains_read(statement.test):
-        body = statement.body.body
-        return (
-            bool(body)
-            and isinstance(body[0], cst.SimpleStatementLine)
-            and isinstance(body[0].body[0], cst.Raise)
-        )
-    return False
+    return (
+        isinstance(statement, cst.If) and handles in chains_read(statement.test) and raises_first(statement)
+    )
 
 
 def _base_exit_may_remove(facts: ModuleFacts, model: HandleModel, class_name: str, exit_, owned) -> bool:
@@ -148,10 +145,22 @@ class HookRemovalNotExceptionSafe(Rule):
     `finally` are part of the registration, not code between). Such code counts when
     it prepares what the `try` body uses, or checks the hooks just put on and raises
     when they are not what was asked (`assert len(handles) == len(names)`); a log
-    line or a guard of something else does not.
+    line or a guard of something else does not. A loop that puts the hooks on before
+    the `try` counts too when each pass looks up what it hooks by a value the caller
+    gave (`for name in names: layer = model.get_submodule(name)`, `blocks[i]` for `i`
+    in a given list, an `if` that raises for an unknown name): a later pass raises
+    with the earlier hooks on, and the fix starts the `try` at the loop. A loop over
+    what the model has (`model.named_modules()`, `range(n)`) or over a list kept on
+    `self` (a class checks such names where it is given them) is not counted, nor a
+    lookup whose failure the loop catches, nor the loop of a private helper (its
+    callers are the file's own code). A public function that fills a list in such a
+    loop and returns it, for its caller to remove, is reported too (when the file
+    removes hooks somewhere): a later pass that raises returns nothing, and the hooks
+    of the earlier passes stay on.
     Hooks on the call's own object are left alone: a copy (`copy.deepcopy(model)`,
-    also a parameter rebound to one) or a new build, hooked itself, through its parts
-    or a loop over them, that nothing returns, stores or passes on before the
+    also a parameter rebound to one) or a new build (from literals, imported names or
+    the call's own new objects, `spec = Spec(8); net = Net(spec)`), hooked itself,
+    through its parts or a loop over them (`enumerate(net.blocks)` too), that nothing returns, stores or passes on before the
     removal (handing it to a new object that a local keeps and that is the call's own
     too, `wrapped = nn.Sequential(net)`, is not passing it on): whatever raises drops
     the object with its hooks. Nor is a removal that
@@ -230,7 +239,8 @@ class HookRemovalNotExceptionSafe(Rule):
     comes off only if it fires, so a module the forward never reaches, or every module
     when the forward raises first, keeps it (a module's own one-shot hook on `self`, such
     as lazy initialisation, is left alone, and so is a handle kept in a `self.*` list
-    that a base class of another file creates, whose own methods may empty it). A removal only in an `except` handler that
+    that a base class of another file creates, whose own methods may empty it, or in a
+    dict the caller passed in, whose leftovers the caller may remove). A removal only in an `except` handler that
     catches some exceptions (`except StopForward:`, the hook that stops the forward on
     purpose) covers only those: anything else raised, or a forward that never reaches
     the hook, keeps it (a handler catching `Exception` or everything, that re-raises
@@ -333,6 +343,7 @@ class HookRemovalNotExceptionSafe(Rule):
                     groups.setdefault(key, group)
         exits = list(self._exit_leaves_hooks(facts, model))
         exits += self._constructor_raises_after_hooking(facts, model)
+        exits += self._returned_after_lookups(facts, model)
         yield from exits
         reported = {id(f.node) for f in exits}
         for finding, others in {id(g): g for g in groups.values()}.values():
@@ -410,6 +421,40 @@ class HookRemovalNotExceptionSafe(Rule):
         return found
 
     @staticmethod
+    def _returned_after_lookups(facts: ModuleFacts, model: HandleModel) -> list[Finding]:
+        """A function fills a container with handles in a loop that looks up what it
+        hooks by the values the caller gave (:func:`looks_up_before_registering`), and
+        returns the container for the caller to remove: when a later pass raises, the
+        function returns nothing, so the hooks of the earlier passes are on for good.
+        Not when a ``try`` around the loop may take them off."""
+        found = []
+        for scope_id in model.scopes():
+            for acquisition in model.acquisitions(scope_id):
+                flow, site = acquisition.flow, acquisition.site
+                if acquisition.registration is None or flow.escapes != "returned" or flow.single:
+                    continue
+                if flow.target is None or flow.scoped or site.function is None:
+                    continue
+                if any(frame.kind == "try" for frame in site.frames):
+                    continue  # a handler may take them off
+                path = statement_path(facts, statement_site(site))
+                if path is None:
+                    continue
+                if not looks_up_before_registering(path, acquisition.call, site.function):
+                    continue
+                found.append(
+                    Finding(
+                        node=acquisition.node,
+                        message=(
+                            f"`{flow.target}` is returned, but a lookup in the loop that fills it can raise: "
+                            "the hooks already on are never removed"
+                        ),
+                    )
+                )
+                break
+        return found
+
+    @staticmethod
     def _raises_in_setup(model: HandleModel, init, acquisition: Acquisition):
         """A ``raise``/``assert`` that a method of the class called from ``__init__``
         (``self.register(module)``) reaches after one of its own registrations."""
@@ -449,6 +494,8 @@ class HookRemovalNotExceptionSafe(Rule):
         hook = registration.hook.node
         if not removals or any(r.site.function is not hook for r in removals):
             return None
+        if model.in_callers_container(flow.stores):
+            return None  # the caller's dict: the caller may remove what never fired
         if model.inherited_stores(flow.stores):
             return None  # a base class of another file owns the store: it may remove it too
         finding = Finding(
@@ -558,21 +605,33 @@ class HookRemovalNotExceptionSafe(Rule):
         # does not remove it, a `with` body): a removal after them is not covered either.
         after = [s for level in below for s in level.block[level.index + 1 :]]
         spans = [*after, *between, *inner]
+        # A loop that looks up what it hooks by the names it was given raises for a
+        # name that is not there, after the hooks of the names before it went on.
+        looked_up = (
+            late_try
+            and not single
+            and looks_up_before_registering(path_r[depth:], acquisition.call, site.function)
+        )
         if late_try:
             try_statement = from_m[level].statement
-            if not _prepares_for(facts, [*between, *inner], try_statement, target):
+            if not looked_up and not _prepares_for(facts, [*between, *inner], try_statement, target):
                 return None
             scope = model.scope_id(site)
             if any(
                 r.site.in_finally and model.scope_id(r.site) != scope for r in model.removals_of(flow.stores)
             ):
                 return None  # a `finally` elsewhere (the owner of a closure's list) removes them too
-        if all(cannot_raise(s) for s in spans):
+        if not looked_up and all(cannot_raise(s) for s in spans):
             return None
         in_cm = is_contextmanager(facts, site.function) and any(is_bare_yield(s) for s in between)
         if late_try and handled:
             message = (
                 f"`{target}` is removed when its `try` fails, but the `try` starts after code that can raise"
+            )
+        elif late_try and looked_up and not _prepares_for(facts, [*between, *inner], try_statement, target):
+            message = (
+                f"`{target}` is removed in `finally`, but the loop that registers it, whose lookups can raise, "
+                "runs before the `try`"
             )
         elif late_try:
             message = f"`{target}` is removed in `finally`, but its `try` starts after code that can raise"
@@ -597,6 +656,8 @@ class HookRemovalNotExceptionSafe(Rule):
             # `weakref.finalize(obj, h.remove)`, `atexit.register(h.remove)`: the hook is
             # meant to outlive the function; scoping it to a `with` would end it early.
             edits, fix_message = [], ""
+        elif late_try and looked_up and not _prepares_for(facts, [*between, *inner], try_statement, target):
+            edits, fix_message = self._loop_into_try_fix(facts, at_r, at_m, between, inner)
         elif late_try:
             edits, fix_message = self._late_try_fix(facts, at_m, between, [*after, *inner])
         else:
@@ -629,6 +690,17 @@ class HookRemovalNotExceptionSafe(Rule):
             return [], ""
         edits = try_from_earlier(facts, between[start:], at_m.statement)
         return edits, "Start the `try` before the code that can raise" if edits else ""
+
+    @staticmethod
+    def _loop_into_try_fix(facts, at_r, at_m, between, inner):
+        """Start the `try` at the loop that puts the hooks on: only when nothing before
+        the `try` inside the statement that holds it can raise."""
+        import libcst as cst
+
+        if not isinstance(at_m.statement, cst.Try) or not all(cannot_raise(s) for s in inner):
+            return [], ""
+        edits = try_from_earlier(facts, [at_r.statement, *between], at_m.statement)
+        return edits, "Start the `try` before the loop that puts the hooks on" if edits else ""
 
     def _fix(self, facts, registration, target, single, at_r, at_m, between, in_cm):
         removal_statement = at_m.statement
@@ -823,6 +895,181 @@ def teacher_gap(student, batches):
             teacher(batch)
     handle.remove()
     return [s.mean() for s in seen]
+"""
+        ),
+        # The loop walks what the model has (nothing is looked up by a given name): what
+        # it hooks is there by construction.
+        Valid(
+            """
+def attention_outputs(model, batch):
+    outs = []
+    taps = []
+    for name, module in model.named_modules():
+        if name.endswith("attn"):
+            taps.append(module.register_forward_hook(lambda mod, args, out: outs.append(out)))
+    try:
+        model(batch)
+    finally:
+        for tap in taps:
+            tap.remove()
+    return outs
+"""
+        ),
+        # A name the model lacks is skipped inside the loop: nothing raises there.
+        Valid(
+            """
+def probe(model, wanted, batch):
+    seen = {}
+    taps = []
+    for name in wanted:
+        try:
+            layer = model.get_submodule(name)
+        except AttributeError:
+            continue
+        taps.append(layer.register_forward_hook(lambda mod, args, out, name=name: seen.update({name: out})))
+    try:
+        model(batch)
+    finally:
+        for tap in taps:
+            tap.remove()
+    return seen
+"""
+        ),
+        # The looked-up value feeds only the hook's label (`getattr` with a default never
+        # raises), and the modules come from the given list itself.
+        Valid(
+            """
+def label_outputs(modules, labels, batch, model):
+    seen = {}
+    taps = []
+    for module in modules:
+        label = getattr(module, "label", None)
+        taps.append(module.register_forward_hook(lambda mod, args, out, label=label: seen.update({label: out})))
+    try:
+        model(batch)
+    finally:
+        for tap in taps:
+            tap.remove()
+    return seen
+"""
+        ),
+        # A model this call builds from its own settings object, and its blocks walked
+        # with a count: nothing hands the model out, so a raise drops it with its hooks.
+        Valid(
+            """
+from torch import nn
+
+
+class Spec:
+    def __init__(self, width):
+        self.width = width
+
+
+class Tower(nn.Module):
+    def __init__(self, spec):
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Linear(spec.width, spec.width) for _ in range(3))
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+def call_order(batch):
+    spec = Spec(8)
+    tower = Tower(spec)
+    order = []
+    taps = []
+    for position, block in enumerate(tower.blocks):
+        taps.append(block.register_forward_pre_hook(lambda mod, args, position=position: order.append(position)))
+    tower(batch)
+    for tap in taps:
+        tap.remove()
+    return order
+"""
+        ),
+        # Hooks that take themselves off when they fire, kept in a dict the caller
+        # passed in; the caller removes the ones that never fired, in `finally`.
+        Valid(
+            """
+class FirstInputs:
+    def __init__(self, model):
+        self.model = model
+        self.inputs = {}
+
+    def _arm(self, waiting):
+        def grab(module, args):
+            waiting.pop(module).remove()
+            self.inputs[module] = args
+
+        for module in self.model.modules():
+            waiting[module] = module.register_forward_pre_hook(grab)
+
+    def collect(self, run):
+        waiting = {}
+        self._arm(waiting)
+        try:
+            run(self.model)
+        finally:
+            for handle in waiting.values():
+                handle.remove()
+        return self.inputs
+"""
+        ),
+        # Handles handed back after a loop over the model's own blocks (nothing looked
+        # up by a caller's value), and a private helper whose callers pass indices they
+        # computed themselves.
+        Valid(
+            """
+def add_bias(model, bias):
+    handles = []
+    for block in model.blocks:
+        handles.append(block.register_forward_hook(lambda mod, args, out: out + bias))
+    return handles
+
+
+def _add_scaled(model, indices, scale):
+    handles = []
+    for index in indices:
+        handles.append(model.blocks[index].register_forward_hook(lambda mod, args, out: out * scale))
+    return handles
+
+
+def run(model, batch, bias):
+    handles = add_bias(model, bias) + _add_scaled(model, range(len(model.blocks)), 2.0)
+    try:
+        return model(batch)
+    finally:
+        for handle in handles:
+            handle.remove()
+"""
+        ),
+        # The lookup answers `None` for an index the model lacks, and the loop skips it:
+        # nothing raises there.
+        Valid(
+            """
+def find_block(model, index):
+    blocks = getattr(model, "blocks", None)
+    if blocks is None or not 0 <= index < len(blocks):
+        return None
+    return blocks[index]
+
+
+def block_outputs(model, indices, batch):
+    outs = {}
+    taps = []
+    for index in indices:
+        block = find_block(model, index)
+        if block is None:
+            continue
+        taps.append(block.register_forward_hook(lambda mod, args, out, index=index: outs.update({index: out})))
+    try:
+        model(batch)
+    finally:
+        for tap in taps:
+            tap.remove()
+    return outs
 """
         ),
         # A layer of a scratch copy, looked up by name: the copy dies with the call.
@@ -2221,6 +2468,162 @@ def steer(model, vectors, before):
 """,
             line=7,
             message="`handles` is removed in `finally`, but its `try` starts after code that can raise",
+        ),
+        # The loop looks each layer up by a name it was given: a misspelt third name
+        # raises with the first two hooks on, before the `try` that would remove them.
+        Invalid(
+            """
+from contextlib import contextmanager
+
+
+@contextmanager
+def record_layers(model, layer_names, sink):
+    hooks = []
+    for layer_name in layer_names:
+        layer = model.get_submodule(layer_name)
+        hooks.append(layer.register_forward_hook(lambda mod, args, out: sink.append(out.detach())))
+    try:
+        yield sink
+    finally:
+        for hook in hooks:
+            hook.remove()
+""",
+            expected="""
+from contextlib import contextmanager
+
+
+@contextmanager
+def record_layers(model, layer_names, sink):
+    hooks = []
+    try:
+        for layer_name in layer_names:
+            layer = model.get_submodule(layer_name)
+            hooks.append(layer.register_forward_hook(lambda mod, args, out: sink.append(out.detach())))
+        yield sink
+    finally:
+        for hook in hooks:
+            hook.remove()
+""",
+            line=9,
+            message="`hooks` is removed in `finally`, but the loop that registers it, whose lookups can raise,",
+        ),
+        # The module is found by a method of the object: a path the model lacks raises
+        # there.
+        Invalid(
+            """
+from contextlib import contextmanager
+
+
+class Tap:
+    def __init__(self, model):
+        self.model = model
+        self.inputs = {}
+
+    def resolve(self, path):
+        return self.model.get_submodule(path)
+
+    @contextmanager
+    def inputs_of(self, paths):
+        handles = []
+        for path in paths:
+            module = self.resolve(path)
+            handles.append(module.register_forward_pre_hook(self._keep))
+        try:
+            yield self.inputs
+        finally:
+            for handle in handles:
+                handle.remove()
+
+    def _keep(self, module, args):
+        self.inputs[module] = args
+""",
+            expected="""
+from contextlib import contextmanager
+
+
+class Tap:
+    def __init__(self, model):
+        self.model = model
+        self.inputs = {}
+
+    def resolve(self, path):
+        return self.model.get_submodule(path)
+
+    @contextmanager
+    def inputs_of(self, paths):
+        handles = []
+        try:
+            for path in paths:
+                module = self.resolve(path)
+                handles.append(module.register_forward_pre_hook(self._keep))
+            yield self.inputs
+        finally:
+            for handle in handles:
+                handle.remove()
+
+    def _keep(self, module, args):
+        self.inputs[module] = args
+""",
+            line=17,
+            message="`handles` is removed in `finally`, but the loop that registers it, whose lookups can raise,",
+        ),
+        # Handles handed back to the caller, who removes them; but a layer index the
+        # model lacks raises in the loop, and the hooks of the earlier layers are in a
+        # list nobody gets back.
+        Invalid(
+            """
+def add_steering(model, vectors):
+    handles = []
+    for index, vector in vectors.items():
+        block = model.blocks[index]
+        handles.append(block.register_forward_hook(lambda mod, args, out, v=vector: out + v))
+    return handles
+
+
+def steered(model, vectors, batch):
+    handles = add_steering(model, vectors)
+    try:
+        return model(batch)
+    finally:
+        for handle in handles:
+            handle.remove()
+""",
+            line=5,
+            message="`handles` is returned, but a lookup in the loop that fills it can raise",
+        ),
+        # Indices the caller chose, each checked (and refused) inside the loop; the same
+        # for a subscript of the block list by the index (`blocks[i]` raises IndexError).
+        Invalid(
+            """
+def block_norms(net, block_ids, batch, stats):
+    taps = []
+    for i in block_ids:
+        if i >= len(net.blocks):
+            raise IndexError(f"no block {i}")
+        taps.append(net.blocks[i].register_forward_hook(stats.observe))
+    try:
+        net(batch)
+    finally:
+        for tap in taps:
+            tap.remove()
+    return stats.norms()
+""",
+            expected="""
+def block_norms(net, block_ids, batch, stats):
+    taps = []
+    try:
+        for i in block_ids:
+            if i >= len(net.blocks):
+                raise IndexError(f"no block {i}")
+            taps.append(net.blocks[i].register_forward_hook(stats.observe))
+        net(batch)
+    finally:
+        for tap in taps:
+            tap.remove()
+    return stats.norms()
+""",
+            line=6,
+            message="`taps` is removed in `finally`, but the loop that registers it, whose lookups can raise,",
         ),
         # `Module.apply` runs the marker's own `attach` on every submodule; its handles
         # are the marker's, and a failing forward skips `detach()`.

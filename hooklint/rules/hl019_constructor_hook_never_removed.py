@@ -24,7 +24,8 @@ class ConstructorHookNeverRemoved(Rule):
       `partial`), a hook that a method of the object builds (`self._make_hook(name)`),
       or a lambda or nested def that uses `self`,
     - the class is a helper object, known from the file not to be an `nn.Module`
-      (no base, `object`, `ABC`, or same-file classes that are not modules),
+      (no base, `object`, `ABC`, torch's `Optimizer`, or same-file classes that are
+      not modules),
     - and neither it nor a same-file base has a teardown (`close`, `release`,
       `remove`, `remove_hooks`, `detach`, `teardown`, `cleanup`, `destroy`,
       `__exit__`, `__del__`: a class with one is HL016's), and no method of it takes
@@ -316,6 +317,26 @@ class Similarity:
 """,
             line=9,
             message="drops the handle: never removed (2 registrations)",
+        ),
+        # An optimizer that watches the model it steps: torch's `Optimizer` is no module
+        # and has no teardown, so a second optimizer on the model stacks a second set.
+        Invalid(
+            """
+import torch
+
+
+class WatchfulSGD(torch.optim.Optimizer):
+    def __init__(self, model, lr=0.01):
+        super().__init__(model.parameters(), {"lr": lr})
+        self.forwards = 0
+        for module in model.modules():
+            module.register_forward_pre_hook(self._count)
+
+    def _count(self, module, args):
+        self.forwards += 1
+""",
+            line=9,
+            message="`WatchfulSGD` hooks a module its `__init__` was given and drops the handle",
         ),
     ]
 
