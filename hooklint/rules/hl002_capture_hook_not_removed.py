@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 from hooklint.analysis.captures import (
@@ -21,6 +22,7 @@ from hooklint.analysis.captures import (
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
 from hooklint.analysis.handles import handle_model
 from hooklint.analysis.hook_roles import removes_itself, undone_by_post_hook
+from hooklint.analysis.lifetime import registering_block
 from hooklint.analysis.vocabulary import BACKWARD_KINDS
 from hooklint.fixes.capture import keyed_removal, with_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, with_evidence
@@ -108,7 +110,10 @@ class CaptureHookNotRemoved(Rule):
     a store of an object another module owns (`tracker.run.handles[name] = h`, on
     an imported name), or of one the caller's argument holds under a computed name
     (`cache = getattr(model, self.slot)`): that code's to remove, and this file
-    cannot show it.
+    cannot show it. One bug is one finding: the same module hooked into the same store
+    side by side in one block, the branches of one `if` included (each case capturing
+    its own way), is reported at the first registration, and the message counts the
+    others.
 
     Handles are followed as HL004 follows them (see its documentation): bound and
     then appended or stored in a dict, aliased, returned or passed on (the
@@ -212,6 +217,30 @@ class CaptureHookNotRemoved(Rule):
     some_fixes_unsafe = True  # a fix that moves the removal to where another method reads the store
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
+        # One bug, one finding: the same module hooked into the same store in the
+        # branches of one `if` (each case capturing its own way) is reported at the first.
+        groups: dict[tuple, list] = {}
+        for finding, registration, store in self._findings(facts):
+            block = registering_block(registration.site)
+            key = (
+                id(registration.site.function),
+                registration.receiver_code,
+                id(block.node) if block is not None else None,
+                store,
+            )
+            groups.setdefault(key, []).append((finding, registration))
+        for group in groups.values():
+            finding = group[0][0]
+            others = [registration.call for _, registration in group[1:]]
+            if others:
+                finding = dataclasses.replace(
+                    finding,
+                    message=_counted(finding.message, len(others)),
+                    related=(*finding.related, *others),
+                )
+            yield finding
+
+    def _findings(self, facts: ModuleFacts) -> Iterable[tuple[Finding, Registration, str]]:
         for registration in facts.registrations:
             if registration.api.owner in ("optimizer", "global_optimizer") or registration.api.kind in (
                 "state_dict_pre",
@@ -257,12 +286,10 @@ class CaptureHookNotRemoved(Rule):
                 continue  # a parameter hooked on every Function.forward: HL003's pile-up
             if registration.wrapper and _reruns_with_hooks_disabled(facts, registration):
                 continue
-            yield with_evidence(
-                self._finding(
-                    facts, registration, hook, found, fate.kind, fate.targets, made, fate.finalizer
-                ),
-                registration,
+            finding = self._finding(
+                facts, registration, hook, found, fate.kind, fate.targets, made, fate.finalizer
             )
+            yield with_evidence(finding, registration), registration, found[0].store
 
     def _finding(
         self,
@@ -1767,6 +1794,32 @@ def checked_stack(widths):
             line=20,
             message="appends to `seen` on every forward",
         ),
+        # Either branch hooks the same layer into the same list: one bug, one finding, at
+        # the first; the gradient hook fills another list and is its own finding.
+        Invalid(
+            """
+class Saliency:
+    def __init__(self, layer, inputs_side):
+        self.acts = []
+        self.grads = []
+        if inputs_side:
+            layer.register_forward_hook(self._keep_input)
+        else:
+            layer.register_forward_hook(self._keep_output)
+        layer.register_full_backward_hook(self._keep_grad)
+
+    def _keep_input(self, module, args, output):
+        self.acts.append(args[0].detach())
+
+    def _keep_output(self, module, args, output):
+        self.acts.append(output.detach())
+
+    def _keep_grad(self, module, grad_input, grad_output):
+        self.grads.append(grad_output[0].detach())
+""",
+            line=6,
+            message="appends to `self.acts` on every forward; its handle is discarded (and 1 more here)",
+        ),
     ]
 
 
@@ -1782,3 +1835,20 @@ def _reruns_with_hooks_disabled(facts: ModuleFacts, registration: Registration) 
         if class_def is None or call.site.class_def is class_def:
             return True
     return False
+
+
+#: The longest message a finding gets (``tests/test_messages.py``).
+MESSAGE_LIMIT = 120
+
+
+def _counted(message: str, others: int) -> str:
+    """``message`` saying how many more registrations the finding stands for; within
+    :data:`MESSAGE_LIMIT`, the tail after "discarded" goes first (it says no more)."""
+    more = f" (and {others} more registration{'s' if others > 1 else ''} here)"
+    if len(message) + len(more) > MESSAGE_LIMIT:
+        message = message.replace(
+            "its handle is discarded, so it is never removed", "its handle is discarded"
+        )
+    if len(message) + len(more) > MESSAGE_LIMIT:
+        more = f" (and {others} more here)"
+    return message + more
