@@ -110,7 +110,9 @@ class ConstructorHookNeverRemoved(Rule):
     classes alone it also reported deepspeed 0.6.4's `InferenceEngine`, a module that
     wraps the model for its whole life (false). torch 2.13's own sources: no finding.
     12 true, 0 false, 2 debatable over 14 judged findings: on by default since
-    7 Dec 2026.
+    7 Dec 2026. Held-out sets 18-20 (`notes/heldout18.md`, 75 libraries): flashtorch
+    0.1.3's `Backprop` (true), and, once torch's `Optimizer` counted as a helper base,
+    deepchem's K-FAC optimizer (true: a second optimizer on the model stacks a second set).
     """
 
     code = "HL019"
