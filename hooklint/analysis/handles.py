@@ -2301,6 +2301,22 @@ class HandleModel:
         """The function whose scope a store key's owner names (``def:<id>``), if any."""
         return self._infos.get(int(owner[4:])) if owner.startswith("def:") else None
 
+    def handed_back(self, flow: Flow, scope_id: int) -> bool:
+        """The handles go back to the caller: returned, or passed to a call that the
+        function returns (``return PatchHandle(hooks)``, a record of them)."""
+        if flow.escapes == "returned":
+            return True
+        info = self._infos.get(scope_id)
+        if flow.escapes != "passed" or info is None:
+            return False
+        locals_ = {code for code in self.store_codes(flow.stores) if "." not in code}
+        for node in self.facts.body_nodes(info.node):
+            if isinstance(node, cst.Return) and isinstance(node.value, cst.Call):
+                passed = {a.value.value for a in node.value.args if isinstance(a.value, cst.Name)}
+                if passed & locals_:
+                    return True
+        return False
+
     def in_callers_container(self, stores: set[str]) -> bool:
         """Every store is a container the caller passed in: a parameter (not ``self``/
         ``cls``) of the function that fills it (``def arm(pending): pending[m] =

@@ -355,7 +355,9 @@ def cannot_raise(statement: cst.CSTNode) -> bool:
 
 
 # -- a registration loop's lookups -----------------------------------------------------------
-def looks_up_before_registering(levels: Sequence[Level], call: cst.Call, function) -> bool:
+def looks_up_before_registering(
+    levels: Sequence[Level], call: cst.Call, function, site: Site | None = None
+) -> bool:
     """Whether a ``for`` loop on ``levels`` (a registration's statement path, the last
     level holding the registration ``call``; ``function``: the def it is in) looks up,
     on each pass and before the registration, what the registration uses by a value
@@ -383,6 +385,8 @@ def looks_up_before_registering(levels: Sequence[Level], call: cst.Call, functio
     if function is None or _private(function.name.value):
         return False  # a private helper's callers are this file's code, which derives what it passes
     params = set(parameter_names(function.params))
+    if site is not None and _comprehension_looks_up(site, call, params):
+        return True
     for position, level in enumerate(levels[:-1]):
         loop = level.statement
         if not isinstance(loop, cst.For):
@@ -449,6 +453,27 @@ def _none_checked(test: cst.CSTNode) -> set[str]:
     return set()
 
 
+def _comprehension_looks_up(site: Site, call: cst.Call, params: set[str]) -> bool:
+    """The registration is the element of a comprehension over what the caller gave
+    (``[model.get_submodule(n).register_forward_hook(fn) for n in names]``) and its
+    receiver looks the module up by the comprehension's variable; a comprehension
+    ``if`` that tests the variable (``if n in modules``) is taken for a guard."""
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if receiver is None:
+        return False
+    for frame in site.frames:
+        if frame.kind != "comp":
+            continue
+        for_in = getattr(frame.node, "for_in", None)
+        while for_in is not None:
+            keys = _given_keys(for_in, params)
+            guarded = any(names_in(clause.test) & keys for clause in for_in.ifs)
+            if keys and not guarded and _keyed_call_or_subscript(receiver, keys):
+                return True
+            for_in = for_in.inner_for_in
+    return False
+
+
 def _private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
@@ -471,7 +496,7 @@ def bound_names(node: cst.CSTNode) -> set[str]:
     return bound
 
 
-def _given_keys(loop: cst.For, params: set[str]) -> set[str]:
+def _given_keys(loop: cst.For | cst.CompFor, params: set[str]) -> set[str]:
     """The loop's variables that take the values of something the function was given
     (empty when it iterates anything else)."""
     iterable, target = loop.iter, loop.target
