@@ -220,11 +220,12 @@ def test_add_noqa_never_writes_after_a_line_continuation(tree):
         "from torch.nn.modules.module import register_module_forward_hook\n"
         "def install(fn):\n"
         "    register_module_forward_hook(fn, \\\n"
-        "        prepend=False)\n"
+        "        always_call=False)\n"
     )
     path, result = _add(tree, source)
     assert (
-        "    register_module_forward_hook(fn, \\\n        prepend=False)  # noqa: HL009\n" in path.read_text()
+        "    register_module_forward_hook(fn, \\\n        always_call=False)  # noqa: HL009\n"
+        in path.read_text()
     )
     from hooklint.engine import parses
 

@@ -323,8 +323,8 @@ class _Collector:
             return
         keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
-        if len(positional) > api.positional:
-            return  # more than torch's signature takes: a method of another library
+        if len(positional) > api.positional or not keywords.keys() <= api.keywords:
+            return  # more than torch's signature takes, or a keyword it lacks: another library's method
         hook_index = 1 if api.kind == "multi_grad" else 0
         hook_arg = keywords.get("hook", keywords.get("fn"))
         if hook_arg is None and len(positional) > hook_index:

@@ -17,7 +17,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import CallSite, ModuleFacts, Registration, Site, parameter_names
 from hooklint.analysis.scopes import target_names
-from hooklint.analysis.statements import raises_first
+from hooklint.analysis.statements import chains_bound, raises_first
 from hooklint.analysis.vocabulary import (
     CONSTANT_NAMES,
     CONTEXTMANAGERS,
@@ -367,9 +367,9 @@ def looks_up_before_registering(
     The loop iterates what the caller of a public function gave (a parameter or an
     attribute chain of one, their ``.items()``/``.keys()``/``.values()``, or ``sorted``
     and the like of those; a private helper's callers are the file's own code, which
-    derives what it passes), not what the function derives (``model.named_modules()``, ``range(n)``, a literal)
-    nor what its object keeps (``self.layer_names``: a class checks such names once,
-    where it is given them).  The lookup is keyed by one of the loop's variables (or
+    derives what it passes), not what the function derives (``model.named_modules()``,
+    ``range(n)``, a literal) nor what its object keeps (``self.layer_names``: a class
+    checks such names once, where it is given them).  The lookup is keyed by one of the loop's variables (or
     an f-string or sum built from one): for the module hooked, any call or subscript
     given it (``model.get_submodule(name)``, ``resolve(model, name)``,
     ``blocks[i]``: what finds a module by a name raises, or hands back ``None``,
@@ -396,7 +396,7 @@ def looks_up_before_registering(
         if not keys or any(isinstance(lv.statement, (cst.Try, cst.TryStar)) for lv in inner[:-1]):
             continue
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-        if receiver is not None and _keyed_call_or_subscript(receiver, keys):
+        if receiver is not None and _keyed_lookup(receiver, keys, for_receiver=True):
             return True
         if any(_keyed_lookup(arg.value, keys) for arg in call.args):
             return True
@@ -416,13 +416,17 @@ def looks_up_before_registering(
         for node in before:
             checked |= _none_checked(node.test if isinstance(node, cst.If) else node)
         for node in reversed(before):
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                continue  # defining the hook runs none of its body
+            if isinstance(node, (cst.Try, cst.TryStar)) and node.handlers:
+                continue  # a lookup its handler catches (``except KeyError: continue``)
             if _raises_for_key(node, keys):
                 return True
-            bound = bound_names(node)
+            bound = chains_bound(node)
             if bound & checked:
                 continue
             if bound & feeds_receiver:
-                if _keyed_call_or_subscript(node, keys):
+                if _keyed_lookup(node, keys, for_receiver=True):
                     return True
                 feeds_receiver |= names_in(node) - bound
             elif bound & feeds_hook:
@@ -468,7 +472,7 @@ def _comprehension_looks_up(site: Site, call: cst.Call, params: set[str]) -> boo
         while for_in is not None:
             keys = _given_keys(for_in, params)
             guarded = any(names_in(clause.test) & keys for clause in for_in.ifs)
-            if keys and not guarded and _keyed_call_or_subscript(receiver, keys):
+            if keys and not guarded and _keyed_lookup(receiver, keys, for_receiver=True):
                 return True
             for_in = for_in.inner_for_in
     return False
@@ -476,24 +480,6 @@ def _comprehension_looks_up(site: Site, call: cst.Call, params: set[str]) -> boo
 
 def _private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
-
-
-def bound_names(node: cst.CSTNode) -> set[str]:
-    """The names a simple line binds with ``=``, ``+=`` or an annotation, or that a
-    ``:=`` binds in it or in an expression (an ``if`` test)."""
-    bound: set[str] = set()
-    if isinstance(node, cst.SimpleStatementLine):
-        for small in node.body:
-            if isinstance(small, cst.Assign):
-                for target in small.targets:
-                    bound |= target_names(target.target)
-            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
-                bound |= target_names(small.target)
-    if isinstance(node, (cst.SimpleStatementLine, cst.BaseExpression)):
-        for current in [node, *descendants(node, into_functions=False)]:
-            if isinstance(current, cst.NamedExpr):
-                bound |= target_names(current.target)
-    return bound
 
 
 def _given_keys(loop: cst.For | cst.CompFor, params: set[str]) -> set[str]:
@@ -524,22 +510,6 @@ def _given_keys(loop: cst.For | cst.CompFor, params: set[str]) -> set[str]:
     return target_names(target)
 
 
-def _keyed_call_or_subscript(node: cst.CSTNode, keys: set[str]) -> bool:
-    """A lookup in something else by one of ``keys`` (or a value built from one) in
-    ``node`` (not in a nested ``def`` or ``lambda``): a subscript by it, or a call that
-    is given it beside what it looks in (``model.get_submodule(name)``,
-    ``self.find(name)``, ``resolve(model, name)``, ``getattr(model, name)``), not a
-    call on the key itself or of it alone (``unwrap(module)``, ``getattr(block,
-    "attn")``: the loop's object, not a name looked up)."""
-    for current in [node, *descendants(node, into_functions=False)]:
-        if isinstance(current, cst.Subscript):
-            if len(current.slice) == 1 and _from_key(getattr(current.slice[0].slice, "value", None), keys):
-                return True
-        elif isinstance(current, cst.Call) and _looks_up_by_key(current, keys):
-            return True
-    return False
-
-
 def _looks_up_by_key(call: cst.Call, keys: set[str]) -> bool:
     args = [arg for arg in call.args if not arg.star]
     keyed = [arg for arg in args if _from_key(arg.value, keys)]
@@ -554,20 +524,29 @@ def _looks_up_by_key(call: cst.Call, keys: set[str]) -> bool:
     return any(not isinstance(arg.value, (cst.SimpleString, cst.Integer, cst.Float)) for arg in others)
 
 
-def _keyed_lookup(node: cst.CSTNode, keys: set[str]) -> bool:
-    """A lookup keyed by one of ``keys`` in ``node`` (not in a nested ``def`` or
-    ``lambda``) that raises for a key that is not there."""
+def _keyed_lookup(node: cst.CSTNode, keys: set[str], *, for_receiver: bool = False) -> bool:
+    """A lookup by one of ``keys`` (or a value built from one) in ``node`` (not in a
+    nested ``def`` or ``lambda``) that raises for a key that is not there: a subscript
+    by it, ``get_submodule``/``get_parameter``/``get_buffer`` or a two-argument
+    ``getattr`` of it; ``for_receiver`` (what finds the module hooked): any call given
+    it beside what it looks in (``self.find(name)``, ``resolve(model, name)``), not a
+    call on the key itself or of it alone (``unwrap(module)``, ``getattr(block,
+    "attn")``: the loop's object, not a name looked up)."""
     for current in [node, *descendants(node, into_functions=False)]:
         if isinstance(current, cst.Subscript):
             if len(current.slice) == 1 and _from_key(getattr(current.slice[0].slice, "value", None), keys):
                 return True
-        elif isinstance(current, cst.Call) and current.args and not current.args[0].keyword:
-            func = current.func
+        elif isinstance(current, cst.Call):
+            if for_receiver and _looks_up_by_key(current, keys):
+                return True
+            func, args = current.func, current.args
+            if not args or args[0].keyword:
+                continue
             if isinstance(func, cst.Attribute) and func.attr.value in NAME_LOOKUP_METHODS:
-                if _from_key(current.args[0].value, keys):
+                if _from_key(args[0].value, keys):
                     return True
-            elif isinstance(func, cst.Name) and func.value == "getattr" and len(current.args) == 2:
-                if _from_key(current.args[1].value, keys):
+            elif isinstance(func, cst.Name) and func.value == "getattr" and len(args) == 2:
+                if _from_key(args[1].value, keys):
                     return True
     return False
 

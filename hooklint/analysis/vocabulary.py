@@ -34,6 +34,10 @@ class HookApi:
     #: The most positional arguments torch's signature takes: a call with more is
     #: another library's method of the same name (``self.register_backward_hook(site, fn)``).
     positional: int = 1
+    #: The keywords torch's signatures of that name take (module, tensor, optimizer and
+    #: autograd-node methods together; checked on torch 2.13): a call with another one is
+    #: another library's method (``manager.register_forward_hook(fn, activate=False)``).
+    keywords: frozenset = frozenset({"hook"})
 
     @property
     def is_global(self) -> bool:
@@ -41,23 +45,53 @@ class HookApi:
         return self.owner in ("global_module", "global_optimizer")
 
 
+_HOOK = frozenset({"hook"})
 _MODULE = [
-    HookApi("register_forward_pre_hook", "forward_pre", "module"),
-    HookApi("register_forward_hook", "forward", "module", accepts_always_call=True),
-    HookApi("register_full_backward_pre_hook", "full_backward_pre", "module", (2, 0), positional=2),
-    HookApi("register_full_backward_hook", "full_backward", "module", positional=2),
+    HookApi(
+        "register_forward_pre_hook", "forward_pre", "module", keywords=_HOOK | {"prepend", "with_kwargs"}
+    ),
+    HookApi(
+        "register_forward_hook",
+        "forward",
+        "module",
+        accepts_always_call=True,
+        keywords=_HOOK | {"prepend", "with_kwargs", "always_call"},
+    ),
+    HookApi(
+        "register_full_backward_pre_hook",
+        "full_backward_pre",
+        "module",
+        (2, 0),
+        positional=2,
+        keywords=_HOOK | {"prepend"},
+    ),
+    HookApi(
+        "register_full_backward_hook", "full_backward", "module", positional=2, keywords=_HOOK | {"prepend"}
+    ),
     HookApi("register_backward_hook", "backward", "module"),
-    HookApi("register_state_dict_pre_hook", "state_dict_pre", "module", (2, 0)),
+    HookApi("register_state_dict_pre_hook", "state_dict_pre", "module", (2, 0), keywords=_HOOK | {"prepend"}),
     HookApi("register_state_dict_post_hook", "state_dict_post", "module", (2, 5)),
-    HookApi("register_load_state_dict_pre_hook", "load_state_dict_pre", "module", (2, 5)),
+    HookApi(
+        "register_load_state_dict_pre_hook",
+        "load_state_dict_pre",
+        "module",
+        (2, 5),
+        keywords=_HOOK | {"prepend"},
+    ),
     HookApi("register_load_state_dict_post_hook", "load_state_dict_post", "module", (1, 12)),
     HookApi("_register_state_dict_hook", "state_dict_post", "module"),
-    HookApi("_register_load_state_dict_pre_hook", "load_state_dict_pre", "module", positional=2),
+    HookApi(
+        "_register_load_state_dict_pre_hook",
+        "load_state_dict_pre",
+        "module",
+        positional=2,
+        keywords=_HOOK | {"with_module"},
+    ),
 ]
 _TENSOR = [
-    HookApi("register_hook", "tensor", "tensor"),
+    HookApi("register_hook", "tensor", "tensor", keywords=_HOOK | {"fn"}),  # ``Node.register_hook(fn)`` too
     HookApi("register_post_accumulate_grad_hook", "post_accumulate_grad", "tensor", (2, 1)),
-    HookApi("register_prehook", "node_pre", "autograd_node", (2, 0)),
+    HookApi("register_prehook", "node_pre", "autograd_node", (2, 0), keywords=frozenset({"fn"})),
 ]
 _OPTIMIZER = [
     HookApi("register_step_pre_hook", "step_pre", "optimizer", (2, 0)),
@@ -65,7 +99,13 @@ _OPTIMIZER = [
 ]
 _GLOBAL = [
     HookApi("register_module_forward_pre_hook", "forward_pre", "global_module"),
-    HookApi("register_module_forward_hook", "forward", "global_module", accepts_always_call=True),
+    HookApi(
+        "register_module_forward_hook",
+        "forward",
+        "global_module",
+        accepts_always_call=True,
+        keywords=_HOOK | {"with_kwargs", "always_call"},
+    ),
     HookApi("register_module_backward_hook", "backward", "global_module"),
     HookApi("register_module_full_backward_hook", "full_backward", "global_module"),
     HookApi("register_module_full_backward_pre_hook", "full_backward_pre", "global_module", (2, 0)),
@@ -74,7 +114,14 @@ _GLOBAL = [
     HookApi("register_module_parameter_registration_hook", "parameter_registration", "global_module", (2, 0)),
     HookApi("register_optimizer_step_pre_hook", "step_pre", "global_optimizer", (2, 0)),
     HookApi("register_optimizer_step_post_hook", "step_post", "global_optimizer", (2, 0)),
-    HookApi("register_multi_grad_hook", "multi_grad", "autograd_graph", (2, 0), positional=2),
+    HookApi(
+        "register_multi_grad_hook",
+        "multi_grad",
+        "autograd_graph",
+        (2, 0),
+        positional=2,
+        keywords=frozenset({"tensors", "fn", "mode"}),
+    ),
 ]
 
 #: Methods called on a receiver (``module.register_forward_hook(fn)``).
@@ -95,7 +142,13 @@ BACKWARD_KINDS = frozenset(
     }
 )
 #: A registration reached through ``getattr(obj, f"register_{kind}_hook")``.
-DYNAMIC_API = HookApi("register_<dynamic>_hook", "dynamic", "module", positional=2)
+DYNAMIC_API = HookApi(
+    "register_<dynamic>_hook",
+    "dynamic",
+    "module",
+    positional=2,
+    keywords=frozenset().union(*(api.keywords for api in _MODULE + _TENSOR + _OPTIMIZER + _GLOBAL)),
+)
 
 #: Context managers that install saved-tensor (pack/unpack) hooks for the thread
 #: (import aliases resolved).

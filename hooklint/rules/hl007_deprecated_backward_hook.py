@@ -154,6 +154,13 @@ class DeprecatedBackwardHook(Rule):
         )
 
     VALID = [
+        # Another library's method of the same name (its keywords are not torch's).
+        Valid(
+            """
+def watch_gradients(manager, model, sink):
+    manager.register_backward_hook(lambda module, grad_in, grad_out: sink.append(grad_in[0]), modules=[model])
+"""
+        ),
         Valid(
             """
 def clip_input_grads(module, grad_input, grad_output):

@@ -144,6 +144,23 @@ class ConstructorHookNeverRemoved(Rule):
         )
 
     VALID = [
+        # `register_forward_hook` of the project's own hook manager, with keywords torch's
+        # method does not take: the manager records the hook and keeps its handle.
+        Valid(
+            """
+from tracking.manager import HookManager
+
+
+class Tracker:
+    def __init__(self, *modules):
+        self.manager = HookManager()
+        self.outputs = {}
+        self.manager.register_forward_hook(self._keep, label="tracker", activate=False, modules=modules)
+
+    def _keep(self, module, args, output):
+        self.outputs[id(module)] = output.detach()
+"""
+        ),
         # The handles are kept and `close` removes them.
         Valid(
             """
