@@ -385,7 +385,8 @@ def looks_up_before_registering(
     if function is None or _private(function.name.value):
         return False  # a private helper's callers are this file's code, which derives what it passes
     params = set(parameter_names(function.params))
-    if site is not None and _comprehension_looks_up(site, call, params):
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if receiver is not None and site is not None and _comprehension_looks_up(site, receiver, params):
         return True
     for position, level in enumerate(levels[:-1]):
         loop = level.statement
@@ -395,7 +396,6 @@ def looks_up_before_registering(
         inner = levels[position + 1 :]
         if not keys or any(isinstance(lv.statement, (cst.Try, cst.TryStar)) for lv in inner[:-1]):
             continue
-        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if receiver is not None and _keyed_lookup(receiver, keys, for_receiver=True):
             return True
         if any(_keyed_lookup(arg.value, keys) for arg in call.args):
@@ -457,14 +457,11 @@ def _none_checked(test: cst.CSTNode) -> set[str]:
     return set()
 
 
-def _comprehension_looks_up(site: Site, call: cst.Call, params: set[str]) -> bool:
+def _comprehension_looks_up(site: Site, receiver: cst.BaseExpression, params: set[str]) -> bool:
     """The registration is the element of a comprehension over what the caller gave
     (``[model.get_submodule(n).register_forward_hook(fn) for n in names]``) and its
-    receiver looks the module up by the comprehension's variable; a comprehension
+    ``receiver`` looks the module up by the comprehension's variable; a comprehension
     ``if`` that tests the variable (``if n in modules``) is taken for a guard."""
-    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-    if receiver is None:
-        return False
     for frame in site.frames:
         if frame.kind != "comp":
             continue

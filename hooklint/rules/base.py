@@ -23,6 +23,16 @@ if TYPE_CHECKING:
     from hooklint.analysis.facts import ModuleFacts
 
 
+#: The longest message a finding gets: one short line (``tests/test_messages.py``).
+MESSAGE_LIMIT = 120
+
+
+def more_registrations(others: int) -> str:
+    """What a finding that stands for several registrations of one bug adds to its
+    message: `` (and 2 more registrations here)``."""
+    return f" (and {others} more registration{'s' if others > 1 else ''} here)"
+
+
 @dataclass(frozen=True)
 class Valid:
     """Code the rule must not flag (``options`` are per-example settings, e.g.

@@ -10,7 +10,16 @@ from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.hook_roles import HookCallable, HookedObjects, effects_of, hook_callable
 from hooklint.fixes.always_call import add_always_call, clamp_decrement
 from hooklint.fixes.release_guard import acquired_flag_guard
-from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, format_version, with_places
+from hooklint.rules.base import (
+    MESSAGE_LIMIT,
+    Finding,
+    Invalid,
+    Rule,
+    RuleContext,
+    Valid,
+    format_version,
+    with_places,
+)
 
 ALWAYS_CALL_SINCE = (2, 1)
 #: Releases that assume the acquire happened (a skipped or doubled one is wrong).
@@ -153,7 +162,7 @@ class PostHookWithoutAlwaysCall(Rule):
     ) -> Finding:
         keys = ", ".join(sorted({_shown(acquire, release) for acquire, release in pairs}))
         message = f"post-hook undoes {keys} but lacks `always_call=True`"
-        if len(message) > _MESSAGE_ROOM:  # one short line: the state alone, without how
+        if len(message) > MESSAGE_LIMIT:  # one short line: the state alone, without how
             keys = ", ".join(sorted({f"`{release.key}`" for _, release in pairs}))
             message = f"post-hook undoes {keys} but lacks `always_call=True`"
         edits = add_always_call(post)
@@ -1306,10 +1315,6 @@ def _needs_always_call(post: Registration) -> bool:
     if "always_call" not in post.keywords:
         return True
     return post.keyword_is_false("always_call")
-
-
-#: The longest message that stays one short line once a withheld fix's note is added.
-_MESSAGE_ROOM = 120
 
 
 def _shown(acquire, release) -> str:

@@ -25,7 +25,16 @@ from hooklint.analysis.hook_roles import removes_itself, undone_by_post_hook
 from hooklint.analysis.lifetime import registering_block
 from hooklint.analysis.vocabulary import BACKWARD_KINDS
 from hooklint.fixes.capture import keyed_removal, with_block
-from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, with_evidence
+from hooklint.rules.base import (
+    MESSAGE_LIMIT,
+    Finding,
+    Invalid,
+    Rule,
+    RuleContext,
+    Valid,
+    more_registrations,
+    with_evidence,
+)
 
 _EVENT = {
     "forward": "forward",
@@ -1837,14 +1846,11 @@ def _reruns_with_hooks_disabled(facts: ModuleFacts, registration: Registration) 
     return False
 
 
-#: The longest message a finding gets (``tests/test_messages.py``).
-MESSAGE_LIMIT = 120
-
-
 def _counted(message: str, others: int) -> str:
     """``message`` saying how many more registrations the finding stands for; within
-    :data:`MESSAGE_LIMIT`, the tail after "discarded" goes first (it says no more)."""
-    more = f" (and {others} more registration{'s' if others > 1 else ''} here)"
+    :data:`~hooklint.rules.base.MESSAGE_LIMIT`, the tail after "discarded" goes first
+    (it says no more)."""
+    more = more_registrations(others)
     if len(message) + len(more) > MESSAGE_LIMIT:
         message = message.replace(
             "its handle is discarded, so it is never removed", "its handle is discarded"

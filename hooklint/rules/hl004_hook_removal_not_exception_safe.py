@@ -34,7 +34,15 @@ from hooklint.analysis.statements import (
     raises_first,
 )
 from hooklint.fixes.lifetime import try_finally, try_from_earlier, with_replacing
-from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid, with_evidence
+from hooklint.rules.base import (
+    Finding,
+    Invalid,
+    Rule,
+    RuleContext,
+    Valid,
+    more_registrations,
+    with_evidence,
+)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -349,11 +357,8 @@ class HookRemovalNotExceptionSafe(Rule):
             if id(finding.node) in reported:
                 continue  # one bug, one finding: `__exit__` leaving them is the same hooks
             if others:
-                more = "registration" if len(others) == 1 else "registrations"
                 finding = dataclasses.replace(
-                    finding,
-                    message=f"{finding.message} (and {len(others)} more {more} here)",
-                    related=tuple(others),
+                    finding, message=finding.message + more_registrations(len(others)), related=tuple(others)
                 )
             yield finding
 
@@ -414,40 +419,6 @@ class HookRemovalNotExceptionSafe(Rule):
                             "the caller never gets the object to remove them"
                         ),
                         related=(raised,),
-                    )
-                )
-                break
-        return found
-
-    @staticmethod
-    def _returned_after_lookups(facts: ModuleFacts, model: HandleModel) -> list[Finding]:
-        """A function fills a container with handles in a loop that looks up what it
-        hooks by the values the caller gave (:func:`looks_up_before_registering`), and
-        returns the container for the caller to remove: when a later pass raises, the
-        function returns nothing, so the hooks of the earlier passes are on for good.
-        Not when a ``try`` around the loop may take them off."""
-        found = []
-        for scope_id in model.scopes():
-            for acquisition in model.acquisitions(scope_id):
-                flow, site = acquisition.flow, acquisition.site
-                if acquisition.registration is None or flow.single or not model.handed_back(flow, scope_id):
-                    continue
-                if flow.target is None or flow.scoped or site.function is None:
-                    continue
-                if any(frame.kind == "try" for frame in site.frames):
-                    continue  # a handler may take them off
-                path = statement_path(facts, statement_site(site))
-                if path is None:
-                    continue
-                if not looks_up_before_registering(path, acquisition.call, site.function, site):
-                    continue
-                found.append(
-                    Finding(
-                        node=acquisition.node,
-                        message=(
-                            f"`{flow.target}` is returned, but a lookup in the loop that fills it can raise: "
-                            "the hooks already on are never removed"
-                        ),
                     )
                 )
                 break

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hooklint.analysis.facts import ModuleFacts
-from hooklint.analysis.handles import handle_model
+from hooklint.analysis.handles import HandleModel, handle_model
+from hooklint.analysis.lifetime import looks_up_before_registering, statement_path, statement_site
 from hooklint.rules.base import Finding, Invalid, RuleContext, Valid
 from hooklint.rules.hl004_hook_removal_not_exception_safe import HookRemovalNotExceptionSafe
 
@@ -104,6 +105,40 @@ class HookLoopLookupCanRaise(HookRemovalNotExceptionSafe):
                     reported.add(id(found[1]))
                     yield found[0]
         yield from self._returned_after_lookups(facts, model)
+
+    @staticmethod
+    def _returned_after_lookups(facts: ModuleFacts, model: HandleModel) -> list[Finding]:
+        """A function fills a container with handles in a loop that looks up what it
+        hooks by the values the caller gave (:func:`looks_up_before_registering`), and
+        returns the container for the caller to remove: when a later pass raises, the
+        function returns nothing, so the hooks of the earlier passes are on for good.
+        Not when a ``try`` around the loop may take them off."""
+        found = []
+        for scope_id in model.scopes():
+            for acquisition in model.acquisitions(scope_id):
+                flow, site = acquisition.flow, acquisition.site
+                if acquisition.registration is None or flow.single or not model.handed_back(flow, scope_id):
+                    continue
+                if flow.target is None or flow.scoped or site.function is None:
+                    continue
+                if any(frame.kind == "try" for frame in site.frames):
+                    continue  # a handler may take them off
+                path = statement_path(facts, statement_site(site))
+                if path is None:
+                    continue
+                if not looks_up_before_registering(path, acquisition.call, site.function, site):
+                    continue
+                found.append(
+                    Finding(
+                        node=acquisition.node,
+                        message=(
+                            f"`{flow.target}` is returned, but a lookup in the loop that fills it can raise: "
+                            "the hooks already on are never removed"
+                        ),
+                    )
+                )
+                break
+        return found
 
     VALID = [
         # The loop walks what the model has (nothing is looked up by a given name): what
