@@ -101,6 +101,74 @@ def mentions(facts: ModuleFacts, guards: Iterable[cst.BaseExpression], names: It
     return any(word_count(code, name) for code in map(facts.code, guards) for name in names)
 
 
+def locals_read_from(facts: ModuleFacts, function: cst.CSTNode, names: list[str]) -> list[str]:
+    """The locals ``function`` binds (``local = value``, not in nested defs) from a value
+    that reads one of ``names`` or of those locals (``on = stack.pop()``)."""
+    assigns = [
+        node
+        for node in descendants(function, into_functions=False)
+        if isinstance(node, cst.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0].target, cst.Name)
+    ]
+    found: list[str] = []
+    watched = list(names)
+    changed = True
+    while changed:
+        changed = False
+        for node in assigns:
+            local = node.targets[0].target.value  # type: ignore[attr-defined]
+            if local not in found and any(word_count(facts.code(node.value), n) for n in watched):
+                found.append(local)
+                watched.append(local)
+                changed = True
+    return found
+
+
+def popped_into(facts: ModuleFacts, node: cst.CSTNode) -> list[str]:
+    """The containers whose popped item a call is handed (``ctx.reset(tokens.pop())``:
+    ``tokens``): a test of one guards the call, which then undoes only what was pushed."""
+    if not isinstance(node, cst.Call):
+        return []
+    return [
+        facts.code(arg.value.func.value)
+        for arg in node.args
+        if isinstance(arg.value, cst.Call)
+        and isinstance(arg.value.func, cst.Attribute)
+        and arg.value.func.attr.value in ("pop", "popleft")
+    ]
+
+
+def touches_only_its_module(facts: ModuleFacts, registration: Registration) -> bool:
+    """The registration's hook keeps nothing outside the module it is handed: it
+    stores only into that module (``module.ready = True``), names no ``self`` and calls
+    no function of this file (which might store for it): lazy set-up of the module."""
+    from hooklint.analysis.hook_roles import module_parameter
+
+    hook = registration.hook
+    if hook is None or not isinstance(hook.node, cst.FunctionDef):
+        return False
+    module = module_parameter(registration, hook)
+    if not module:
+        return False
+    from hooklint.analysis.scopes import local_names
+
+    own_locals = local_names(hook.node)[0]  # bound in the hook, not ``nonlocal``/``global``
+    for stored in stored_names(facts, hook.node):
+        if stored == module or stored.startswith(f"{module}."):
+            continue
+        if stored in own_locals:
+            continue  # a local of the hook, gone when it returns
+        return False
+    own = {info.name for info in facts.functions}
+    for node in descendants(hook.node.body):
+        if isinstance(node, cst.Name) and node.value == "self":
+            return False
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in own:
+            return False
+    return True
+
+
 def stored_names(facts: ModuleFacts, function: cst.FunctionDef | None) -> set[str]:
     """What a function assigns to (``self._hooked``, ``_installed``) or records into
     (``self._seen.add(m)``), without looking into nested functions."""
@@ -212,6 +280,29 @@ def pins_loop_value(facts: ModuleFacts, site: Site, loop: cst.CSTNode, varying: 
     that reach that one value, not on every pass."""
     inside = {id(n) for n in descendants(loop)}
     return any(id(test) in inside and _pins(test, varying) for test in holding_tests(facts, site))
+
+
+def breaks_after(facts: ModuleFacts, site: Site, loop: cst.CSTNode) -> bool:
+    """Whether the pass of ``loop`` that runs the site then leaves the loop: a
+    ``break`` of that loop follows the site's statement in one of the blocks between
+    them (``if name == wanted: h = m.register_forward_hook(f); break``), so the site
+    runs at most once per run of the loop."""
+    from hooklint.analysis.lifetime import statement_site
+    from hooklint.analysis.statements import is_loop
+
+    path = statement_path(facts, statement_site(site)) or []
+    at = next((k for k, level in enumerate(path) if level.statement is loop), None)
+    if at is None:
+        return False
+    inner = path[at + 1 :]
+    if any(is_loop(level.statement) for level in inner[:-1]):
+        return False  # a loop in between: a ``break`` there leaves that one
+    return any(
+        isinstance(later, cst.SimpleStatementLine)
+        and any(isinstance(small, cst.Break) for small in later.body)
+        for level in inner
+        for later in level.block[level.index + 1 :]
+    )
 
 
 #: Literals a loop variable may be compared with (and ``None``/``True``/``False``).

@@ -42,6 +42,7 @@ from hooklint.analysis.vocabulary import (
     EXIT_STACK_METHODS,
     ITERATING_BUILTINS,
     KEYED_STORE_METHODS,
+    LOADERS,
     PLAIN_BASES,
     REMOVAL_WORDS,
     REMOVE_METHOD,
@@ -1405,6 +1406,33 @@ class HandleModel:
         """The code of each store (``handles``, ``self._hooks``)."""
         return [s.partition("|")[2] for s in stores]
 
+    def _unpacked_values(self, info: FunctionInfo, name: str) -> list[tuple[int, cst.BaseExpression]]:
+        """For a local bound only by unpacking what one call returns (``net, aux =
+        build(cfg)``), that call, once per binding (the scope summary records plain
+        ``name = value`` bindings only); empty when it is bound any other way too."""
+        found: list[tuple[int, cst.BaseExpression]] = []
+        for node in self.facts.body_nodes(info.node):
+            kind = type(node)
+            if kind is cst.Assign:
+                for target in node.targets:
+                    inner = target.target
+                    if type(inner) in (cst.Tuple, cst.List) and any(
+                        type(e) is cst.Element and type(e.value) is cst.Name and e.value.value == name
+                        for e in inner.elements
+                    ):
+                        if not isinstance(node.value, cst.Call):
+                            return []
+                        found.append((-1, node.value))
+                    elif name in target_names(inner):
+                        return []  # bound plainly, or nested deeper in the unpacking
+            elif kind in (cst.For, cst.CompFor):
+                if name in target_names(node.target):
+                    return []
+            elif kind in (cst.AsName, cst.AugAssign, cst.AnnAssign, cst.NamedExpr):
+                if name in target_names(node.name if kind is cst.AsName else node.target):
+                    return []
+        return found
+
     def dies_with_scope(self, registration: Registration) -> bool:
         """The hooked object is made in the registering function and never leaves it
         (not returned, stored, aliased or passed on): its hooks die with the call.  A
@@ -1447,7 +1475,7 @@ class HandleModel:
             if not self._computed_tensor(name, scope_id, info, 0):
                 return False
         elif made:
-            values = scope.values.get(raw, [])
+            values = scope.values.get(raw, []) or self._unpacked_values(info, name)
             if not values:
                 return False
             bound = _bound_here(info, scope)
@@ -1537,6 +1565,35 @@ class HandleModel:
         return bool(roots) and all(
             root is not None and self._own_until(root, scope_id, info, at, until) for root in roots
         )
+
+    def built_on_own_objects(self, acquisition: Acquisition, removal_call: cst.Call) -> bool:
+        """The acquisition builds an object of a same-file class (``rec = Recorder(net)``)
+        from this call's own objects: every argument a literal or a local that holds a
+        copy or a build and that nothing but this call hands out before
+        ``removal_call`` (:meth:`_own_until`, whose wrapping rule keeps ``rec`` to the
+        same test).  If what runs before the removal raises, the models, the object and
+        their hooks go with the call."""
+        helper = acquisition.helper
+        call = acquisition.call
+        if helper is None or helper.name != "__init__" or not isinstance(call, cst.Call):
+            return False
+        scope_id = self.scope_id(acquisition.site)
+        info = self._infos.get(scope_id)
+        scope = self._summary(scope_id)
+        at = scope.positions.get(id(call), -1)
+        until = scope.positions.get(id(removal_call), -1)
+        if info is None or at < 0 or until < at or not call.args:
+            return False
+        bound = _bound_here(info, scope)
+        names = []
+        for arg in call.args:
+            if arg.star:
+                return False
+            if isinstance(arg.value, cst.Name) and arg.value.value in bound:
+                names.append(arg.value.value)
+            elif not _fresh_part(arg.value, info, bound, 0):
+                return False
+        return bool(names) and all(self._own_until(name, scope_id, info, at, until) for name in names)
 
     def reinstalled_after(self, acquisition: Acquisition, removal: Removal) -> bool:
         """The function takes the hooks of ``acquisition`` (kept on ``self``) off with
@@ -1687,24 +1744,34 @@ class HandleModel:
             for _, v in values
         )
 
-    def on_tensor_made_just_before(self, registration: Registration) -> bool:
-        """A tensor hook on a local that the function binds, last before the
-        registration in the blocks around it, to a tensor computed in this call
-        (``x = layer(x)`` in the loop body that hooks ``x``), and that nothing binds
-        after it in a loop around it: the hook is on this pass's tensor, whatever the
-        name held before (a parameter)."""
+    def on_tensor_made_just_before(
+        self, registration: Registration, inside: cst.CSTNode | None = None
+    ) -> bool:
+        """A tensor hook on a local (or an attribute of ``self``: ``self.out =
+        self.proj(x)``, then ``self.out.register_hook(f)``) that the function binds,
+        last before the registration in the blocks around it, to a tensor computed in
+        this call (``x = layer(x)`` in the loop body that hooks ``x``), and that nothing
+        binds after it in a loop around it: the hook is on this pass's tensor, whatever
+        the name held before (a parameter, the last call's tensor).  ``inside``: a loop
+        around the registration whose body must bind it so (a new tensor on each pass:
+        ``loss = model(batch).mean()``)."""
         from hooklint.analysis.lifetime import statement_path, statement_site
         from hooklint.analysis.statements import chains_bound, is_loop
 
         receiver = registration.receiver
-        if registration.api.owner != "tensor" or not isinstance(receiver, cst.Name):
+        if registration.api.owner != "tensor":
+            return False
+        if isinstance(receiver, cst.Name):
+            name = receiver.value
+        elif _self_attribute(receiver):
+            name = f"self.{receiver.attr.value}"  # type: ignore[union-attr]
+        else:
             return False
         scope_id = self.scope_id(registration.site)
         info = self._infos.get(scope_id)
         path = statement_path(self.facts, statement_site(registration.site))
         if info is None or not path:
             return False
-        name = receiver.value
         loops = [index for index, level in enumerate(path) if is_loop(level.statement)]
         if (
             loops
@@ -1715,13 +1782,19 @@ class HandleModel:
             )
         ):
             return False
-        for level in reversed(path):
+        levels = path
+        if inside is not None:
+            at = next((k for k, level in enumerate(path) if level.statement is inside), None)
+            if at is None:
+                return False
+            levels = path[at + 1 :]  # the loop's body, down to the registration
+        for level in reversed(levels):
             for statement in reversed(level.block[: level.index]):
                 if name not in chains_bound(statement):
                     continue
                 value = _assigned_value(statement, name)
                 if value is None:  # bound inside a block: every binding must compute one
-                    return self._computed_tensor(name, scope_id, info, 0)
+                    return "." not in name and self._computed_tensor(name, scope_id, info, 0)
                 return _computes_tensor(
                     value,
                     lambda n: self._computed_tensor(n, scope_id, info, 1),
@@ -2245,7 +2318,9 @@ class HandleModel:
         """Where the function around a nested def runs it, when the def puts its hooks
         only into stores of that function (``hooks.append(reg(...))`` in ``def
         attach(m)``): the first call of the def there, or of a call handed the def
-        (``model.apply(attach)``, ``map(attach, ms)``); None otherwise."""
+        (``model.apply(attach)``, ``map(attach, ms)``), or of another def nested in that
+        function that runs it, however many such defs deep (``def walk(m): attach(m);
+        for c in m.children(): walk(c)``, then ``walk(model)``); None otherwise."""
         flow = acquisition.flow
         if not flow.stores or flow.escapes is not None or flow.scoped:
             return None
@@ -2259,13 +2334,37 @@ class HandleModel:
             f"def:{id(info.node)}",  # ``h = reg(...)`` then ``hooks.append(h)``
         }:
             return None
+        runners = self._nested_runners(parent, info.name)
+        hooked = self._hook_registrations(id(parent.node))
         for call in self._summary(id(parent.node)).calls:
-            node = call.node
-            if (isinstance(node.func, cst.Name) and node.func.value == info.name) or any(
-                isinstance(a.value, cst.Name) and a.value.value == info.name for a in node.args
-            ):
-                return call.site
+            if _runs_one_of(call.node, runners):
+                # Registered as a hook (``layer.register_forward_hook(on_forward)``),
+                # the def runs when the module does, not here: where is not known.
+                return None if id(call.node) in hooked else call.site
         return None
+
+    def _hook_registrations(self, scope_id: int) -> set[int]:
+        """The registration calls of a scope (their nodes' ids)."""
+        return {id(r.call) for r in self._regs.get(scope_id, ())}
+
+    def _nested_runners(self, parent: FunctionInfo, name: str) -> set[str]:
+        """``name`` and the names of the defs nested in ``parent`` that run it (call it
+        or hand it on, not as a hook they register), directly or through one another."""
+        runners = {name}
+        pending = True
+        while pending:
+            pending = False
+            for sibling in parent.nested.values():
+                if sibling.name in runners:
+                    continue
+                hooked = self._hook_registrations(id(sibling.node))
+                if any(
+                    _runs_one_of(c.node, runners) and id(c.node) not in hooked
+                    for c in self._summary(id(sibling.node)).calls
+                ):
+                    runners.add(sibling.name)
+                    pending = True
+        return runners
 
     def removed_through_parameter(self, stores: set[str]) -> bool:
         """Every store is an attribute of a parameter of the function that fills it
@@ -2451,6 +2550,14 @@ def hook_key(facts: ModuleFacts, model: HandleModel, acquisition: Acquisition) -
 
 
 # -- small syntactic helpers ---------------------------------------------------------------------
+def _runs_one_of(call: cst.Call, names: set[str]) -> bool:
+    """``call`` calls one of the functions ``names`` (``attach(m)``) or hands one on
+    (``model.apply(attach)``)."""
+    if isinstance(call.func, cst.Name) and call.func.value in names:
+        return True
+    return any(isinstance(a.value, cst.Name) and a.value.value in names for a in call.args)
+
+
 def _on_self(call: cst.Call) -> bool:
     """``self.m(...)`` or ``cls.m(...)``."""
     func = call.func
@@ -2650,7 +2757,8 @@ def _imported_in(info: FunctionInfo) -> set[str]:
 def _fresh_object(value: cst.BaseExpression, info: FunctionInfo, bound: set[str], depth: int = 0) -> bool:
     """A call that builds a new object from imported names, literals and other such
     calls (``models.vgg16(weights=None).eval()``, ``nn.Sequential(nn.Linear(4, 4))``),
-    not one that looks one up or wraps one it was given (``getattr(model, name)``,
+    or that loads one (:data:`LOADERS`: ``AutoModel.from_pretrained(model_id)``), not
+    one that looks one up or wraps one it was given (``getattr(model, name)``,
     ``nn.Sequential(layer)``)."""
     node = _made(value)  # ``build(...).to(device)``: the object is ``build(...)``'s
     if not isinstance(node, cst.Call) or depth > 4:
@@ -2660,15 +2768,19 @@ def _fresh_object(value: cst.BaseExpression, info: FunctionInfo, bound: set[str]
         root = root.value
     if not isinstance(root, cst.Name) or root.value in bound or root.value in ("self", "cls", "getattr"):
         return False
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value in LOADERS:
+        return True  # ``AutoModel.from_pretrained(name)``: loaded anew, whatever names it
     return all(_fresh_part(arg.value, info, bound, depth) for arg in node.args)
 
 
 def _fresh_part(item: cst.BaseExpression, info: FunctionInfo, bound: set[str], depth: int) -> bool:
-    """An argument that hands no existing object to what is built: a literal, a name
-    the function does not bind, a fresh object, or a literal container of those
-    (``[1, 1]``, ``(4, 4)``, ``{}``)."""
-    if isinstance(item, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
-        return True
+    """An argument that hands no existing object to what is built: a literal (an
+    f-string too), a name the function does not bind, a fresh object, or a literal
+    container of those (``[1, 1]``, ``(4, 4)``, ``{}``)."""
+    if isinstance(
+        item, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+    ):
+        return True  # a new string, whatever it formats (``f"ViT-{size}"``)
     if isinstance(item, cst.UnaryOperation):
         return _fresh_part(item.expression, info, bound, depth)
     if isinstance(item, cst.Name):
@@ -2829,18 +2941,24 @@ _SAME_OBJECT = frozenset({"as_tensor", "asarray"})
 
 
 def _assigned_value(statement: cst.BaseStatement, name: str) -> cst.BaseExpression | None:
-    """The value of ``name = value`` when that is all ``statement`` is; else None."""
+    """The value of ``name = value`` (``name`` a local, or ``self.x``) when that is all
+    ``statement`` is; else None."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
         return None
     small = statement.body[0]
-    if (
-        isinstance(small, cst.Assign)
-        and len(small.targets) == 1
-        and isinstance(small.targets[0].target, cst.Name)
-        and small.targets[0].target.value == name
-    ):
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+        return None
+    target = small.targets[0].target
+    if isinstance(target, cst.Name) and target.value == name:
+        return small.value
+    if _self_attribute(target) and f"self.{target.attr.value}" == name:  # type: ignore[union-attr]
         return small.value
     return None
+
+
+def _self_attribute(node: cst.CSTNode) -> bool:
+    """``self.x``: one attribute of ``self``."""
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
 
 
 def _computes_tensor(value: cst.BaseExpression, computed, info: FunctionInfo, own_method=None) -> bool:

@@ -42,6 +42,7 @@ from hooklint.analysis.captures import captures, hook_of, touches_hook_dict
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Registration
 from hooklint.analysis.given import is_given
 from hooklint.analysis.handles import HELPER_DEPTH, HandleModel, applied_self_method, handle_model
+from hooklint.analysis.hook_roles import holds_registering_object
 from hooklint.analysis.module_kinds import NOT_MODULE, class_kind
 from hooklint.analysis.vocabulary import (
     CONTAINER_REMOVALS,
@@ -79,6 +80,9 @@ class OutlivingHook:
     registration: Registration
     via: tuple[CallSite, ...] = ()
     kept: str | None = None
+    #: Removed only when the object is finalized (``__del__``), which the hook, holding
+    #: the object, keeps from running (HL019).
+    finalizer: bool = False
 
 
 def lifecycles(facts: ModuleFacts) -> list[Lifecycle]:
@@ -129,7 +133,9 @@ def constructor_hooks(facts: ModuleFacts) -> list[OutlivingHook]:
     no teardown at all (no lifecycle): the handle is discarded (or lost in a local), the
     hook holds the object (:func:`_bound_to_self`), and no method of the class takes
     hooks off in bulk.  One per registration (HL019)."""
-    owners = {id(lifecycle.setup.node) for lifecycle in lifecycles(facts)}
+    # A class whose only teardown is ``__del__`` is no lifecycle here: a hook that holds
+    # the object keeps ``__del__`` from running.
+    owners = {id(lifecycle.setup.node) for lifecycle in lifecycles(facts) if not _finalizer_only(lifecycle)}
     # A constructor that calls nothing installs nothing (``_installed`` starts from its
     # registrations and calls): the handle model is built only when one does.
     calling = {id(c.site.function) for c in facts.calls} | {id(r.site.function) for r in facts.registrations}
@@ -157,8 +163,11 @@ def constructor_hooks(facts: ModuleFacts) -> list[OutlivingHook]:
         for registration, via in installed:
             if id(registration.call) in seen:
                 continue
+            finalizer = False
             if _left_behind(facts, model, lifecycle, registration, via) is not True:
-                continue
+                finalizer = _removed_only_by_finalizer(facts, model, lifecycle, registration, via)
+                if not finalizer:
+                    continue
             if not _bound_to_self(registration):
                 continue
             if unhooked is None:
@@ -166,8 +175,41 @@ def constructor_hooks(facts: ModuleFacts) -> list[OutlivingHook]:
             if unhooked:
                 break
             seen.add(id(registration.call))
-            found.append(OutlivingHook(lifecycle, registration, via))
+            found.append(OutlivingHook(lifecycle, registration, via, finalizer=finalizer))
     return found
+
+
+def _finalizer_only(lifecycle: Lifecycle) -> bool:
+    """An owner whose one teardown is ``__del__``."""
+    teardown = lifecycle.teardown
+    return (
+        lifecycle.kind == "owner"
+        and not lifecycle.also
+        and teardown is not None
+        and teardown.name == "__del__"
+    )
+
+
+def _removed_only_by_finalizer(
+    facts: ModuleFacts, model: HandleModel, lifecycle: Lifecycle, registration: Registration, via
+) -> bool:
+    """The constructor keeps the handle of a hook on a module it was given, and only the
+    object's finalizer removes it (``__del__``, or a private method only ``__del__``
+    calls), while the hook holds the object: the module keeps the hook, the hook keeps
+    the object, so ``__del__`` never runs while the module lives."""
+    if registration.api.owner != "module" or registration.wrapper is not None:
+        return False
+    if not is_given(facts, model, registration.receiver, registration.site, registration.call, via):
+        return False
+    if _captures(facts, registration) or not holds_registering_object(registration):
+        return False  # a capture hook removed only by ``__del__`` is HL002's
+    if model.dies_with_scope(registration):
+        return False
+    flow = model.acquisition_of(registration).flow
+    if flow.scoped or flow.escapes is not None or flow.discarded or not flow.stores:
+        return False
+    removals = model.removals_of(flow.stores, window=flow.window)
+    return model.only_when_finalized(removals, lifecycle.setup.class_name)
 
 
 def _helper_object(facts: ModuleFacts, class_name: str) -> bool:
@@ -185,7 +227,9 @@ def _helper_object(facts: ModuleFacts, class_name: str) -> bool:
             continue
         seen.add(current.name.value)
         if any(
-            facts.method(current.name.value, name) is not None for name in lifecycle_teardowns("__init__")
+            facts.method(current.name.value, name) is not None
+            for name in lifecycle_teardowns("__init__")
+            if name != "__del__"  # blocked by a hook that holds the object: see below
         ):
             return False
         pending += [
@@ -220,9 +264,11 @@ def _class_unhooks(facts: ModuleFacts, model: HandleModel, class_name: str) -> b
     """Whether some method of the class takes hooks off without their handles: it
     touches a module's hook dict, or calls something whose name starts with a removal
     verb and is about hooks (``self._remove_all_hooks()``, ``unhook(model)``; not
-    ``create_and_remove_grad_hooks`` or ``remove_buffers``)."""
+    ``create_and_remove_grad_hooks`` or ``remove_buffers``).  Not ``__del__`` nor a
+    private method only ``__del__`` calls: the hooks HL019 reports hold the object, so
+    those never run while the module lives."""
     for info in facts.functions:
-        if info.class_name != class_name:
+        if info.class_name != class_name or _runs_only_when_finalized(facts, info):
             continue
         if touches_hook_dict(descendants(info.node.body, into_functions=False)):
             return True
@@ -235,6 +281,21 @@ def _class_unhooks(facts: ModuleFacts, model: HandleModel, class_name: str) -> b
             ):
                 return True
     return False
+
+
+def _runs_only_when_finalized(facts: ModuleFacts, info: FunctionInfo) -> bool:
+    """``__del__``, or a private method of its class that only ``__del__`` calls (on
+    ``self``) in this file."""
+    if info.name == "__del__":
+        return True
+    if not info.name.startswith("_") or info.name.startswith("__"):
+        return False
+    callers = [
+        c
+        for c in facts.calls_to_attr(info.name)
+        if isinstance(c.receiver, cst.Name) and c.receiver.value == "self"
+    ]
+    return bool(callers) and all(c.site.function_name == "__del__" for c in callers)
 
 
 # -- what a setup installs -----------------------------------------------------------------

@@ -219,6 +219,93 @@ def rebound_per_pass(facts: ModuleFacts, registration: Registration) -> tuple[st
     return None
 
 
+def dropped_per_pass(facts: ModuleFacts, registration: Registration) -> tuple[str, str] | None:
+    """``(method, caller)`` when a method other than ``__init__`` drops the handle of a
+    hook it puts on a module its object was given (``self.net`` set from a parameter of
+    ``__init__``, or its submodules), with no install-once guard, and a loop of a method
+    of its class calls it, directly or through up to :data:`REBIND_DEPTH` same-class
+    methods: each pass puts one more hook on the same module, and nothing can remove
+    them."""
+    from hooklint.analysis.given import is_given
+
+    function = registration.site.function
+    info = facts.function_for(function) if function is not None else None
+    if info is None or info.class_name is None or info.parent is not None or info.name == "__init__":
+        return None
+    if registration.api.owner != "module" or registration.wrapper is not None:
+        return None
+    model = handle_model(facts)
+    flow = model.acquisition_of(registration).flow
+    if not flow.discarded or flow.escapes is not None or flow.scoped:
+        return None
+    if not _reached_from_self(model, registration):
+        return None  # on the object's own modules only: a parameter may be new each pass
+    if not is_given(facts, model, registration.receiver, registration.site, registration.call):
+        return None
+    if install_once(facts, registration, None):
+        return None
+    if _reads_parameters(facts, info, registration):
+        return None  # which hook, or where, is the caller's choice: another one per pass
+    calls = facts.memo("_self_calls_by_class", _self_calls_by_class)
+    names = {info.name}
+    for _ in range(REBIND_DEPTH):
+        callers: set[str] = set()
+        for name in names:
+            for call in calls.get((info.class_name, name), ()):
+                if call.site.function_name == "__init__":
+                    continue  # once per object
+                if call.site.loops:  # a comprehension too: ``[self.step(b) for b in batches]``
+                    return info.name, call.site.function_name or ""
+                if call.site.function_name:
+                    callers.add(call.site.function_name)
+        names = callers - names
+        if not names:
+            return None
+    return None
+
+
+def _reads_parameters(facts: ModuleFacts, info, registration: Registration) -> bool:
+    """The registration, the statements before it in its blocks or the headers of the
+    blocks around it read a parameter of the method (``self`` aside): the caller
+    chooses the hook or the module (``if not fnmatch(name, pattern): continue``)."""
+    from hooklint.analysis.lifetime import statement_path, statement_site, word_count
+
+    params = [p for p in info.params if p not in ("self", "cls")]
+    if not params:
+        return False
+    if argument_names(registration) & set(params):
+        return True
+    path = statement_path(facts, statement_site(registration.site)) or []
+    codes = []
+    for depth, level in enumerate(path):
+        codes += [facts.code(s) for s in level.block[: level.index]]
+        if depth < len(path) - 1:
+            header = getattr(level.statement, "iter", None) or getattr(level.statement, "test", None)
+            if header is not None:
+                codes.append(facts.code(header))
+    return any(word_count(code, p) for code in codes for p in params)
+
+
+def _reached_from_self(model, registration: Registration) -> bool:
+    """The hooked module is reached from ``self`` (``self.net``, ``self.net.blocks[0]``,
+    a loop variable over ``self.net.named_modules()``, a local bound to one), not from a
+    parameter of the method, which may be a new module on each pass."""
+    from hooklint.analysis.scopes import loop_iterable
+
+    node = registration.receiver
+    scope_id = model.scope_id(registration.site)
+    for _ in range(4):
+        while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
+            node = node.func if isinstance(node, cst.Call) else node.value
+        if not isinstance(node, cst.Name):
+            return False
+        if node.value == "self":
+            return True
+        walked = loop_iterable(registration.site, node.value)
+        node = walked if walked is not None else model.value_at(node, registration.call, scope_id)
+    return False
+
+
 def _rebound_attributes(facts: ModuleFacts, function: cst.FunctionDef) -> set[str]:
     """The ``self.*`` attributes a def binds to a fresh value (a literal container, a
     comprehension, a call): once per def."""

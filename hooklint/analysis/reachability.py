@@ -88,6 +88,46 @@ def raise_after(function: cst.FunctionDef, statement: cst.CSTNode) -> cst.CSTNod
     return None
 
 
+def removed_before(function: cst.FunctionDef, raised: cst.CSTNode, removals: list[cst.CSTNode]) -> bool:
+    """Whether a statement before ``raised`` (a ``raise``/``assert`` of ``function``)
+    in its own block holds one of ``removals`` (removal calls: ``self.close()`` then
+    ``raise``): the hooks are off by the time it raises."""
+    wanted = {id(r) for r in removals}
+    pending = [_body(function)]
+    while pending:
+        block = pending.pop()
+        for index, statement in enumerate(block):
+            if isinstance(statement, cst.SimpleStatementLine) and any(s is raised for s in statement.body):
+                return any(
+                    id(n) in wanted
+                    for earlier in block[:index]
+                    for n in descendants(earlier, into_functions=False)
+                )
+            if not isinstance(statement, (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef)):
+                pending.extend(_blocks(statement))
+    return False
+
+
+def raises_next(function: cst.FunctionDef, node: cst.CSTNode) -> bool:
+    """Whether the statement holding ``node`` (a call of ``function``'s body) is followed
+    in its block by a ``raise``: cleanup on the way out of an error (``self.close()``,
+    then ``raise``), not the code's normal path."""
+    pending = [_body(function)]
+    while pending:
+        block = pending.pop()
+        for index, statement in enumerate(block):
+            if isinstance(statement, cst.SimpleStatementLine):
+                if any(n is node for n in descendants(statement, into_functions=False)):
+                    return any(
+                        isinstance(later, cst.SimpleStatementLine)
+                        and any(isinstance(small, cst.Raise) for small in later.body)
+                        for later in block[index + 1 :]
+                    )
+            elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                pending.extend(_blocks(statement))
+    return False
+
+
 def _raise_in_loop(top: cst.CSTNode, statement: cst.CSTNode, dead: set[int]) -> cst.CSTNode | None:
     """A ``raise``/``assert`` in the body of the outermost loop of ``top`` (itself
     included) that holds ``statement`` (see :func:`raise_after`)."""

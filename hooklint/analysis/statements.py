@@ -43,17 +43,39 @@ def is_bare_yield(statement: cst.CSTNode) -> bool:
 
 def only_removes(facts: ModuleFacts, statement: cst.CSTNode) -> bool:
     """The statement does nothing but remove: one expression (``h.remove()``,
-    ``helper(h)``), or ``for h in handles: h.remove()`` with no ``else``."""
+    ``helper(h)``), ``for h in handles: h.remove()`` or ``while handles:
+    handles.pop().remove()``, with no ``else``."""
     if isinstance(statement, cst.SimpleStatementLine):
         return is_expression_line(statement)
     if (
-        isinstance(statement, cst.For)
+        isinstance(statement, (cst.For, cst.While))
         and statement.orelse is None
         and isinstance(statement.body, cst.IndentedBlock)
     ):
         body = statement.body.body
         return len(body) == 1 and only_removes(facts, body[0]) and ".remove()" in facts.code(body[0])
     return False
+
+
+def tests_empty(test: cst.BaseExpression, code: str) -> bool:
+    """``test`` is true only when ``code`` (a name or attribute chain) is empty:
+    ``not hs``, ``len(hs) == 0``, ``hs == []``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return dotted_name(test.expression) == code
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return False
+    target = test.comparisons[0]
+    if not isinstance(target.operator, cst.Equal):
+        return False
+    left, right = test.left, target.comparator
+    if isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len":
+        return (
+            len(left.args) == 1
+            and dotted_name(left.args[0].value) == code
+            and isinstance(right, cst.Integer)
+            and right.value == "0"
+        )
+    return dotted_name(left) == code and isinstance(right, (cst.List, cst.Tuple)) and not right.elements
 
 
 def is_expression_line(statement: cst.CSTNode) -> bool:

@@ -216,6 +216,10 @@ COLLECTION_BUILTINS = frozenset({"list", "set", "tuple", "frozenset", "sorted", 
 #: Builtins whose result is, or is reached from, their first argument
 #: (``dict(model.named_children())``, ``enumerate(model.modules())``, ``getattr(model, name)``).
 PASS_THROUGH_BUILTINS = COLLECTION_BUILTINS | {"enumerate", "iter", "zip", "getattr"}
+#: Class methods that load a new model from a name or a config
+#: (``AutoModel.from_pretrained(model_id)``): what they return is the caller's own,
+#: whatever their arguments name.
+LOADERS = frozenset({"from_pretrained", "from_config"})
 #: Builtin and ``collections`` containers: a call of one makes a new, separate object
 #: (hook state local to one call, :mod:`hooklint.analysis.call_local`).
 NEW_CONTAINER_CALLS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDict", "Counter", "deque"})

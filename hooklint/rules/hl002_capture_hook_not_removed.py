@@ -98,7 +98,9 @@ class CaptureHookNotRemoved(Rule):
 
     Not flagged: handles removed in `finally`, by `with`, through an `ExitStack` or
     a removal helper; handles that are returned or passed on (the caller's to
-    remove); stores obtained per call (a local, an argument, `ContextVar.get()`);
+    remove); hooks on a model the function builds and never hands out (also one of
+    the values a build returns, unpacked: `net, scale = make_net(f"cfg-{n}")`), which
+    die with the call; stores obtained per call (a local, an argument, `ContextVar.get()`);
     bounded accumulation (`self.H[name] = self.H[name] + x.T @ x`, a fixed key
     overwritten); a call of the file's own method on an object the hook's class
     holds (`self.table.add(name, n)` where `self.table = SizeTable()` and `SizeTable`
@@ -594,6 +596,20 @@ def describe(images):
     for image in images:
         net(image)
     return len(feats)
+"""
+        ),
+        # The build hands back the network with its input scale; both stay in this call.
+        Valid(
+            """
+import timm
+
+def feature_norms(images, size):
+    norms = []
+    net, scale = timm.create_model_and_scale(f"resnet{size}")
+    net.layer1.register_forward_hook(lambda m, i, o: norms.append(o.norm()))
+    for image in images:
+        net(image * scale)
+    return norms
 """
         ),
         # Removed through `with`: the hook lives only while the model runs.

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from hooklint.analysis.facts import Frame, FunctionInfo, ModuleFacts, Registration
-from hooklint.analysis.guards import install_once, pins_loop_value
+from hooklint.analysis.guards import breaks_after, install_once, pins_loop_value
 from hooklint.analysis.handles import handle_model
 from hooklint.analysis.lifecycles import GrowingStore, growing_stores
 from hooklint.analysis.lifetime import (
@@ -23,6 +23,7 @@ from hooklint.analysis.lifetime import (
 from hooklint.analysis.passes import (
     argument_names,
     call_arguments,
+    dropped_per_pass,
     is_statement_loop,
     kept_handle,
     loop_body_code,
@@ -83,10 +84,14 @@ class HookRegisteredPerCall(Rule):
     object it was given, passes them to a call): each call of the function leaves one
     more hook on each of those modules.
 
+    A registration that the pass then leaves its loop after (`if name == wanted: h =
+    m.register_forward_hook(f); break`) runs once per run of the loop: not flagged.
     A registration on something new on every pass is fine: the loop variable of
     `for module in model.modules()`, the item a `while` loop takes off its work list
-    (`node = queue.pop()`: a graph walk), a function argument of `forward`, a tensor
-    created in the call (an activation; also one a method of the class returns that
+    (`node = queue.pop()`: a graph walk), a tensor the loop's body computes before
+    hooking it (`loss = model(batch).mean()`), a function argument of `forward`, a tensor
+    created in the call (an activation, also kept on `self` just before it is hooked:
+    `self.out = self.proj(x)`; also one a method of the class returns that
     it computes in its call, `spike = self.fire()`; not one that returns `self.weight`),
     since the hook dies with it (but not its
     handle: a hook that appends it to the `self` list keeping the hook's own handle, which
@@ -96,6 +101,11 @@ class HookRegisteredPerCall(Rule):
     not read it: that is this call's state, not "already installed"), and handles kept in a list that is removed in the same function, unless
     the loop binds the name to a new list on every pass (`hooks = [reg(m) for m in
     ms]` inside the loop): a removal after the loop reaches the last list only.
+    A method that hooks a module its object was given (`self.net`, its submodules),
+    drops the handles and has no install-once guard, and that a loop in another method
+    of the class runs (directly or through up to three methods: one call per batch) is
+    flagged too: each pass adds one more hook to the same modules (not when the
+    method's parameters choose the hook or the modules, nor from `__init__`).
     Also not flagged: a different hook on every iteration of a loop
     (`for fn in hooks: m.register_forward_hook(fn)`), or a registration in a loop under
     an `if` that tests the loop variable for one literal value (`for name in names:
@@ -189,6 +199,7 @@ class HookRegisteredPerCall(Rule):
             finding = (
                 self._check(facts, registration, hook_bodies)
                 or self._rebound(facts, registration)
+                or self._dropped(facts, registration)
                 or self._grows(growing.get(id(registration.call)))
             )
             if finding is not None:
@@ -219,8 +230,12 @@ class HookRegisteredPerCall(Rule):
         function = site.function
         # 1. a loop whose passes all hook the same object
         for frame in site.loops:
+            if frame.kind != "comp" and breaks_after(facts, site, frame.node):
+                continue  # the pass that registers leaves the loop: once per run of it
             varying = varying_in_loop(facts, frame)
-            if receiver_names & varying:
+            if receiver_names & varying or handle_model(facts).on_tensor_made_just_before(
+                registration, frame.node
+            ):
                 lost = self._lost_handles(facts, registration, frame, varying)
                 if lost is not None:
                     return lost
@@ -291,6 +306,16 @@ class HookRegisteredPerCall(Rule):
         store, method, caller = found
         message = f"`{store}` starts anew in `{method}`, which a loop in `{caller}` runs per pass: earlier hooks stay"
         return Finding(node=registration.call, message=message)
+
+    def _dropped(self, facts: ModuleFacts, registration: Registration) -> Finding | None:
+        """A method that drops the handles of hooks on its object's module, run by a
+        loop of its class."""
+        found = dropped_per_pass(facts, registration)
+        if found is None:
+            return None
+        method, caller = found
+        message = f"`{method}` hooks its object's module and drops the handle; a loop in `{caller}` runs it per pass"
+        return Finding(node=registration.call, message=message + ": hooks pile up")
 
     @staticmethod
     def _unclosed(unclosed: UnclosedObject) -> Finding:
@@ -632,6 +657,70 @@ class Block(nn.Module):
         out = torch.relu(h)
         out.register_hook(lambda g: g.clamp(-1, 1))
         return out
+"""
+        ),
+        # The attribute is bound to this call's product just before it is hooked: each
+        # call's tensor gets one hook, which dies with it.
+        Valid(
+            """
+class Mixer(nn.Module):
+    def forward(self, x):
+        self.mixed = self.inner(x) * self.scale
+        if self.training:
+            self.mixed.register_hook(self._clip)
+        return self.mixed
+"""
+        ),
+        # The loop hands a different pattern and hook to each call: one hook each, no pile.
+        Valid(
+            """
+import fnmatch
+
+
+class StatsHooks:
+    def __init__(self, model, patterns, fns):
+        self.model = model
+        self.patterns = patterns
+        self.fns = fns
+
+    def install(self):
+        for pattern, fn in zip(self.patterns, self.fns):
+            self._add(pattern, fn)
+
+    def _add(self, pattern, fn):
+        for name, module in self.model.named_modules():
+            if not fnmatch.fnmatch(name, pattern):
+                continue
+            module.register_forward_hook(fn)
+"""
+        ),
+        # The pass that finds the wanted layer hooks it and leaves the loop.
+        Valid(
+            """
+class Probe:
+    def __init__(self, model):
+        self.model = model
+        self.handle = None
+
+    def watch(self, wanted, hook):
+        for name, layer in self.model.named_modules():
+            if name == wanted:
+                self.handle = layer.register_forward_hook(hook)
+                break
+
+    def stop(self):
+        self.handle.remove()
+"""
+        ),
+        # Each pass computes a new loss before hooking it: one hook per tensor, gone with it.
+        Valid(
+            """
+def fit(critic, batches, rounds, check):
+    for _ in range(rounds):
+        sample = next(batches)
+        score = critic(sample).sum() * 0.5
+        score.register_hook(check)
+        score.backward()
 """
         ),
         # Install-once guard inside forward (a PEFT-style adapter), and a hook removed in the loop.
@@ -1034,6 +1123,69 @@ class Taps:
 """,
             line=10,
             message="on every iteration of this loop",
+        ),
+        # The score is computed once, before the loop: every pass hooks the same tensor.
+        Invalid(
+            """
+def fit(critic, batches, rounds, check):
+    score = critic(next(batches)).sum()
+    for _ in range(rounds):
+        score.register_hook(check)
+        score.backward(retain_graph=True)
+""",
+            line=4,
+            message="on every iteration of this loop",
+            expected="""
+def fit(critic, batches, rounds, check):
+    score = critic(next(batches)).sum()
+    for _ in range(rounds):
+        with score.register_hook(check):
+            score.backward(retain_graph=True)
+""",
+        ),
+        # Each batch hooks every block of the object's model again and keeps no handle.
+        Invalid(
+            """
+latest = {}
+
+
+def _saver(name):
+    def save(module, args, output):
+        latest[name] = output.detach()
+
+    return save
+
+
+class Probe:
+    def __init__(self, net):
+        self.net = net
+
+    def _hook_all(self):
+        for name, block in self.net.named_children():
+            block.register_forward_hook(_saver(name))
+
+    def _batch(self, x):
+        self._hook_all()
+        self.net(x)
+        return dict(latest)
+
+    def collect(self, loader):
+        return [self._batch(x) for x in loader]
+""",
+            line=17,
+            message="a loop in `collect` runs it per pass: hooks pile up",
+        ),
+        # The attribute is bound to the layer's weight, which every call hooks again.
+        Invalid(
+            """
+class Mixer(nn.Module):
+    def forward(self, x):
+        self.kernel = self.inner.weight
+        self.kernel.register_hook(self._clip)
+        return x @ self.kernel
+""",
+            line=4,
+            message="inside `forward()` (once per call)",
         ),
         # One `Shift`, kept and entered again on every pass: its list only grows.
         Invalid(

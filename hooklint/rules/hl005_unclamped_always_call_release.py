@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from hooklint.analysis.effects import StateEffect, acquired, pair_matches, split_key
 from hooklint.analysis.facts import ModuleFacts, Registration
-from hooklint.analysis.guards import mentions
+from hooklint.analysis.guards import locals_read_from, mentions, popped_into
 from hooklint.analysis.hook_roles import (
     HookCallable,
     HookedObjects,
@@ -42,7 +42,10 @@ class UnclampedAlwaysCallRelease(Rule):
     Hooks may be functions, lambdas, instances of same-file classes with
     `__call__`, bound methods of such instances and `functools.partial` of either,
     and different literal dict keys are different state, as for HL001. A release
-    under a check of a flag its pre-hook sets to `True` (HL001's guard) is guarded,
+    under a check of a flag its pre-hook sets to `True` (HL001's guard), or of state it
+    fills (also through a local read from it: `marks = self.marks.get(m)`, `if not
+    marks: return`), or of the container whose popped item the release is handed (`if
+    tokens: ctx.reset(tokens.pop())`), is guarded,
     and so is a method-call pair on an instance of a same-file class whose release
     method starts with `if not self.flag: return` for a flag its acquire method sets
     to `True` (`pf.begin()` / `pf.end()`).
@@ -130,7 +133,7 @@ class UnclampedAlwaysCallRelease(Rule):
                 if not assumes_acquired(release) or id(release.anchor) in reported:
                     continue
                 match = next(((a, h) for a, h in acquires if pair_matches(a, release)), None)
-                if match is None or _guarded(facts, release, post, flags):
+                if match is None or _guarded(facts, release, post, flags, post_hook):
                     continue
                 if released_under_own_mark(facts, release, match[0], post, post_hook.context):
                     continue  # the release method returns unless the acquire method marked it
@@ -190,6 +193,58 @@ def time_module(module):
     watch = Stopwatch()
     module.register_forward_pre_hook(lambda *_: watch.start())
     module.register_forward_hook(lambda *_: watch.stop(), always_call=True)
+"""
+        ),
+        # The pre-hook pushes whether it counted; the post-hook returns when nothing was
+        # pushed for the module and gives back only what the popped mark says it took.
+        Valid(
+            """
+class Nesting:
+    def __init__(self, limit):
+        self.limit = limit
+        self.level = 0
+        self.marks = {}
+
+    def enter(self, module, args):
+        counted = self.level < self.limit
+        if counted:
+            self.level += 1
+        self.marks.setdefault(module, []).append(counted)
+
+    def leave(self, module, args, output):
+        pushed = self.marks.get(module)
+        if not pushed:
+            return
+        if pushed.pop():
+            self.level -= 1
+
+    def watch(self, module):
+        module.register_forward_pre_hook(self.enter)
+        module.register_forward_hook(self.leave, always_call=True)
+"""
+        ),
+        # The post-hook resets the context variable only with a token the pre-hook
+        # pushed (each hook reaches the list through a default argument): with none
+        # pushed, it does nothing.
+        Valid(
+            """
+from contextvars import ContextVar
+
+phase: ContextVar = ContextVar("phase", default="idle")
+
+
+def label(block):
+    pushed = []
+
+    def begin(module, args, tokens=pushed):
+        tokens.append(phase.set("running"))
+
+    def end(module, args, output, tokens=pushed):
+        if tokens:
+            phase.reset(tokens.pop())
+
+    block.register_forward_pre_hook(begin)
+    block.register_forward_hook(end, always_call=True)
 """
         ),
         # HL001's fix: always_call plus a clamped decrement.
@@ -560,15 +615,21 @@ def _checked_name(key: str) -> str:
     return base.rpartition(".")[2] if base.startswith("<module>") else base
 
 
-def _guarded(facts, effect: StateEffect, post: Registration, flags: set[str]) -> bool:
+def _guarded(
+    facts, effect: StateEffect, post: Registration, flags: set[str], post_hook: HookCallable
+) -> bool:
     """Whether the release runs only when there is something to release: under a check
     of the released object, of the forward's output, or of state the pre-hook acquires
-    (a flag it raises, a set it adds to), after an early return on one of those, or
-    inside ``try``/``suppress``."""
+    (a flag it raises, a set it adds to), also through a local the hook reads from
+    one of those first (``stack = self.pending.get(m)``, ``if not stack: return``),
+    after an early return on one of those, or inside ``try``/``suppress``."""
     if effect.handled:
         return True
     target = target_code(facts, effect)
     if target is None:
         return True
     watched = [target, *flags] + [name for name, role in parameter_roles(post).items() if role == "output"]
+    watched += popped_into(facts, effect.node)  # ``if tokens: ctx.reset(tokens.pop())``
+    if not effect.via:  # in the hook's own body: its locals read from that state
+        watched += locals_read_from(facts, post_hook.body.node, watched)
     return mentions(facts, effect.guards, watched)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hooklint.analysis.facts import ModuleFacts
-from hooklint.analysis.lifecycles import OutlivingHook, outliving_hooks
+from hooklint.analysis.lifecycles import OutlivingHook, constructor_hooks, outliving_hooks
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
 
@@ -28,7 +28,9 @@ class HookOutlivesContext(Rule):
       parameter, or something reached from one: `model.named_modules()`,
       `model.layer4`, `self.model` set from a parameter), and none of its teardowns
       removes them. Hooks `__init__` puts on `self` or on modules it builds itself go
-      with the object and are not reported; without any teardown, see HL019.
+      with the object and are not reported; without any teardown, see HL019, which
+      also reports a class whose one teardown is `__del__` when the hook holds the
+      object (then `__del__` cannot run): not reported here again.
 
     Hooks count when the setup registers them itself, or calls a same-file
     *installer* that does (directly, or through `model.apply(fn)`, three calls deep)
@@ -103,8 +105,12 @@ class HookOutlivesContext(Rule):
     preview = True
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
-        for hook in outliving_hooks(facts):
-            yield self._finding(hook)
+        hooks = outliving_hooks(facts)
+        # A constructor whose class's one teardown is `__del__`: HL019's when it reports it.
+        reported = {id(h.registration.call) for h in constructor_hooks(facts)} if hooks else set()
+        for hook in hooks:
+            if id(hook.registration.call) not in reported:
+                yield self._finding(hook)
 
     @staticmethod
     def _finding(hook: OutlivingHook) -> Finding:

@@ -28,10 +28,15 @@ class ConstructorHookNeverRemoved(Rule):
       not modules),
     - and neither it nor a same-file base has a teardown (`close`, `release`,
       `remove`, `remove_hooks`, `detach`, `teardown`, `cleanup`, `destroy`,
-      `__exit__`, `__del__`: a class with one is HL016's), and no method of it takes
+      `__exit__`: a class with one is HL016's), and no method of it takes
       hooks off in bulk (`m._forward_hooks.clear()`, a call such as
       `self._remove_all_hooks()` whose name starts with a removal verb and is about
       hooks).
+
+    `__del__` is no teardown for a hook that holds the object: the module keeps the
+    hook and the hook keeps the object, so `__del__` never runs while the module
+    lives. A handle kept on the object and removed only there (or in a private method
+    only `__del__` calls) is reported as well.
 
     Hooks that `__init__` puts on `self` or on modules it builds itself go with the
     object and are not reported; so do those of an `nn.Module` on a module it wraps
@@ -113,6 +118,10 @@ class ConstructorHookNeverRemoved(Rule):
     7 Dec 2026. Held-out sets 18-20 (`notes/heldout18.md`, 75 libraries): flashtorch
     0.1.3's `Backprop` (true), and, once torch's `Optimizer` counted as a helper base,
     deepchem's K-FAC optimizer (true: a second optimizer on the model stacks a second set).
+    With `__del__` no teardown for a hook that holds the object (`notes/heldout23.md`):
+    omnixai 1.3.1's `FeatureMapExtractor` and `ScoreCAM` (true: one extractor per call,
+    each leaving a hook that keeps it and its last output), signxai2's
+    `GradCAMAnalyzer` in a module the package no longer imports (debatable).
     """
 
     code = "HL019"
@@ -132,6 +141,9 @@ class ConstructorHookNeverRemoved(Rule):
     @staticmethod
     def _message(hook: OutlivingHook, count: int = 1) -> str:
         owner = _clip(hook.lifecycle.setup.class_name or "")
+        if hook.finalizer:
+            more = "" if count == 1 else f" ({count} registrations)"
+            return f"`{owner}` hooks a given module; only `__del__`, which the hook blocks, removes it{more}"
         kept = "drops the handle" if not hook.via else "keeps no handle"
         lost = "the hook is never removed" if count == 1 else f"never removed ({count} registrations)"
         return f"`{owner}` hooks a module its `__init__` was given and {kept}: {lost}"
@@ -159,6 +171,43 @@ class Tracker:
 
     def _keep(self, module, args, output):
         self.outputs[id(module)] = output.detach()
+"""
+        ),
+        # `__del__` removes the hook, and the hook holds no part of the object (a plain
+        # function handed a dict), so dropping the object runs `__del__`.
+        Valid(
+            """
+def _measure(store, module, args, output):
+    store["peak"] = max(store.get("peak", 0.0), float(output.norm()))
+
+
+class NormMonitor:
+    def __init__(self, model, layer):
+        self.store = {}
+        store = self.store
+        self._hook = model.get_submodule(layer).register_forward_hook(
+            lambda m, a, o: _measure(store, m, a, o)
+        )
+
+    def __del__(self):
+        self._hook.remove()
+"""
+        ),
+        # A public `detach` the user calls also removes the hook.
+        Valid(
+            """
+class NormMonitor:
+    def __init__(self, model, layer):
+        self._hook = model.get_submodule(layer).register_forward_hook(self._measure)
+
+    def _measure(self, module, args, output):
+        self.peak = float(output.norm())
+
+    def detach(self):
+        self._hook.remove()
+
+    def __del__(self):
+        self.detach()
 """
         ),
         # The handles are kept and `close` removes them.
@@ -260,6 +309,27 @@ class FeatureTap:
         ),
     ]
     INVALID = [
+        # Only `__del__` takes the hook off, but the layer keeps the bound method and the
+        # method keeps the monitor: `__del__` never runs while the model lives.
+        Invalid(
+            """
+class NormMonitor:
+    def __init__(self, model, layer):
+        self.norms = []
+        self._hook = model.get_submodule(layer).register_forward_hook(self._measure)
+
+    def _measure(self, module, args, output):
+        self.peak = max(getattr(self, "peak", 0.0), float(output.norm()))
+
+    def _release(self):
+        self._hook.remove()
+
+    def __del__(self):
+        self._release()
+""",
+            line=4,
+            message="only `__del__`, which the hook blocks, removes it",
+        ),
         # A counter built once per profiling run: a partial of its method on every submodule.
         Invalid(
             """

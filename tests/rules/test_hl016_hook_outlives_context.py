@@ -16,6 +16,7 @@ from hooklint.rules import find_rule
 from hooklint.rules.base import RuleContext
 
 HL016 = find_rule("HL016")
+HL019 = find_rule("HL019")
 NEIGHBOURS = [find_rule(c) for c in ("HL002", "HL004", "HL009", "HL012", "HL016")]
 
 
@@ -285,12 +286,31 @@ def test_a_module_kept_on_self_from_a_parameter_is_given():
         def _clip(self, module, args, output):
             return output.clamp(-1, 1)
 
-        def __del__(self):
+        def close(self):
             self.model = None
     """
     found = _lint(code, [HL016])
     assert [(v.code, v.start.line) for v in found] == [("HL016", 4)]
-    assert "hook outlives `Clip`: `__del__` does not remove it" in found[0].message
+    assert "hook outlives `Clip`: `close` does not remove it" in found[0].message
+
+
+def test_a_constructor_whose_only_teardown_is_del_is_left_to_hl019():
+    # The hook holds the object, so `__del__` never runs while the model lives: HL019
+    # reports it (on by default), and HL016 does not report the same registration again.
+    code = """
+    class Clip:
+        def __init__(self, model):
+            self.model = model
+            self.model.head.register_forward_hook(self._clip)
+
+        def _clip(self, module, args, output):
+            return output.clamp(-1, 1)
+
+        def __del__(self):
+            self.model = None
+    """
+    found = _lint(code, [HL016, HL019])
+    assert [(v.code, v.start.line) for v in found] == [("HL019", 4)]
 
 
 def test_any_teardown_that_unhooks_in_bulk_clears_the_constructors_hooks():
