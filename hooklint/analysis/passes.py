@@ -202,15 +202,31 @@ def rebound_per_pass(facts: ModuleFacts, registration: Registration) -> tuple[st
     if install_once(facts, registration, kept_handle(registration)):
         return None  # ``if not self.hooks: self.hooks = [...]``: it starts anew only when empty
     removals = model.removals_of(owned)
+    call = _caller_in_loop(
+        facts,
+        info,
+        lambda c: any(
+            loop.kind != "comp" and not any(r.site.inside(loop.node) for r in removals)
+            for loop in c.site.loops
+        ),
+    )
+    return None if call is None else (sorted(codes)[0], info.name, call.site.function_name or "")
+
+
+def _caller_in_loop(facts: ModuleFacts, info, counts, skips=None):
+    """The first ``self.<method>(...)`` call of ``info`` by its class, directly or through
+    up to :data:`REBIND_DEPTH` same-class methods, that ``counts`` (a loop runs it on
+    every pass); ``skips``: calls not followed at all.  None when there is none."""
     calls = facts.memo("_self_calls_by_class", _self_calls_by_class)
     names = {info.name}
     for _ in range(REBIND_DEPTH):
         callers: set[str] = set()
         for name in names:
             for call in calls.get((info.class_name, name), ()):
-                for loop in call.site.loops:
-                    if loop.kind != "comp" and not any(r.site.inside(loop.node) for r in removals):
-                        return sorted(codes)[0], info.name, call.site.function_name or ""
+                if skips is not None and skips(call):
+                    continue
+                if counts(call):
+                    return call
                 if call.site.function_name:
                     callers.add(call.site.function_name)
         names = callers - names
@@ -246,22 +262,13 @@ def dropped_per_pass(facts: ModuleFacts, registration: Registration) -> tuple[st
         return None
     if _reads_parameters(facts, info, registration):
         return None  # which hook, or where, is the caller's choice: another one per pass
-    calls = facts.memo("_self_calls_by_class", _self_calls_by_class)
-    names = {info.name}
-    for _ in range(REBIND_DEPTH):
-        callers: set[str] = set()
-        for name in names:
-            for call in calls.get((info.class_name, name), ()):
-                if call.site.function_name == "__init__":
-                    continue  # once per object
-                if call.site.loops:  # a comprehension too: ``[self.step(b) for b in batches]``
-                    return info.name, call.site.function_name or ""
-                if call.site.function_name:
-                    callers.add(call.site.function_name)
-        names = callers - names
-        if not names:
-            return None
-    return None
+    call = _caller_in_loop(
+        facts,
+        info,
+        lambda c: bool(c.site.loops),  # a comprehension too: ``[self.step(b) for b in batches]``
+        skips=lambda c: c.site.function_name == "__init__",  # once per object
+    )
+    return None if call is None else (info.name, call.site.function_name or "")
 
 
 def _reads_parameters(facts: ModuleFacts, info, registration: Registration) -> bool:
