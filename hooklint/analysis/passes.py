@@ -250,6 +250,17 @@ def dropped_per_pass(facts: ModuleFacts, registration: Registration) -> tuple[st
         return None
     if registration.api.owner != "module" or registration.wrapper is not None:
         return None
+    if registration.handle.role != "discarded":
+        return None
+    # What a loop runs comes first: most methods are not, and the rest needs the handle model.
+    call = _caller_in_loop(
+        facts,
+        info,
+        lambda c: bool(c.site.loops),  # a comprehension too: ``[self.step(b) for b in batches]``
+        skips=lambda c: c.site.function_name == "__init__",  # once per object
+    )
+    if call is None:
+        return None
     model = handle_model(facts)
     flow = model.acquisition_of(registration).flow
     if not flow.discarded or flow.escapes is not None or flow.scoped:
@@ -262,13 +273,7 @@ def dropped_per_pass(facts: ModuleFacts, registration: Registration) -> tuple[st
         return None
     if _reads_parameters(facts, info, registration):
         return None  # which hook, or where, is the caller's choice: another one per pass
-    call = _caller_in_loop(
-        facts,
-        info,
-        lambda c: bool(c.site.loops),  # a comprehension too: ``[self.step(b) for b in batches]``
-        skips=lambda c: c.site.function_name == "__init__",  # once per object
-    )
-    return None if call is None else (info.name, call.site.function_name or "")
+    return info.name, call.site.function_name or ""
 
 
 def _reads_parameters(facts: ModuleFacts, info, registration: Registration) -> bool:
