@@ -230,20 +230,24 @@ class HookRegisteredPerCall(Rule):
         function = site.function
         # 1. a loop whose passes all hook the same object
         for frame in site.loops:
-            if frame.kind != "comp" and breaks_after(facts, site, frame.node):
-                continue  # the pass that registers leaves the loop: once per run of it
+            # The pass that registers, then leaves the loop, runs once per run of it
+            # (asked last: only of what would be reported).
+            once = lambda frame=frame: frame.kind != "comp" and breaks_after(facts, site, frame.node)  # noqa: E731
             varying = varying_in_loop(facts, frame)
-            if receiver_names & varying or handle_model(facts).on_tensor_made_just_before(
-                registration, frame.node
+            if receiver_names & varying or (
+                registration.api.owner == "tensor"
+                and handle_model(facts).on_tensor_made_just_before(registration, frame.node)
             ):
                 lost = self._lost_handles(facts, registration, frame, varying)
-                if lost is not None:
+                if lost is not None and not once():
                     return lost
                 continue
             if argument_names(registration) & varying:
                 continue  # a different hook on each pass (``for fn in hooks: m.register_forward_hook(fn)``)
             if pins_loop_value(facts, site, frame.node, varying):
                 continue  # only on the pass whose item is one value (``if name == "head":``)
+            if once():
+                continue
             if self._removed_or_guarded(facts, registration, frame.node):
                 return None
             return self._finding(facts, registration, "on every iteration of this loop", frame)
