@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 
 import libcst as cst
 
-from hooklint.analysis.facts import ModuleFacts, Registration, Site
+from hooklint.analysis.facts import Frame, ModuleFacts, Registration, Site
 from hooklint.analysis.lifetime import blocks_of, container_of, enclosing_ifs, statement_path, word_count
 from hooklint.analysis.vocabulary import CONSTANT_NAMES, RECORDING_METHODS
 from hooklint.analysis.walk import descendants
@@ -282,16 +282,19 @@ def pins_loop_value(facts: ModuleFacts, site: Site, loop: cst.CSTNode, varying: 
     return any(id(test) in inside and _pins(test, varying) for test in holding_tests(facts, site))
 
 
-def breaks_after(facts: ModuleFacts, site: Site, loop: cst.CSTNode) -> bool:
-    """Whether the pass of ``loop`` that runs the site then leaves the loop: a
-    ``break`` of that loop follows the site's statement in one of the blocks between
-    them (``if name == wanted: h = m.register_forward_hook(f); break``), so the site
-    runs at most once per run of the loop."""
+def breaks_after(facts: ModuleFacts, site: Site, loop: Frame) -> bool:
+    """Whether the pass of ``loop`` (a statement loop's frame: a comprehension has no
+    ``break``) that runs the site then leaves the loop: a ``break`` of that loop follows
+    the site's statement in one of the blocks between them (``if name == wanted: h =
+    m.register_forward_hook(f); break``), so the site runs at most once per run of the
+    loop."""
     from hooklint.analysis.lifetime import statement_site
     from hooklint.analysis.statements import is_loop
 
+    if loop.kind == "comp":
+        return False
     path = statement_path(facts, statement_site(site)) or []
-    at = next((k for k, level in enumerate(path) if level.statement is loop), None)
+    at = next((k for k, level in enumerate(path) if level.statement is loop.node), None)
     if at is None:
         return False
     inner = path[at + 1 :]

@@ -1387,18 +1387,11 @@ class HandleModel:
             return False
         for removal in removals:
             info = self._infos.get(self.scope_id(removal.site))
-            if info is None or info.class_name != class_name:
-                return False
-            if info.name == "__del__":
-                continue
-            if not info.name.startswith("_") or info.name.startswith("__"):
-                return False
-            callers = [
-                c
-                for c in self.facts.calls_to_attr(info.name)
-                if isinstance(c.receiver, cst.Name) and c.receiver.value == "self"
-            ]
-            if not callers or any(c.site.function_name != "__del__" for c in callers):
+            if (
+                info is None
+                or info.class_name != class_name
+                or not runs_only_when_finalized(self.facts, info)
+            ):
                 return False
         return True
 
@@ -1425,12 +1418,8 @@ class HandleModel:
                         found.append((-1, node.value))
                     elif name in target_names(inner):
                         return []  # bound plainly, or nested deeper in the unpacking
-            elif kind in (cst.For, cst.CompFor):
-                if name in target_names(node.target):
-                    return []
-            elif kind in (cst.AsName, cst.AugAssign, cst.AnnAssign, cst.NamedExpr):
-                if name in target_names(node.name if kind is cst.AsName else node.target):
-                    return []
+            elif _binds_otherwise(node, name):
+                return []
         return found
 
     def dies_with_scope(self, registration: Registration) -> bool:
@@ -3022,19 +3011,42 @@ def _plain_bindings_only(nodes, name: str) -> bool:
     bindings the scope summary records): none by unpacking, a loop, ``with ... as``,
     ``:=``, an annotated or augmented assignment."""
     for node in nodes:
-        kind = type(node)
-        if kind is cst.AssignTarget:
+        if type(node) is cst.AssignTarget:
             target = node.target
             if type(target) is not cst.Name and name in target_names(target):
                 return False
-        elif kind is cst.For or kind is cst.CompFor:
-            if name in target_names(node.target):
-                return False
-        elif kind is cst.AsName or kind is cst.AugAssign or kind is cst.AnnAssign or kind is cst.NamedExpr:
-            target = node.name if kind is cst.AsName else node.target
-            if name in target_names(target):
-                return False
+        elif _binds_otherwise(node, name):
+            return False
     return True
+
+
+def _binds_otherwise(node: cst.CSTNode, name: str) -> bool:
+    """``node`` binds ``name`` other than by ``=``: a loop, ``with ... as``, ``:=``, an
+    annotated or augmented assignment."""
+    kind = type(node)
+    if kind is cst.For or kind is cst.CompFor:
+        return name in target_names(node.target)
+    if kind is cst.AsName:
+        return name in target_names(node.name)
+    if kind is cst.AugAssign or kind is cst.AnnAssign or kind is cst.NamedExpr:
+        return name in target_names(node.target)
+    return False
+
+
+def runs_only_when_finalized(facts: ModuleFacts, info: FunctionInfo) -> bool:
+    """``info`` runs only when an instance of its class is finalized: it is ``__del__``,
+    or a private method of the class (``_name``) that only ``__del__`` calls (on
+    ``self``) in this file."""
+    if info.name == "__del__":
+        return True
+    if not info.name.startswith("_") or info.name.startswith("__"):
+        return False
+    callers = [
+        c
+        for c in facts.calls_to_attr(info.name)
+        if isinstance(c.receiver, cst.Name) and c.receiver.value == "self"
+    ]
+    return bool(callers) and all(c.site.function_name == "__del__" for c in callers)
 
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:

@@ -41,7 +41,13 @@ import libcst as cst
 from hooklint.analysis.captures import captures, hook_of, touches_hook_dict
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Registration
 from hooklint.analysis.given import is_given
-from hooklint.analysis.handles import HELPER_DEPTH, HandleModel, applied_self_method, handle_model
+from hooklint.analysis.handles import (
+    HELPER_DEPTH,
+    HandleModel,
+    applied_self_method,
+    handle_model,
+    runs_only_when_finalized,
+)
 from hooklint.analysis.hook_roles import holds_registering_object
 from hooklint.analysis.module_kinds import NOT_MODULE, class_kind
 from hooklint.analysis.vocabulary import (
@@ -132,7 +138,12 @@ def constructor_hooks(facts: ModuleFacts) -> list[OutlivingHook]:
     """The hooks a class's ``__init__`` puts on a module it was given, when the class has
     no teardown at all (no lifecycle): the handle is discarded (or lost in a local), the
     hook holds the object (:func:`_bound_to_self`), and no method of the class takes
-    hooks off in bulk.  One per registration (HL019)."""
+    hooks off in bulk.  One per registration (HL019; HL016 asks too, to leave them to
+    it): computed once per module."""
+    return facts.memo("_constructor_hooks", _constructor_hooks)
+
+
+def _constructor_hooks(facts: ModuleFacts) -> list[OutlivingHook]:
     # A class whose only teardown is ``__del__`` is no lifecycle here: a hook that holds
     # the object keeps ``__del__`` from running.
     owners = {id(lifecycle.setup.node) for lifecycle in lifecycles(facts) if not _finalizer_only(lifecycle)}
@@ -268,7 +279,7 @@ def _class_unhooks(facts: ModuleFacts, model: HandleModel, class_name: str) -> b
     private method only ``__del__`` calls: the hooks HL019 reports hold the object, so
     those never run while the module lives."""
     for info in facts.functions:
-        if info.class_name != class_name or _runs_only_when_finalized(facts, info):
+        if info.class_name != class_name or runs_only_when_finalized(facts, info):
             continue
         if touches_hook_dict(descendants(info.node.body, into_functions=False)):
             return True
@@ -281,21 +292,6 @@ def _class_unhooks(facts: ModuleFacts, model: HandleModel, class_name: str) -> b
             ):
                 return True
     return False
-
-
-def _runs_only_when_finalized(facts: ModuleFacts, info: FunctionInfo) -> bool:
-    """``__del__``, or a private method of its class that only ``__del__`` calls (on
-    ``self``) in this file."""
-    if info.name == "__del__":
-        return True
-    if not info.name.startswith("_") or info.name.startswith("__"):
-        return False
-    callers = [
-        c
-        for c in facts.calls_to_attr(info.name)
-        if isinstance(c.receiver, cst.Name) and c.receiver.value == "self"
-    ]
-    return bool(callers) and all(c.site.function_name == "__del__" for c in callers)
 
 
 # -- what a setup installs -----------------------------------------------------------------

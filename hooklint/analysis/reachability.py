@@ -92,40 +92,46 @@ def removed_before(function: cst.FunctionDef, raised: cst.CSTNode, removals: lis
     """Whether a statement before ``raised`` (a ``raise``/``assert`` of ``function``)
     in its own block holds one of ``removals`` (removal calls: ``self.close()`` then
     ``raise``): the hooks are off by the time it raises."""
+    found = _line_holding(function, lambda line: any(s is raised for s in line.body))
+    if found is None:
+        return False
+    block, index = found
     wanted = {id(r) for r in removals}
-    pending = [_body(function)]
-    while pending:
-        block = pending.pop()
-        for index, statement in enumerate(block):
-            if isinstance(statement, cst.SimpleStatementLine) and any(s is raised for s in statement.body):
-                return any(
-                    id(n) in wanted
-                    for earlier in block[:index]
-                    for n in descendants(earlier, into_functions=False)
-                )
-            if not isinstance(statement, (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef)):
-                pending.extend(_blocks(statement))
-    return False
+    return any(
+        id(n) in wanted for earlier in block[:index] for n in descendants(earlier, into_functions=False)
+    )
 
 
 def raises_next(function: cst.FunctionDef, node: cst.CSTNode) -> bool:
     """Whether the statement holding ``node`` (a call of ``function``'s body) is followed
     in its block by a ``raise``: cleanup on the way out of an error (``self.close()``,
     then ``raise``), not the code's normal path."""
+    found = _line_holding(
+        function, lambda line: any(n is node for n in descendants(line, into_functions=False))
+    )
+    if found is None:
+        return False
+    block, index = found
+    return any(
+        isinstance(later, cst.SimpleStatementLine)
+        and any(isinstance(small, cst.Raise) for small in later.body)
+        for later in block[index + 1 :]
+    )
+
+
+def _line_holding(function: cst.FunctionDef, holds) -> tuple[list, int] | None:
+    """The block of ``function``'s body (nested defs and classes left out) and the index
+    in it of the first simple statement line for which ``holds(line)``; None if none."""
     pending = [_body(function)]
     while pending:
         block = pending.pop()
         for index, statement in enumerate(block):
             if isinstance(statement, cst.SimpleStatementLine):
-                if any(n is node for n in descendants(statement, into_functions=False)):
-                    return any(
-                        isinstance(later, cst.SimpleStatementLine)
-                        and any(isinstance(small, cst.Raise) for small in later.body)
-                        for later in block[index + 1 :]
-                    )
+                if holds(statement):
+                    return block, index
             elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 pending.extend(_blocks(statement))
-    return False
+    return None
 
 
 def _raise_in_loop(top: cst.CSTNode, statement: cst.CSTNode, dead: set[int]) -> cst.CSTNode | None:

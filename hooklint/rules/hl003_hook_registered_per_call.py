@@ -231,22 +231,21 @@ class HookRegisteredPerCall(Rule):
         # 1. a loop whose passes all hook the same object
         for frame in site.loops:
             # The pass that registers, then leaves the loop, runs once per run of it
-            # (asked last: only of what would be reported).
-            once = lambda frame=frame: frame.kind != "comp" and breaks_after(facts, site, frame.node)  # noqa: E731
+            # (``breaks_after``, asked last: only of what would be reported).
             varying = varying_in_loop(facts, frame)
             if receiver_names & varying or (
                 registration.api.owner == "tensor"
                 and handle_model(facts).on_tensor_made_just_before(registration, frame.node)
             ):
                 lost = self._lost_handles(facts, registration, frame, varying)
-                if lost is not None and not once():
+                if lost is not None and not breaks_after(facts, site, frame):
                     return lost
                 continue
             if argument_names(registration) & varying:
                 continue  # a different hook on each pass (``for fn in hooks: m.register_forward_hook(fn)``)
             if pins_loop_value(facts, site, frame.node, varying):
                 continue  # only on the pass whose item is one value (``if name == "head":``)
-            if once():
+            if breaks_after(facts, site, frame):
                 continue
             if self._removed_or_guarded(facts, registration, frame.node):
                 return None
