@@ -20,6 +20,7 @@ ANY_RULE_TOKENS = (
     "always_call",
     "register_module_",
     "register_optimizer_step_",
+    "register_step_",
     "register_forward_hook",
     "register_module_forward_hook",
     "register_forward_pre_hook",

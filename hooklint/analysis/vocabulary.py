@@ -295,6 +295,7 @@ METHOD_PAIRS = (
     ("set", "reset"),
     ("begin", "end"),
     ("push", "pop"),
+    ("disallow", "allow"),
 )
 ACQUIRING_VERBS = {acquire: f"{acquire}/{release}" for acquire, release in METHOD_PAIRS}
 RELEASING_VERBS: dict = {}

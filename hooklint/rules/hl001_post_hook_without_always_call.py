@@ -44,6 +44,16 @@ class PostHookWithoutAlwaysCall(Rule):
     `torch.cuda.set_device(m._dev)`), and
     the post-hook is registered without `always_call=True`.
 
+    The same pair of an optimizer's step hooks (`register_step_pre_hook` /
+    `register_step_post_hook` on one optimizer, or the process-wide
+    `register_optimizer_step_pre_hook` / `register_optimizer_step_post_hook`) is
+    reported too: a step post-hook has no `always_call` at all. A failed step is an
+    error rather than a routine path, so there only the takes that the next step
+    that succeeds does not put right count: a counter raised, an item put into a
+    container, one side of a method-call pair, a value set aside and overwritten. A
+    flag set to `True`, or an entry stored under a key, is set and given back again
+    by the next step's hooks.
+
     The hooks' effects are followed into same-file helpers they call (module
     functions, nested defs, `self` methods, the closure a same-file factory returns
     and the hook calls at once), up to three calls deep, with a `True`, `False` or
@@ -76,6 +86,9 @@ class PostHookWithoutAlwaysCall(Rule):
     bitsandbytes' 4-bit parametrization paired `P._cache_enabled += 1` with
     `P._cache_enabled -= 1` this way: the counter climbed every step and the
     dequantized weights stayed cached until the process ran out of memory.
+    `Optimizer.step` runs its post-hooks only after the step returns, in the same way:
+    a lock a step pre-hook takes stays taken after a step that raises (an
+    out-of-memory error caught by a retrying loop, say).
 
     ## Example
     ```python
@@ -119,6 +132,10 @@ class PostHookWithoutAlwaysCall(Rule):
     used). Flags set back to `False` need no guard: lowering a lowered flag is
     harmless. Set and stack removals are left as they are (see HL005).
 
+    Optimizer step hooks get no fix: torch offers no `always_call` for them. Take and
+    give back around the `step()` call (`try`/`finally`) instead, or make the pre-hook
+    overwrite rather than take.
+
     ## Options
     `target-torch`: the fix is withheld below 2.1, where `always_call` does not exist.
 
@@ -132,22 +149,33 @@ class PostHookWithoutAlwaysCall(Rule):
     name = "post-hook-without-always-call"
     cleared_elsewhere = False  # the pair, its hooks and always_call are all in the seed
     fix_applicability = "safe"
-    prefilter = ("register_forward_hook", "register_module_forward_hook")
+    prefilter = (
+        "register_forward_hook",
+        "register_module_forward_hook",
+        "register_step_post_hook",
+        "register_optimizer_step_post_hook",
+    )
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
-        pre_hooks = [(r, hook_callable(facts, r)) for r in facts.registrations if r.api.kind == "forward_pre"]
+        pre_hooks = [
+            (r, hook_callable(facts, r)) for r in facts.registrations if r.api.kind in _PRE_OF.values()
+        ]
         pre_hooks = [(r, c) for r, c in pre_hooks if c is not None]
         if not pre_hooks:
             return
         pre_hooks_on = HookedObjects(pre_hooks)
         for post in facts.registrations:
-            if not _needs_always_call(post):
+            if not _skipped_when_raising(post):
                 continue
             post_hook = hook_callable(facts, post)
             if post_hook is None:
                 continue
             for pre, pre_hook in pre_hooks_on.same_object(post):
+                if pre.api.kind != _PRE_OF[post.api.kind]:
+                    continue  # an optimizer's step hook and a module's forward hook are no pair
                 pairs = undone(effects_of(facts, pre_hook), effects_of(facts, post_hook))
+                if post.api.kind == "step_post":
+                    pairs = [(acquire, release) for acquire, release in pairs if _outlasts_a_step(acquire)]
                 if pairs and state_dies_with_call(facts, [pre, post], [a.key for a, _ in pairs]):
                     continue  # the stale state dies with the call that removes the hooks
                 if pairs:
@@ -161,10 +189,15 @@ class PostHookWithoutAlwaysCall(Rule):
         self, facts, context, pre: HookCallable, post: Registration, post_hook: HookCallable, pairs
     ) -> Finding:
         keys = ", ".join(sorted({_shown(acquire, release) for acquire, release in pairs}))
-        message = f"post-hook undoes {keys} but lacks `always_call=True`"
-        if len(message) > MESSAGE_LIMIT:  # one short line: the state alone, without how
+        if len(_message(post, keys)) > MESSAGE_LIMIT:  # one short line: the state alone, without how
             keys = ", ".join(sorted({f"`{release.key}`" for _, release in pairs}))
-            message = f"post-hook undoes {keys} but lacks `always_call=True`"
+        message = _message(post, keys)
+        if post.api.kind == "step_post":
+            return Finding(
+                node=post.call,
+                message=message,
+                fix_withheld="step hooks have no `always_call`: undo it around `step()` in `finally`",
+            )
         edits = add_always_call(post)
         guarded = []
         for acquire, release in pairs:
@@ -197,6 +230,52 @@ class PostHookWithoutAlwaysCall(Rule):
         )
 
     VALID = [
+        # A step pre-hook raises a flag and stores a start time under the optimizer's
+        # key; a step that raises leaves both, and the next step's hooks set and clear
+        # them again: nothing stays wrong.
+        Valid(
+            """
+import time
+
+_started = {}
+
+
+class StepWatch:
+    def __init__(self, optimizer):
+        self.in_step = False
+        self.spans = []
+        optimizer.register_step_pre_hook(self._begin)
+        optimizer.register_step_post_hook(self._end)
+
+    def _begin(self, optimizer, args, kwargs):
+        self.in_step = True
+        _started[id(optimizer)] = time.perf_counter()
+
+    def _end(self, optimizer, args, kwargs):
+        self.spans.append(time.perf_counter() - _started.pop(id(optimizer)))
+        self.in_step = False
+"""
+        ),
+        # An optimizer's step pre-hook that overwrites a timestamp on every step: a step
+        # that raises leaves nothing the next step does not write again.
+        Valid(
+            """
+import time
+
+
+class StepTimer:
+    def __init__(self, optimizer):
+        self.spans = []
+        optimizer.register_step_pre_hook(self._mark)
+        optimizer.register_step_post_hook(self._record)
+
+    def _mark(self, optimizer, args, kwargs):
+        self.began = time.perf_counter()
+
+    def _record(self, optimizer, args, kwargs):
+        self.spans.append(time.perf_counter() - self.began)
+"""
+        ),
         # The post-hook sets a setting the pre-hook never set aside: nothing to give back.
         Valid(
             """
@@ -524,6 +603,55 @@ class LayerTimer:
         ),
     ]
     INVALID = [
+        # An optimizer's step pre-hook takes a lock that its step post-hook gives back:
+        # torch skips step post-hooks when `step()` raises, and they have no
+        # `always_call`, so a failed step leaves the lock held and the next one waits for
+        # ever.  No fix: take and give back around the `step()` call instead.
+        Invalid(
+            """
+import threading
+
+
+class StepGuard:
+    def __init__(self, optimizer):
+        self._lock = threading.Lock()
+        self._handles = [
+            optimizer.register_step_pre_hook(self._take),
+            optimizer.register_step_post_hook(self._give_back),
+        ]
+
+    def _take(self, optimizer, args, kwargs):
+        self._lock.acquire()
+
+    def _give_back(self, optimizer, args, kwargs):
+        self._lock.release()
+""",
+            line=9,
+            message="step post-hook undoes `self._lock` (`acquire`/`release`) but is skipped when `step()` raises",
+        ),
+        # The process-wide pair, on every optimizer: reads of a store are shut off for
+        # the step (`disallow_*`/`allow_*` is a method-call pair) and stay shut after a
+        # step that raises.
+        Invalid(
+            """
+from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+
+def guard_checkpoints(store):
+    def before(optimizer, args, kwargs):
+        store.disallow_reads()
+
+    def after(optimizer, args, kwargs):
+        store.allow_reads()
+
+    return (
+        register_optimizer_step_pre_hook(before),
+        register_optimizer_step_post_hook(after),
+    )
+""",
+            line=13,
+            message="step post-hook undoes `store` (`disallow`/`allow`)",
+        ),
         # The pre-hook switches the process's default dtype (its getter's value set aside
         # on the module), the post-hook switches it back: a forward that raises leaves
         # every later tensor in float64.
@@ -1307,7 +1435,33 @@ class LayerTimer:
     ]
 
 
-def _needs_always_call(post: Registration) -> bool:
+#: The post-hook kinds torch skips when what they follow raises, and their pre-hook kinds.
+_PRE_OF = {"forward": "forward_pre", "step_post": "step_pre"}
+
+
+def _outlasts_a_step(acquire) -> bool:
+    """Whether a step pre-hook's take stays wrong after the next step that succeeds:
+    a counter raised, an item put into a container, one side of a method-call pair
+    (a lock stays taken, a timer started), a value set aside and overwritten (the next
+    step sets aside the overwritten one).  A flag set to ``True`` or an entry stored
+    under a key is set again and given back by the next step's hooks."""
+    if acquire.op == "add":
+        return type(acquire.node).__name__ == "Call"  # ``stack.append(x)``, not ``d[k] = x``
+    return acquire.op in ("increment", "acquire", "override")
+
+
+def _message(post: Registration, keys: str) -> str:
+    if post.api.kind == "step_post":
+        return f"step post-hook undoes {keys} but is skipped when `step()` raises"
+    return f"post-hook undoes {keys} but lacks `always_call=True`"
+
+
+def _skipped_when_raising(post: Registration) -> bool:
+    """Whether torch skips the post-hook when what it follows raises: an optimizer's
+    step post-hook always (there is no ``always_call`` for it), a forward hook unless
+    ``always_call=True`` is passed (or may be, through ``**kwargs``)."""
+    if post.api.kind == "step_post":
+        return True
     if post.api.kind != "forward" or not post.api.accepts_always_call:
         return False
     if post.has_star_kwargs:
