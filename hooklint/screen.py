@@ -77,6 +77,8 @@ _REFERENCE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
 #: A name called as a function or a method of ``self``/``cls``: ``helper(``, ``self._enter(``.
 _BARE_CALLED = CalledNames(NO_NAME_OR_DOT)
 _SELF_CALLED = Guarded(r"(?:self|cls)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(", not_after_word)
+#: A method of a base called through ``super()``: ``super().__init__(``.
+_SUPER_CALLED = re.compile(r"\bsuper\(\s*\)\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 #: A method called on another object: ``tap.detach_all(``, ``self.taps[k].attach(``.
 _OTHER_CALLED = Guarded(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(", after_no_self_or_cls)
 #: A call of a method whose name says it installs hooks (``self.register_hooks(model)``):
@@ -515,8 +517,10 @@ def _keep_callees(
     one more call than :data:`hooklint.analysis.effects.MAX_DEPTH` deep (the handle
     model follows removal helpers ``HELPER_DEPTH`` + 1 calls): a hook's state changes
     may sit in them, and a removal there turns a handle passed to an unknown call into
-    one removed outside ``finally`` (a finding); and the ``__init__`` of a class with
-    kept methods (it builds the hook objects ``self.*`` holds)."""
+    one removed outside ``finally`` (a finding); the ``__init__`` of a class with
+    kept methods (it builds the hook objects ``self.*`` holds); and the methods of kept
+    classes that kept code calls on an object (``self.sizes.add(``: a method, not a
+    container's growth)."""
     from hooklint.analysis.effects import MAX_DEPTH
 
     for unit in units:  # what ``self.attr`` holds (a hook object) is set up in ``__init__``
@@ -556,14 +560,20 @@ def _keep_callees(
             )
         return found
 
-    def methods(unit: _Unit, name: str) -> list[_Unit]:
-        """``self.name(`` in ``unit``: that method of its class or a same-file base."""
+    def first_base(owner: _Unit) -> _Unit | None:
+        bases = [b.id for b in owner.node.bases if isinstance(b, ast.Name)]
+        return next((class_named[b] for b in bases if b in class_named), None)
+
+    def methods(unit: _Unit, name: str, after_own: bool = False) -> list[_Unit]:
+        """``self.name(`` in ``unit``: that method of its class or a same-file base
+        (``after_own``: ``super().name(``, of a same-file base only)."""
         found, owner, seen = [], class_of.get(id(unit)), set()
+        if after_own and owner is not None:
+            owner = first_base(owner)
         while owner is not None and owner.name not in seen:
             seen.add(owner.name)
             found += [m for m in owner.members if m.name == name]
-            bases = [b.id for b in owner.node.bases if isinstance(b, ast.Name)]
-            owner = next((class_named[b] for b in bases if b in class_named), None)
+            owner = first_base(owner)
         return found
 
     # Functions bound to an object as methods (``m.start = start.__get__(m)``): ``x.start(``.
@@ -581,14 +591,24 @@ def _keep_callees(
                     found += functions.get(name, ())
             for name in _SELF_CALLED.findall(code):
                 found += methods(unit, name)
+            if "super(" in code:  # ``super().__init__(net)``: what a base sets ``self.*`` from
+                for name in _SUPER_CALLED.findall(code):
+                    found += methods(unit, name, after_own=True)
             for name in _OTHER_CALLED.findall(code):
                 found += [m for m in named.get(name, ()) if id(m) not in kept and acts(m)]
                 if name in bound:
                     found += functions.get(name, ())
         reached = [u for u in dict.fromkeys(found) if id(u) not in kept]
         if not reached:
-            return
+            break
         kept.update(id(u) for u in reached)
+    # ``self.sizes.add(name, n)`` in kept code, ``self.sizes`` a kept class's object: that
+    # class's ``add`` says the call is its method, not a container's growth (a capture).
+    kept_classes = {id(u) for u in units if u.is_class and id(u) in kept}
+    if kept_classes:
+        for unit in [u for u in units if not u.is_class and id(u) in kept]:
+            for name in _OTHER_CALLED.findall(lines.code(unit.own_lines())):
+                kept.update(id(m) for m in named.get(name, ()) if id(class_of[id(m)]) in kept_classes)
 
 
 def _units(statements, lines: list[str]):

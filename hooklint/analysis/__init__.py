@@ -23,6 +23,7 @@ Its modules, by topic::
         lifecycles      setup code and its teardown (HL016); a constructor's hooks; handle
                         lists a teardown never empties (HL003)
         unclosed        hook-owning objects a function builds and never closes (HL003)
+        measuring       hook objects a function puts on its caller's module for one call (HL003)
         delegation      a context manager's hand-off to its base's enter and exit (HL011)
         given           whether what a function hooks is something its caller handed it (HL016)
         passes          the repeated runs of a loop body or a function (HL003)

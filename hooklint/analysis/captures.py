@@ -4,7 +4,8 @@ A *capture* is a place in a hook body where the hook stores what it received (it
 args, kwargs, inputs, outputs or gradients, or values derived from them) into a store
 that outlives the call and grows with every call: ``store.append(x)``,
 ``store.extend(xs)``, ``store.insert(i, x)``, ``store.setdefault(k, []).append(x)``,
-``store[k].append(x)``, ``store += [x]``, ``store = torch.cat([store, x])`` and
+``store[k].append(x)``, ``store += [x]``, ``store = torch.cat([store, x])``,
+``store = [x] + store`` (or ``store + [x]``, ``[*store, x]``) and
 ``store[k] = x`` with a key that changes per call (``len(store)``, a counter the hook
 increments, ``next(...)``, ``id(...)``, ``time...``).
 
@@ -531,7 +532,8 @@ def _key_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
 
 
 def _grows_itself(value: cst.BaseExpression, target_code: str) -> bool:
-    """``torch.cat([store, x])`` or ``store + [x]``."""
+    """``torch.cat([store, x])``, ``store + [x]``, ``[x] + store``, or a display that
+    unpacks the store beside new items (``[*store, x]``, ``[x, *store]``)."""
     if isinstance(value, cst.Call):
         name = dotted_name(value.func)
         if name is None or name.rsplit(".", 1)[-1] not in _CONCAT:
@@ -540,7 +542,14 @@ def _grows_itself(value: cst.BaseExpression, target_code: str) -> bool:
             isinstance(n, (cst.Name, cst.Attribute)) and _code(n) == target_code for n in descendants(value)
         )
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
-        return _code(value.left) == target_code and isinstance(value.right, (cst.List, cst.Tuple))
+        displays = (cst.List, cst.Tuple)
+        return (_code(value.left) == target_code and isinstance(value.right, displays)) or (
+            isinstance(value.left, displays) and _code(value.right) == target_code
+        )
+    if isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) > 1:
+        return any(
+            isinstance(e, cst.StarredElement) and _code(e.value) == target_code for e in value.elements
+        )
     return False
 
 
@@ -589,6 +598,183 @@ def handle_fate(facts: ModuleFacts, registration: Registration) -> HandleFate:
     if model.inherited_stores(flow.stores):
         return HandleFate("inherited")
     return HandleFate("kept", targets)
+
+
+@dataclass(frozen=True)
+class CaptureLeak:
+    """A capture hook whose store grows for as long as the hook is on, and whose handle
+    nothing removes (HL002's finding): the hook, its captures, the registering
+    function's own store when the captures are slots of it (``made``), and the
+    handle's fate."""
+
+    hook: HookBody
+    found: list
+    made: str | None
+    fate: HandleFate
+
+
+#: Hook kinds that receive no tensors to capture (state-dict and registration hooks).
+_NOT_CAPTURING = frozenset(
+    {
+        "state_dict_pre",
+        "state_dict_post",
+        "load_state_dict_pre",
+        "load_state_dict_post",
+        "buffer_registration",
+        "module_registration",
+        "parameter_registration",
+    }
+)
+
+
+def leaking_capture(facts: ModuleFacts, registration: Registration) -> CaptureLeak | None:
+    """Whether ``registration`` puts on a capture hook that leaks (asked once per
+    registration: HL002 reports it, and the lifecycle questions leave such hooks to
+    it)."""
+    known: dict = facts.memo("_leaking_captures", lambda _: {})
+    key = id(registration.call)
+    if key not in known:
+        known[key] = _leaking_capture(facts, registration)
+    return known[key]
+
+
+def _leaking_capture(facts: ModuleFacts, registration: Registration) -> CaptureLeak | None:
+    from hooklint.analysis.handles import handle_model
+    from hooklint.analysis.hook_roles import removes_itself, undone_by_post_hook
+
+    if registration.api.owner in ("optimizer", "global_optimizer") or registration.api.kind in _NOT_CAPTURING:
+        return None
+    hook = hook_of(facts, registration)
+    if hook is None:
+        return None
+    found, slots = hook_writes(hook, registration)
+    found = [c for c in found if not own_method_call(facts, hook, c) and not written_once(hook, c)]
+    made = None  # the registering function's own store, for slots it overwrites
+    if not found:
+        found = [c for c in slots if per_call_store(facts, registration, hook, c)]
+        if not found or not runs_what_it_hooked(facts, registration):
+            return None  # bounded slots of a store that outlives the call, or an installer
+        made = per_call_store(facts, registration, hook, found[0])
+    if removes_itself(hook):
+        return None
+    if undone_by_post_hook(facts, registration, [c.node for c in found]):
+        return None  # a push that the forward hook on the same object pops: bounded
+    if all(drained_by_forward(facts, registration, c.store) for c in found):
+        return None  # a module consuming its own layers' captures in its forward
+    if all(recorded_in_window(facts, registration, hook, c.store) for c in found):
+        return None  # stores only inside a `with` window that starts it empty
+    fate = handle_fate(facts, registration)
+    if fate.kind not in ("discarded", "kept"):
+        return None
+    if fate.kind == "discarded" and unhooked_by_dict(facts, registration.site.class_name):
+        return None  # its class takes the hook out of the module's hook dict instead
+    model = handle_model(facts)
+    if model.dies_with_scope(registration):
+        return None  # a model built in this call and never handed out: its hooks go with it
+    if rides_on_removed_hook(facts, registration):
+        return None  # on a tensor the forward hook was handed: the forward hook's fate decides
+    if model.on_tensor_made_just_before(registration) and all(
+        emptied_before(facts, registration, c.store) for c in found
+    ):
+        return None  # this call's tensor, into a store each call starts anew
+    if model.lives_on_module(registration):
+        return None  # a parameter hooked on every Function.forward: HL003's pile-up
+    if registration.wrapper and _reruns_with_hooks_disabled(facts, registration):
+        return None
+    return CaptureLeak(hook, found, made, fate)
+
+
+def _reruns_with_hooks_disabled(facts: ModuleFacts, registration: Registration) -> bool:
+    """The class that registered through a hooks manager re-runs modules under the
+    manager's ``with ...disable_hooks():`` (llm-compressor's AWQ): the capture is
+    paused, not growing, until the bulk removal."""
+    class_def = registration.site.class_def
+    for call in facts.calls:
+        name = call.attr or (call.callee or "").rsplit(".", 1)[-1]
+        if name != "disable_hooks" or call.use.role not in ("with", "exit_stack"):
+            continue
+        if class_def is None or call.site.class_def is class_def:
+            return True
+    return False
+
+
+def rides_on_removed_hook(facts: ModuleFacts, registration: Registration) -> bool:
+    """A tensor hook put, inside a module hook's body, on a tensor that hook was handed
+    for this call (its output, its inputs: not the module; or a part of one that a
+    call picks from it, ``output = first_tensor(output)``), that the body keeps
+    nowhere, where every registration of that module hook has its handle removed: the
+    tensor hook dies with the tensor, and the store grows only while the module hook
+    is on, which the outer registration's own fate decides (``save_gradient`` putting
+    ``_store_grad`` on ``output`` of each forward, the forward hook kept and removed by
+    ``release()``)."""
+    if registration.api.owner != "tensor":
+        return False
+    receiver = registration.receiver
+    function = registration.site.function
+    if not isinstance(receiver, cst.Name) or function is None:
+        return False
+    outer = [r for r in facts.registrations if r.hook is not None and r.hook.node is function]
+    if not outer or any(r.api.owner not in ("module", "global_module") for r in outer):
+        return False
+    per_call = set(outer[0].hook.params[1:])  # the module itself lives on
+    if receiver.value not in per_call or not _kept_nowhere(
+        facts, function, receiver.value, registration.call
+    ):
+        return False
+    return all(handle_fate(facts, r).kind == "removed" for r in outer)
+
+
+#: Calls that look at a tensor without keeping it.
+_INSPECTING = frozenset({"hasattr", "isinstance", "getattr", "len", "type", "id", "print"})
+
+
+def _kept_nowhere(facts: ModuleFacts, function: cst.FunctionDef, name: str, registration: cst.Call) -> bool:
+    """The parameter ``name`` holds what the call was handed (or a part a call picks
+    from it: every rebinding ``name = pick(name)``, ``name = name[0]``) and the body
+    only reads it: its attributes, the registration on it, calls that look at it
+    (:data:`_INSPECTING`), tests (``output is None``, ``not output``), and those
+    rebindings."""
+    nodes = facts.body_nodes(function)
+    allowed: set[int] = (
+        {id(registration.func.value)} if isinstance(registration.func, cst.Attribute) else set()
+    )
+    for node in nodes:
+        if isinstance(node, cst.Attribute):
+            allowed.add(id(node.value))
+        elif isinstance(node, cst.Comparison):  # ``output is None``
+            allowed.update([id(node.left), *(id(c.comparator) for c in node.comparisons)])
+        elif isinstance(node, cst.UnaryOperation):  # ``not output``
+            allowed.add(id(node.expression))
+        elif isinstance(node, cst.BooleanOperation):
+            allowed.update((id(node.left), id(node.right)))
+        elif isinstance(node, (cst.If, cst.While)):
+            allowed.add(id(node.test))
+        elif isinstance(node, cst.Call) and dotted_name(node.func) in _INSPECTING:
+            allowed.update(id(a.value) for a in node.args)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and name in target_names(node.target):
+            return False
+        elif isinstance(node, (cst.For, cst.CompFor)) and name in target_names(node.target):
+            return False
+        elif isinstance(node, cst.Assign) and any(name in target_names(t.target) for t in node.targets):
+            if not (len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)):
+                return False
+            allowed.add(id(node.targets[0].target))
+            picked = _picked_from(node.value, name)
+            if picked is None:
+                return False
+            allowed.add(id(picked))
+    return all(id(n) in allowed for n in nodes if isinstance(n, cst.Name) and n.value == name)
+
+
+def _picked_from(value: cst.BaseExpression, name: str) -> cst.Name | None:
+    """The ``name`` node of ``pick(name)``, ``self.pick(name)`` or ``name[i]``."""
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value == name:
+        return value.value
+    if isinstance(value, cst.Call) and len(value.args) == 1:
+        arg = value.args[0].value
+        if isinstance(arg, cst.Name) and arg.value == name and not value.args[0].star:
+            return arg
+    return None
 
 
 def _on_imported_object(facts: ModuleFacts, code: str) -> bool:

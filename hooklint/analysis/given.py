@@ -21,7 +21,6 @@ from hooklint.analysis.handles import HandleModel
 from hooklint.analysis.names import argument_for
 from hooklint.analysis.scopes import loop_iterable
 from hooklint.analysis.vocabulary import PASS_THROUGH_BUILTINS
-from hooklint.analysis.walk import descendants
 
 #: How many steps (a name to its value, an installer's parameter to its argument) are followed.
 _DEPTH = 8
@@ -101,20 +100,97 @@ class _Given:
         method = info
         while method is not None and method.class_name is None:
             method = method.parent
-        init = self.facts.method(method.class_name, "__init__") if method is not None else None  # type: ignore[arg-type]
-        if init is None:
+        if method is None:
             return False
-        for node in descendants(init.node.body, into_functions=False):
-            if not isinstance(node, cst.Assign):
-                continue
-            for target in node.targets:
-                chain = target.target
-                if (
-                    isinstance(chain, cst.Attribute)
-                    and chain.attr.value == attr
-                    and isinstance(chain.value, cst.Name)
-                    and chain.value.value == "self"
-                    and self.given(node.value, init, None, None, (), depth + 1)
-                ):
-                    return True
+        return self._set_in_init(method.class_name, attr, (), depth, set())  # type: ignore[arg-type]
+
+    def _set_in_init(self, class_name: str, attr: str, via: tuple, depth: int, seen: set) -> bool:
+        """``__init__`` of ``class_name`` sets ``self.<attr>`` from something given: by a
+        plain assignment, as an element unpacked from a same-file function that hands
+        back what it is given in that place (``self.net, self.n = _split(net)`` with
+        ``return net, len(net)``), or in the ``__init__`` of a same-file base it runs
+        (``super().__init__(net)``, ``Base.__init__(self, net)``), for what this one
+        passes.  ``via``: the ``super().__init__`` calls that led here."""
+        init = self.facts.method(class_name, "__init__")
+        if init is None or class_name in seen or depth > _DEPTH:
+            return False
+        seen.add(class_name)
+        for node in self.facts.body_nodes(init.node):
+            if isinstance(node, cst.Assign):
+                for target in node.targets:
+                    value = _assigned_to(target.target, attr, node.value)
+                    if value is None:
+                        value = self._unpacked_from_helper(target.target, attr, node.value, init)
+                    if value is not None and self.given(value, init, None, None, via, depth + 1):
+                        return True
+            elif isinstance(node, cst.Call):
+                base = self._base_init(node, class_name)
+                if base is not None:
+                    call = self._call_site(node)
+                    if call is not None and self._set_in_init(base, attr, (*via, call), depth + 1, seen):
+                        return True
         return False
+
+    def _unpacked_from_helper(self, target, attr: str, value, init: FunctionInfo):
+        """For ``self.a, self.b = helper(x, ...)`` and ``attr`` one of them: the argument
+        the call passes for the parameter that every ``return`` of the same-file
+        function ``helper`` puts in that place (``return x, len(x)``); else None."""
+        if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, cst.Call):
+            return None
+        places = [
+            i for i, e in enumerate(target.elements) if _assigned_to(e.value, attr, e.value) is not None
+        ]
+        if len(places) != 1 or any(isinstance(e, cst.StarredElement) for e in target.elements):
+            return None
+        if not isinstance(value.func, cst.Name):
+            return None
+        helper = self.facts.module_function(value.func.value)
+        if helper is None:
+            return None
+        returns = [n for n in self.facts.body_nodes(helper.node) if isinstance(n, cst.Return)]
+        handed: set[str] = set()
+        for ret in returns:
+            if not isinstance(ret.value, cst.Tuple) or len(ret.value.elements) != len(target.elements):
+                return None
+            element = ret.value.elements[places[0]].value
+            if not isinstance(element, cst.Name):
+                return None
+            handed.add(element.value)
+        if len(handed) != 1 or not handed <= set(helper.params):
+            return None
+        return argument_for(value, helper.params, next(iter(handed)))
+
+    def _base_init(self, node: cst.Call, class_name: str) -> str | None:
+        """The same-file base whose ``__init__`` ``super().__init__(...)`` runs: the
+        class's first base, when that is a class of this file."""
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "__init__"):
+            return None
+        owner = func.value
+        if not (
+            isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name) and owner.func.value == "super"
+        ):
+            return None
+        if owner.args:
+            return None  # ``super(Cls, self)``: which class it starts after is another question
+        bases = self.facts.classes.get(class_name)
+        first = bases.bases[0].value if bases is not None and bases.bases else None
+        if isinstance(first, cst.Name) and first.value in self.facts.classes:
+            return first.value
+        return None
+
+    def _call_site(self, node: cst.Call) -> CallSite | None:
+        index = self.facts.memo("_call_sites_by_node", lambda facts: {id(c.node): c for c in facts.calls})
+        return index.get(id(node))
+
+
+def _assigned_to(target, attr: str, value):
+    """``value`` when ``target`` is ``self.<attr>``; else None."""
+    if (
+        isinstance(target, cst.Attribute)
+        and target.attr.value == attr
+        and isinstance(target.value, cst.Name)
+        and target.value.value == "self"
+    ):
+        return value
+    return None

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from hooklint.analysis.captures import captures, hook_of, touches_hook_dict
+from hooklint.analysis.captures import leaking_capture, touches_hook_dict
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Registration
 from hooklint.analysis.given import is_given
 from hooklint.analysis.handles import (
@@ -250,8 +250,9 @@ def _helper_object(facts: ModuleFacts, class_name: str) -> bool:
 
 
 def _captures(facts: ModuleFacts, registration: Registration) -> bool:
-    hook = hook_of(facts, registration)
-    return hook is not None and bool(captures(hook, registration))
+    """A capture hook HL002 reports (one bug, one finding): not any capture hook, since
+    one that HL002 leaves alone (bounded slots, say) still stays on the module."""
+    return leaking_capture(facts, registration) is not None
 
 
 def _bound_to_self(registration: Registration) -> bool:

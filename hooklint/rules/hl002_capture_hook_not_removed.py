@@ -7,21 +7,9 @@ from collections.abc import Iterable
 
 from hooklint.analysis.captures import (
     bulk_removal,
-    drained_by_forward,
-    emptied_before,
-    handle_fate,
-    hook_of,
-    hook_writes,
-    own_method_call,
-    per_call_store,
-    recorded_in_window,
-    runs_what_it_hooked,
-    unhooked_by_dict,
-    written_once,
+    leaking_capture,
 )
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration
-from hooklint.analysis.handles import handle_model
-from hooklint.analysis.hook_roles import removes_itself, undone_by_post_hook
 from hooklint.analysis.lifetime import registering_block
 from hooklint.analysis.vocabulary import BACKWARD_KINDS
 from hooklint.fixes.capture import keyed_removal, with_block
@@ -54,7 +42,8 @@ class CaptureHookNotRemoved(Rule):
     Finds *capture hooks*: hooks that store their inputs, outputs or gradients (or
     values derived from them) into a store that outlives the call and grows on every
     call (`store.append(x)`, `extend`, `insert`, `store.setdefault(k, []).append(x)`,
-    `store += [x]`, `store = torch.cat([store, x])`, `store[k] = x` with a key that
+    `store += [x]`, `store = torch.cat([store, x])`, `store = [x] + store` (or
+    `[*store, x]`), `store[k] = x` with a key that
     changes per call) where the store is a `self` attribute, an attribute of the
     hooked module, a module global, a closure or `nonlocal` variable, or an object
     bound with `functools.partial` or held by a callable object. It flags the
@@ -140,8 +129,11 @@ class CaptureHookNotRemoved(Rule):
     an element of a model's outputs, through plain aliases; not a parameter looked
     up, `next(model.parameters())`, nor what `p.to(device)` may hand back as `p`;
     and a tensor the statement before binds in this call, `x = layer(x)`, when the
-    store is emptied at the start of the call: it holds this call's gradients),
-    and a tensor hook put on a module's parameters in every
+    store is emptied at the start of the call: it holds this call's gradients; a
+    tensor a forward hook is handed, its output or inputs, or a part a call picks from
+    one, that the hook keeps nowhere, when every registration of that forward hook is
+    removed: the taps come and go with the forward hook), and a tensor hook put on a
+    module's parameters in every
     `autograd.Function.forward` is HL003's pile-up, not a capture. A handle kept in
     a `self.*` list that no class of the file binds, in a class that extends one from
     another file (`self.handles.append(...)` under a base that creates `handles` and
@@ -253,54 +245,14 @@ class CaptureHookNotRemoved(Rule):
 
     def _findings(self, facts: ModuleFacts) -> Iterable[tuple[Finding, Registration, str]]:
         for registration in facts.registrations:
-            if registration.api.owner in ("optimizer", "global_optimizer") or registration.api.kind in (
-                "state_dict_pre",
-                "state_dict_post",
-                "load_state_dict_pre",
-                "load_state_dict_post",
-                "buffer_registration",
-                "module_registration",
-                "parameter_registration",
-            ):
+            leak = leaking_capture(facts, registration)
+            if leak is None:
                 continue
-            hook = hook_of(facts, registration)
-            if hook is None:
-                continue
-            found, slots = hook_writes(hook, registration)
-            found = [c for c in found if not own_method_call(facts, hook, c) and not written_once(hook, c)]
-            made = None  # the registering function's own store, for slots it overwrites
-            if not found:
-                found = [c for c in slots if per_call_store(facts, registration, hook, c)]
-                if not found or not runs_what_it_hooked(facts, registration):
-                    continue  # bounded slots of a store that outlives the call, or an installer
-                made = per_call_store(facts, registration, hook, found[0])
-            if removes_itself(hook):
-                continue
-            if undone_by_post_hook(facts, registration, [c.node for c in found]):
-                continue  # a push that the forward hook on the same object pops: bounded
-            if all(drained_by_forward(facts, registration, c.store) for c in found):
-                continue  # a module consuming its own layers' captures in its forward
-            if all(recorded_in_window(facts, registration, hook, c.store) for c in found):
-                continue  # stores only inside a `with` window that starts it empty
-            fate = handle_fate(facts, registration)
-            if fate.kind not in ("discarded", "kept"):
-                continue
-            if fate.kind == "discarded" and unhooked_by_dict(facts, registration.site.class_name):
-                continue  # its class takes the hook out of the module's hook dict instead
-            if handle_model(facts).dies_with_scope(registration):
-                continue  # a model built in this call and never handed out: its hooks go with it
-            if handle_model(facts).on_tensor_made_just_before(registration) and all(
-                emptied_before(facts, registration, c.store) for c in found
-            ):
-                continue  # this call's tensor, into a store each call starts anew
-            if handle_model(facts).lives_on_module(registration):
-                continue  # a parameter hooked on every Function.forward: HL003's pile-up
-            if registration.wrapper and _reruns_with_hooks_disabled(facts, registration):
-                continue
+            fate = leak.fate
             finding = self._finding(
-                facts, registration, hook, found, fate.kind, fate.targets, made, fate.finalizer
+                facts, registration, leak.hook, leak.found, fate.kind, fate.targets, leak.made, fate.finalizer
             )
-            yield with_evidence(finding, registration), registration, found[0].store
+            yield with_evidence(finding, registration), registration, leak.found[0].store
 
     def _finding(
         self,
@@ -363,6 +315,34 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # A forward hook that puts a gradient tap on the output it is handed, and keeps
+        # that output nowhere: the tap dies with the tensor, and the taps come only while
+        # the forward hook is on, which `release()` takes off.
+        Valid(
+            """
+class GradTaps:
+    def __init__(self, layer):
+        self.grads = []
+        self.handles = [layer.register_forward_hook(self._on_forward)]
+
+    def _on_forward(self, module, inputs, output):
+        if not output.requires_grad:
+            return
+
+        def keep(grad):
+            self.grads.append(grad.detach())
+
+        output.register_hook(keep)
+
+    def run(self, model, x):
+        self.grads = []
+        return model(x)
+
+    def release(self):
+        for handle in self.handles:
+            handle.remove()
+"""
+        ),
         # A tensor hook on a tensor this call computes (a conversion of its argument,
         # read back after one backward): the hook goes when the tensor does.
         Valid(
@@ -1064,6 +1044,51 @@ class Collect:
         ),
     ]
     INVALID = [
+        # The same tap, but the forward hook also keeps the output: each kept output
+        # keeps its tap, and `release()` empties nothing.
+        Invalid(
+            """
+class GradTaps:
+    def __init__(self, layer):
+        self.grads = []
+        self.handles = [layer.register_forward_hook(self._on_forward)]
+
+    def _on_forward(self, module, inputs, output):
+        self.outputs.append(output)
+        if not output.requires_grad:
+            return
+
+        def keep(grad):
+            self.grads.append(grad.detach())
+
+        output.register_hook(keep)
+
+    def run(self, model, x):
+        self.grads = []
+        return model(x)
+
+    def release(self):
+        for handle in self.handles:
+            handle.remove()
+""",
+            line=14,
+            message="capture hook `keep` appends to `self.grads` on every backward",
+        ),
+        # A gradient tap that puts each gradient in front of the ones before it: the list
+        # is rebuilt longer on every backward, and the handle is dropped.
+        Invalid(
+            """
+class GradientTap:
+    def __init__(self, layer):
+        self.grads = []
+        layer.register_full_backward_hook(self._keep)
+
+    def _keep(self, module, grad_input, grad_output):
+        self.grads = [grad_output[0].detach()] + self.grads
+""",
+            line=4,
+            message="concatenates onto `self.grads`",
+        ),
         # `embedding` comes from a loop variable's method, not a build: the caller's
         # model keeps the hooks.
         Invalid(
@@ -1846,20 +1871,6 @@ class Saliency:
             message="appends to `self.acts` on every forward; its handle is discarded (and 1 more here)",
         ),
     ]
-
-
-def _reruns_with_hooks_disabled(facts: ModuleFacts, registration: Registration) -> bool:
-    """The class that registered through a hooks manager re-runs modules under the
-    manager's ``with ...disable_hooks():`` (llm-compressor's AWQ): the capture is
-    paused, not growing, until the bulk removal."""
-    class_def = registration.site.class_def
-    for call in facts.calls:
-        name = call.attr or (call.callee or "").rsplit(".", 1)[-1]
-        if name != "disable_hooks" or call.use.role not in ("with", "exit_stack"):
-            continue
-        if class_def is None or call.site.class_def is class_def:
-            return True
-    return False
 
 
 def _counted(message: str, others: int) -> str:

@@ -20,6 +20,7 @@ from hooklint.analysis.lifetime import (
     stored_in,
     word_count,
 )
+from hooklint.analysis.measuring import MeasuringHook, measuring_hook
 from hooklint.analysis.passes import (
     argument_names,
     call_arguments,
@@ -82,7 +83,12 @@ class HookRegisteredPerCall(Rule):
     in, and neither calls that method on them (also in a loop or a nested cleanup
     function) nor hands them on (returns or yields them, keeps them on `self` or on an
     object it was given, passes them to a call): each call of the function leaves one
-    more hook on each of those modules.
+    more hook on each of those modules. And a function that hooks a module its caller
+    handed in with a hook object it makes in that call (`counter = Counter()`; a class
+    of the file or a CapWords name), drops the handle, and then reads what the object
+    recorded (`counter.calls`): the hook served that one call, and each call leaves
+    one more on the caller's module (not when the function hands the object on:
+    returns it, stores it, passes it to another call).
 
     A registration that the pass then leaves its loop after (`if name == wanted: h =
     m.register_forward_hook(f); break`) runs once per run of the loop: not flagged.
@@ -201,6 +207,7 @@ class HookRegisteredPerCall(Rule):
                 or self._rebound(facts, registration)
                 or self._dropped(facts, registration)
                 or self._grows(growing.get(id(registration.call)))
+                or self._measuring(measuring_hook(facts, registration))
             )
             if finding is not None:
                 group(registration.site.function, finding)
@@ -331,6 +338,17 @@ class HookRegisteredPerCall(Rule):
         return Finding(node=unclosed.acquisition.node, message=message)
 
     @staticmethod
+    def _measuring(measuring: MeasuringHook | None) -> Finding | None:
+        """A function that hooks its caller's module with a hook object it reads for this
+        call only, and drops the handle."""
+        if measuring is None:
+            return None
+        name = measuring.function.name
+        name = name if len(name) <= 30 else name[:29] + "…"
+        message = f"`{name}` hooks its caller's module with a hook it reads, then drops the handle: each call adds a hook"
+        return Finding(node=measuring.registration.call, message=message)
+
+    @staticmethod
     def _grows(growing: GrowingStore | None) -> Finding | None:
         """A setup that appends to a ``self`` list its teardown removes but never empties."""
         if growing is None:
@@ -427,6 +445,48 @@ class HookRegisteredPerCall(Rule):
         return with_over_rest_of_block(facts, registration)
 
     VALID = [
+        # The counter is handed back: the caller reads it for as long as it wants the
+        # hook, which is meant to stay.
+        Valid(
+            """
+class CallCounter:
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, module, args):
+        self.calls += 1
+
+
+def attach_counter(model):
+    counter = CallCounter()
+    model.register_forward_pre_hook(counter)
+    print("counting from", counter.calls)
+    return counter
+"""
+        ),
+        # The function counts on a model it builds itself: the hook goes with the model.
+        Valid(
+            """
+import torch.nn as nn
+
+
+class CallCounter:
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, module, args):
+        self.calls += 1
+
+
+def forwards_of_fresh_net(width, batches):
+    net = nn.Sequential(nn.Linear(width, width))
+    counter = CallCounter()
+    net.register_forward_pre_hook(counter)
+    for batch in batches:
+        net(batch)
+    return counter.calls
+"""
+        ),
         # The head is hooked on the one pass whose tap name is "head": once, not per pass.
         Valid(
             """
@@ -1110,6 +1170,28 @@ def probe_width(batch):
         ),
     ]
     INVALID = [
+        # A measurement that hooks the caller's model with a counter made for this call,
+        # reads it, and drops the handle: every call leaves one more counting hook.
+        Invalid(
+            """
+class CallCounter:
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, module, args):
+        self.calls += 1
+
+
+def forwards_per_batch(model, batches):
+    counter = CallCounter()
+    model.register_forward_pre_hook(counter)
+    for batch in batches:
+        model(batch)
+    return counter.calls / len(batches)
+""",
+            line=11,
+            message="`forwards_per_batch` hooks its caller's module with a hook it reads, then drops the handle",
+        ),
         # A test that many passes meet (every name with a prefix) hooks the head again each time.
         Invalid(
             """

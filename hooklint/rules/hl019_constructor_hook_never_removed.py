@@ -16,7 +16,10 @@ class ConstructorHookNeverRemoved(Rule):
     ## What it does
     Finds module hooks that a class's `__init__` registers on a module it was handed
     (a parameter, or something reached from one: `model.named_modules()`,
-    `model.layer4`, `self.model` set from a parameter), directly or through a
+    `model.layer4`, `self.model` set from a parameter, also as one element of what
+    a same-file function hands back (`self.model, self.n = _split(model)` with
+    `return model, len(model)`) or by the `__init__` of a same-file base that
+    `super().__init__(model)` runs), directly or through a
     same-file installer it calls (also through `model.apply(fn)`), when
 
     - the handle is discarded (or lost in a local),
@@ -43,7 +46,9 @@ class ConstructorHookNeverRemoved(Rule):
     (it keeps the module as its own part, usually for the model's whole life), and of
     a class with a base from another file (which may have a teardown). Capture hooks
     (those that store what they receive) are HL002's, and a constructor that
-    installs one is left to HL002 entirely: one bug, one finding. The same module
+    installs one that HL002 reports is left to HL002 entirely: one bug, one finding (a
+    capture HL002 leaves alone, into slots that do not grow, still keeps the hook on the
+    module: reported here). The same module
     hooked side by side in one block, `if`s around them aside (the branches of one
     `if`, each case registering its own way; a forward and a backward hook each under
     its own flag), is one finding too, at the first; the message counts the
@@ -156,6 +161,49 @@ class ConstructorHookNeverRemoved(Rule):
         )
 
     VALID = [
+        # The helper hands back a copy of the model, not the model: the object hooks its
+        # own copy, and the copy goes with it.
+        Valid(
+            """
+import copy
+
+
+def _private(net):
+    return copy.deepcopy(net), sum(1 for _ in net.children())
+
+
+class LeafTicker:
+    def __init__(self, net):
+        self.net, self.parts = _private(net)
+        self.ticks = 0
+        for leaf in self.net.modules():
+            leaf.register_forward_pre_hook(self._tick)
+
+    def _tick(self, module, args):
+        self.ticks += 1
+"""
+        ),
+        # The base builds its own model; the subclass hooks that one, not the caller's.
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Holder:
+    def __init__(self, width):
+        self.net = nn.Sequential(nn.Linear(width, width), nn.ReLU())
+        self.calls = 0
+
+
+class Counted(Holder):
+    def __init__(self, width):
+        super().__init__(width)
+        self.net.register_forward_hook(self._count)
+
+    def _count(self, module, args, output):
+        self.calls += 1
+"""
+        ),
         # `register_forward_hook` of the project's own hook manager, with keywords torch's
         # method does not take: the manager records the hook and keeps its handle.
         Valid(
@@ -309,6 +357,80 @@ class FeatureTap:
         ),
     ]
     INVALID = [
+        # The hook hands what it sees to a same-file record whose `add` overwrites one
+        # slot per layer: no growing capture (HL002 leaves it), but the hook, holding
+        # the probe, still stays on the caller's layers.
+        Invalid(
+            """
+from functools import partial
+
+
+class Sizes:
+    def __init__(self):
+        self.by_layer = {}
+
+    def add(self, name, size):
+        self.by_layer[name] = size
+
+
+class SizeProbe:
+    def __init__(self, model):
+        self.sizes = Sizes()
+        for name, child in model.named_children():
+            child.register_forward_hook(partial(self._record, name))
+
+    def _record(self, name, module, args, output):
+        self.sizes.add(name, output.numel())
+""",
+            line=16,
+            message="`SizeProbe` hooks a module its `__init__` was given and drops the handle",
+        ),
+        # The base class keeps the model it is handed; the subclass's constructor hooks
+        # the model's children through it: `self.net` is the caller's model.
+        Invalid(
+            """
+from functools import partial
+
+
+class Holder:
+    def __init__(self, net):
+        self.net = net
+        self.calls = {}
+
+
+class CallCounter(Holder):
+    def __init__(self, net):
+        super().__init__(net)
+        for name, child in self.net.named_children():
+            child.register_forward_hook(partial(self._count, name))
+
+    def _count(self, name, module, args, output):
+        self.calls[name] = self.calls.get(name, 0) + 1
+""",
+            line=14,
+            message="`CallCounter` hooks a module its `__init__` was given and drops the handle",
+        ),
+        # The model comes back from a same-file helper, beside a count: it is still the
+        # one the caller handed in.
+        Invalid(
+            """
+def _unwrap(net):
+    return net, sum(1 for _ in net.children())
+
+
+class LeafTicker:
+    def __init__(self, net):
+        self.net, self.parts = _unwrap(net)
+        self.ticks = 0
+        for leaf in self.net.modules():
+            leaf.register_forward_pre_hook(self._tick)
+
+    def _tick(self, module, args):
+        self.ticks += 1
+""",
+            line=10,
+            message="`LeafTicker` hooks a module its `__init__` was given and drops the handle",
+        ),
         # Only `__del__` takes the hook off, but the layer keeps the bound method and the
         # method keeps the monitor: `__del__` never runs while the model lives.
         Invalid(
