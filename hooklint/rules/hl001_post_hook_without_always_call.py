@@ -27,7 +27,7 @@ _ASSUMING = frozenset({"decrement", "remove", "delete", "release"})
 
 
 class PostHookWithoutAlwaysCall(Rule):
-    """A forward hook that undoes its pre-hook's change is registered without `always_call=True`.
+    """A post-hook that undoes its pre-hook's change is skipped when the forward or step raises (no `always_call=True`).
 
     ## What it does
     Finds a forward pre-hook / forward hook pair on the same target (one module, the
