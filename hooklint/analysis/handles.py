@@ -871,6 +871,10 @@ class HandleModel:
         acting = [m for m in methods if self._acts_on_hooks(m)]
         if len(acting) != 1:
             return None
+        if acting[0].class_name == call.site.class_name and _on_self_attribute(receiver):
+            # ``self.inner.state_dict()`` in a class whose own ``state_dict`` acts: a
+            # wrapper handing the call to the object it wraps, not to another of itself
+            return None
         for method in methods:
             if method is not acting[0] and not self._passes_on(method):
                 return None  # another class's method of that name, which may be the one called
@@ -2911,6 +2915,15 @@ def _collects_one(call: cst.Call) -> bool:
         and call.args[0].keyword is None
         and not call.args[0].star
     )
+
+
+def _on_self_attribute(receiver: cst.BaseExpression) -> bool:
+    """``self.inner`` (or deeper, ``self.a.b``): an object the instance holds."""
+    while isinstance(receiver, cst.Attribute):
+        receiver = receiver.value
+        if isinstance(receiver, cst.Name):
+            return receiver.value == "self"
+    return False
 
 
 def _copies(value: cst.BaseExpression) -> bool:

@@ -179,8 +179,9 @@ def _simple_value(node: cst.BaseExpression | None) -> bool:
     """A value whose evaluation does not fail in practice: names and literals (an
     f-string of names too), displays of them, a comprehension that builds a skeleton of
     empty slots (:func:`_skeleton`), a test of identity, equality or membership between
-    them (``"x" in kinds``), ``not`` of one, and ``getattr(obj, "name", default)`` (the
-    missing attribute is its default)."""
+    them (``"x" in kinds``), ``not`` of one, ``getattr(obj, "name", default)`` (the
+    missing attribute is its default), and a forward (pre-)hook registration on a name
+    (:func:`_plain_forward_registration`)."""
     if node is None or isinstance(node, _LITERALS):
         return True
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
@@ -206,7 +207,25 @@ def _simple_value(node: cst.BaseExpression | None) -> bool:
             or (part.format_spec is None and part.conversion is None and _simple_value(part.expression))
             for part in node.parts
         )
-    return _defaulted_getattr(node)
+    return _defaulted_getattr(node) or _plain_forward_registration(node)
+
+
+#: Registrations that only add the hook to the module's dict: they do not fail in
+#: practice (a tensor's ``register_hook`` raises for a tensor that needs no grad, a full
+#: backward hook on a module that has an old-style one).
+_PLAIN_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
+
+
+def _plain_forward_registration(node: cst.BaseExpression) -> bool:
+    """``m.register_forward_hook(hook)`` on a name or attribute chain, with names,
+    attribute chains and literals for arguments."""
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in _PLAIN_REGISTRATIONS
+        and _dotted(node.func.value)
+        and all(not a.star and (_dotted(a.value) or _simple_value(a.value)) for a in node.args)
+    )
 
 
 #: Tests between names and literals that do not fail in practice.
@@ -324,9 +343,19 @@ def cannot_raise(statement: cst.CSTNode) -> bool:
     (:func:`_simple_value`) to names, putting one into a container
     (:func:`_keeps_value`), and a ``def`` whose
     decorators are plain (dotted) names and whose defaults are names or literals
-    (defining it runs none of its body)."""
+    (defining it runs none of its body); a ``try`` with a handler that catches
+    everything (bare, ``Exception``, ``BaseException``) and re-raises nothing, and
+    ``else``/``finally`` parts that cannot raise (the handler is written to absorb
+    what its body raises: a failure inside it is a second one); and a ``with`` of
+    torch's grad-mode contexts (``torch.no_grad()``) whose body cannot raise."""
     if isinstance(statement, cst.FunctionDef):
         return _plain_def(statement)
+    if isinstance(statement, cst.Try):
+        return _absorbs_everything(statement)
+    if isinstance(statement, cst.With):
+        return all(_grad_mode_context(item.item) for item in statement.items) and all(
+            cannot_raise(s) for s in statement.body.body
+        )
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
     for small in statement.body:
@@ -352,6 +381,30 @@ def cannot_raise(statement: cst.CSTNode) -> bool:
             continue
         return False
     return True
+
+
+def _absorbs_everything(statement: cst.Try) -> bool:
+    from hooklint.analysis.reachability import catches_everything
+
+    if not any(catches_everything(h) for h in statement.handlers):
+        return False
+    if any(isinstance(n, cst.Raise) for h in statement.handlers for n in descendants(h.body)):
+        return False
+    rest = [statement.orelse, statement.finalbody]
+    return all(cannot_raise(s) for part in rest if part is not None for s in part.body.body)
+
+
+def _grad_mode_context(item: cst.BaseExpression) -> bool:
+    """``torch.no_grad()``, ``torch.inference_mode()`` (without arguments): entering and
+    leaving them switches a thread-local flag."""
+    return (
+        isinstance(item, cst.Call)
+        and not item.args
+        and isinstance(item.func, cst.Attribute)
+        and isinstance(item.func.value, cst.Name)
+        and item.func.value.value == "torch"
+        and item.func.attr.value in ("no_grad", "inference_mode", "enable_grad")
+    )
 
 
 # -- a registration loop's lookups -----------------------------------------------------------

@@ -197,8 +197,11 @@ class HookRemovalNotExceptionSafe(Rule):
     It fires only when a removal exists (a hook never removed is HL002's or HL009's
     business) and something other than plain assignments (of names, literals, empty
     slots built per key, `{i: [] for i in range(n)}`, tests such as `"x" in kinds`,
-    `getattr(obj, "name", default)`; and putting a name into a container:
-    `self.handles.append(handle)`) sits between the registration and the removal (a
+    `getattr(obj, "name", default)`; putting a name into a container:
+    `self.handles.append(handle)`; a forward (pre-)hook registration on a name; a `try`
+    whose handler catches every `Exception` and re-raises nothing, with `else` and
+    `finally` of such statements; a `with torch.no_grad():` around them) sits between
+    the registration and the removal (a
     removal inside a `try` whose `finally` removes them too is an extra: the `finally`
     decides), and only when the registration's pass reaches the
     removal: not when a block around the registration ends in `return`, or in
@@ -775,6 +778,62 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # A wrapper hands `state_dict()` to the optimizer it wraps (`self.optimizer`, an
+        # object it was given): the wrapper's own `state_dict`, which takes the hooks
+        # off, is not what runs, so nothing removes them in `__init__`.
+        Valid(
+            """
+class Guarded:
+    def __init__(self, optimizer, model):
+        self.optimizer = optimizer
+        self.model = model
+        self.handles = []
+        self._install()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.optimizer.load_state_dict(self.optimizer.state_dict())
+
+    def _install(self):
+        self.handles.append(self.model.register_forward_pre_hook(self._check))
+
+    def _check(self, module, args):
+        return None
+
+    def state_dict(self):
+        for handle in self.handles:
+            handle.remove()
+        self.handles = []
+        return self.optimizer.state_dict()
+"""
+        ),
+        # The forward runs inside a `try` whose handler catches every `Exception` and
+        # re-raises nothing (under `torch.no_grad()`): whatever the forward raises, the
+        # removal after it runs; the registrations before it do not fail.
+        Valid(
+            """
+import torch
+
+
+def layer_shapes(model, batch):
+    shapes = []
+    handles = []
+
+    def note(module, args, output):
+        shapes.append((type(module).__name__, tuple(output.shape)))
+
+    for module in model.modules():
+        handles.append(module.register_forward_pre_hook(note))
+        handles.append(module.register_forward_hook(note))
+    failure = None
+    with torch.no_grad():
+        try:
+            model(batch)
+        except Exception as error:
+            failure = f"{type(error).__name__}: {error}"
+    for handle in handles:
+        handle.remove()
+    return shapes, failure
+"""
+        ),
         # Between the hooks and the `try` only values that do not fail: empty slots per
         # layer, a membership test, an attribute read with a default.
         Valid(
@@ -2255,6 +2314,63 @@ class DepthTracker(Tracker):
         ),
     ]
     INVALID = [
+        # The same, but the handler re-raises: the removal after the `try` is skipped.
+        Invalid(
+            """
+import torch
+
+
+def layer_shapes(model, batch):
+    shapes = []
+    handles = []
+
+    def note(module, args, output):
+        shapes.append((type(module).__name__, tuple(output.shape)))
+
+    for module in model.modules():
+        handles.append(module.register_forward_pre_hook(note))
+        handles.append(module.register_forward_hook(note))
+    failure = None
+    with torch.no_grad():
+        try:
+            model(batch)
+        except Exception as error:
+            failure = error
+            raise
+    for handle in handles:
+        handle.remove()
+    return shapes, failure
+""",
+            expected="""
+import torch
+
+
+def layer_shapes(model, batch):
+    shapes = []
+    handles = []
+
+    def note(module, args, output):
+        shapes.append((type(module).__name__, tuple(output.shape)))
+
+    try:
+        for module in model.modules():
+            handles.append(module.register_forward_pre_hook(note))
+            handles.append(module.register_forward_hook(note))
+        failure = None
+        with torch.no_grad():
+            try:
+                model(batch)
+            except Exception as error:
+                failure = error
+                raise
+    finally:
+        for handle in handles:
+            handle.remove()
+    return shapes, failure
+""",
+            line=12,
+            message="`handles` is removed outside `finally`/`with`",
+        ),
         # The store is declared with an annotation; a missing layer raises after the
         # first hooks are on, and the caller never gets the object to close it.
         Invalid(
