@@ -14,7 +14,8 @@ callable object's ``__call__``), an attribute of the hooked module, a module glo
 closure or ``nonlocal`` variable, or an object bound into ``functools.partial``.  A
 store obtained per call (a local, a plain argument, ``ContextVar.get()``) does not
 accumulate.  Bounded accumulation (``self.H[name] = self.H[name] + x.T @ x``,
-``total += x.sum()``, overwriting a fixed key) is not a capture.
+``total += x.sum()``, overwriting a fixed key) is not a capture, nor is storing what
+kind of thing the hook received (``seen.add(type(output))``, ``output.dtype``).
 
 Only the hook body (and, for handles kept in a local, the one registering function)
 is looked at: nothing here walks the module.
@@ -388,6 +389,7 @@ class _HookTaint:
         self.tainted: set[str] = set()
         self.aliases: set[str] = set()  # locals bound to a shared store (``buf = self.buf``)
         self.incremented: set[str] = set()  # codes the hook increments (per-call keys)
+        self.kinds: set[str] = set()  # locals every binding of which is a kind (``k = type(x)``)
 
     def _same_every_call(self, name: str, call: cst.Call) -> bool:
         """``id(module)`` of the hooked module (or ``id(self)``): one key per hook, not a
@@ -401,6 +403,17 @@ class _HookTaint:
         # The nodes it reads, by exact type (no subclasses; ``isinstance`` on libcst's
         # classes goes through ABCMeta when it fails).
         nodes = [n for n in (body, *descendants(body, into_functions=False)) if type(n) in _TAINTING]
+        kinds: dict[str, bool] = {}
+        for current in nodes:
+            if type(current) is cst.Assign:
+                for t in current.targets:
+                    for name in target_names(t.target):
+                        plain = isinstance(t.target, cst.Name) and len(current.targets) == 1
+                        kinds[name] = kinds.get(name, True) and plain and _kind_of(current.value)
+            elif type(current) in (cst.For, cst.CompFor, cst.AugAssign):
+                for name in target_names(current.target):
+                    kinds[name] = False
+        self.kinds = {name for name, kind in kinds.items() if kind}
         for _ in range(2):
             for current in nodes:
                 kind = type(current)
@@ -466,8 +479,11 @@ class _HookTaint:
             if store is None:
                 return None
             values = [a.value for a in node.args]
-            if not any(self.is_tainted(v) for v in values):
-                return None
+            tainted = [v for v in values if self.is_tainted(v)]
+            if not tainted or all(
+                _kind_of(v) or (isinstance(v, cst.Name) and v.value in self.kinds) for v in tainted
+            ):
+                return None  # nothing received, or only what kind of thing it was
             key = _key_of(node.func.value)
             return Capture(store, STORE_VERBS[method], node, _code(values[-1]), key)
         if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
@@ -511,6 +527,21 @@ class _HookTaint:
                 if code is not None and code in self.incremented:
                     return True
         return False
+
+
+#: Attributes that say what kind of tensor or object a value is: few values, each stored
+#: once per kind at most (``warned.add(type(output))``).
+_KIND_ATTRIBUTES = frozenset({"__class__", "dtype", "device", "layout", "__name__", "__qualname__"})
+
+
+def _kind_of(value: cst.BaseExpression) -> bool:
+    """``type(x)``, ``x.__class__``, ``x.dtype``, ``x.device`` (and their ``__name__``):
+    what kind of thing a hook received, not what it received."""
+    if isinstance(value, cst.Call):
+        return dotted_name(value.func) == "type" and len(value.args) == 1
+    if isinstance(value, cst.Attribute) and value.attr.value in _KIND_ATTRIBUTES:
+        return value.attr.value not in ("__name__", "__qualname__") or _kind_of(value.value)
+    return False
 
 
 def _key_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:

@@ -44,7 +44,8 @@ class CaptureHookNotRemoved(Rule):
     call (`store.append(x)`, `extend`, `insert`, `store.setdefault(k, []).append(x)`,
     `store += [x]`, `store = torch.cat([store, x])`, `store = [x] + store` (or
     `[*store, x]`), `store[k] = x` with a key that
-    changes per call) where the store is a `self` attribute, an attribute of the
+    changes per call; not what kind of thing the hook received: `seen.add(type(output))`,
+    `output.dtype`) where the store is a `self` attribute, an attribute of the
     hooked module, a module global, a closure or `nonlocal` variable, or an object
     bound with `functools.partial` or held by a callable object. It flags the
     registration when the handle is discarded (the registration is an expression
@@ -315,6 +316,31 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # The hook remembers what kind of output it could not cast (`type(output)`):
+        # a few kinds, each once, not what it received; the hook is meant to stay.
+        Valid(
+            """
+import logging
+
+log = logging.getLogger(__name__)
+
+
+def cast_outputs(model):
+    reported = set()
+
+    def to_float(module, args, output):
+        if hasattr(output, "float"):
+            return output.float()
+        kind = type(output)
+        if kind not in reported:
+            reported.add(kind)
+            log.warning("left %s as it was", kind.__name__)
+        return output
+
+    model.register_forward_hook(to_float)
+    return model
+"""
+        ),
         # A forward hook that puts a gradient tap on the output it is handed, and keeps
         # that output nowhere: the tap dies with the tensor, and the taps come only while
         # the forward hook is on, which `release()` takes off.
@@ -1044,6 +1070,32 @@ class Collect:
         ),
     ]
     INVALID = [
+        # The same hook keyed by `id(output)`: a new entry for every output.
+        Invalid(
+            """
+import logging
+
+log = logging.getLogger(__name__)
+
+
+def cast_outputs(model):
+    reported = set()
+
+    def to_float(module, args, output):
+        if hasattr(output, "float"):
+            return output.float()
+        kind = id(output)
+        if kind not in reported:
+            reported.add(kind)
+            log.warning("left %s as it was", kind)
+        return output
+
+    model.register_forward_hook(to_float)
+    return model
+""",
+            line=18,
+            message="capture hook `to_float` adds to `reported` on every forward",
+        ),
         # The same tap, but the forward hook also keeps the output: each kept output
         # keeps its tap, and `release()` empties nothing.
         Invalid(
