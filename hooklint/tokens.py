@@ -21,6 +21,7 @@ ANY_RULE_TOKENS = (
     "register_module_",
     "register_optimizer_step_",
     "register_step_",
+    "register_full_backward_",
     "register_forward_hook",
     "register_module_forward_hook",
     "register_forward_pre_hook",

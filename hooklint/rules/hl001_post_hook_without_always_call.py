@@ -47,12 +47,13 @@ class PostHookWithoutAlwaysCall(Rule):
     The same pair of an optimizer's step hooks (`register_step_pre_hook` /
     `register_step_post_hook` on one optimizer, or the process-wide
     `register_optimizer_step_pre_hook` / `register_optimizer_step_post_hook`) is
-    reported too: a step post-hook has no `always_call` at all. A failed step is an
-    error rather than a routine path, so there only the takes that the next step
-    that succeeds does not put right count: a counter raised, an item put into a
-    container, one side of a method-call pair, a value set aside and overwritten. A
-    flag set to `True`, or an entry stored under a key, is set and given back again
-    by the next step's hooks.
+    reported too: a step post-hook has no `always_call` at all; and so is the pair of a
+    full backward pre-hook and full backward hook on one module (which has none either).
+    A failed step or backward is an error rather than a routine path, so there only
+    the takes that the next run that succeeds does not put right count: a counter
+    raised, an item pushed onto a stack or list, one side of a method-call pair, a value
+    set aside and overwritten. A flag set to `True`, an entry stored under a key, or an
+    item added to a set is set and given back again by the next run's hooks.
 
     The hooks' effects are followed into same-file helpers they call (module
     functions, nested defs, `self` methods, the closure a same-file factory returns
@@ -132,9 +133,9 @@ class PostHookWithoutAlwaysCall(Rule):
     used). Flags set back to `False` need no guard: lowering a lowered flag is
     harmless. Set and stack removals are left as they are (see HL005).
 
-    Optimizer step hooks get no fix: torch offers no `always_call` for them. Take and
-    give back around the `step()` call (`try`/`finally`) instead, or make the pre-hook
-    overwrite rather than take.
+    Optimizer step hooks and full backward hooks get no fix: torch offers no
+    `always_call` for them. Take and give back around the `step()` or `backward()` call
+    (`try`/`finally`) instead, or make the pre-hook overwrite rather than take.
 
     ## Options
     `target-torch`: the fix is withheld below 2.1, where `always_call` does not exist.
@@ -154,6 +155,7 @@ class PostHookWithoutAlwaysCall(Rule):
         "register_module_forward_hook",
         "register_step_post_hook",
         "register_optimizer_step_post_hook",
+        "register_full_backward_hook",
     )
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
@@ -174,7 +176,7 @@ class PostHookWithoutAlwaysCall(Rule):
                 if pre.api.kind != _PRE_OF[post.api.kind]:
                     continue  # an optimizer's step hook and a module's forward hook are no pair
                 pairs = undone(effects_of(facts, pre_hook), effects_of(facts, post_hook))
-                if post.api.kind == "step_post":
+                if post.api.kind in _NO_ALWAYS_CALL:
                     pairs = [(acquire, release) for acquire, release in pairs if _outlasts_a_step(acquire)]
                 if pairs and state_dies_with_call(facts, [pre, post], [a.key for a, _ in pairs]):
                     continue  # the stale state dies with the call that removes the hooks
@@ -192,11 +194,10 @@ class PostHookWithoutAlwaysCall(Rule):
         if len(_message(post, keys)) > MESSAGE_LIMIT:  # one short line: the state alone, without how
             keys = ", ".join(sorted({f"`{release.key}`" for _, release in pairs}))
         message = _message(post, keys)
-        if post.api.kind == "step_post":
+        if post.api.kind in _NO_ALWAYS_CALL:
+            what, _, instead = _NO_ALWAYS_CALL[post.api.kind]
             return Finding(
-                node=post.call,
-                message=message,
-                fix_withheld="step hooks have no `always_call`: undo it around `step()` in `finally`",
+                node=post.call, message=message, fix_withheld=f"{what} hooks have no `always_call`: {instead}"
             )
         edits = add_always_call(post)
         guarded = []
@@ -230,6 +231,23 @@ class PostHookWithoutAlwaysCall(Rule):
         )
 
     VALID = [
+        # A backward pair around a flag: a backward that raises leaves it set, and the
+        # next backward's hooks set and clear it again.
+        Valid(
+            """
+class GradWatch:
+    def __init__(self, block):
+        self.in_backward = False
+        block.register_full_backward_pre_hook(self._start)
+        block.register_full_backward_hook(self._stop)
+
+    def _start(self, module, grad_output):
+        self.in_backward = True
+
+    def _stop(self, module, grad_input, grad_output):
+        self.in_backward = False
+"""
+        ),
         # A step pre-hook raises a flag and stores a start time under the optimizer's
         # key; a step that raises leaves both, and the next step's hooks set and clear
         # them again: nothing stays wrong.
@@ -603,6 +621,28 @@ class LayerTimer:
         ),
     ]
     INVALID = [
+        # A full backward pre-hook pushes onto a stack that the full backward hook pops:
+        # a backward that raises in between (out of memory) leaves the entry for good.
+        Invalid(
+            """
+_open_ranges = []
+
+
+def _enter(module, grad_output):
+    _open_ranges.append(type(module).__name__)
+
+
+def _leave(module, grad_input, grad_output):
+    _open_ranges.pop()
+
+
+def trace_backward(block):
+    block.register_full_backward_pre_hook(_enter)
+    block.register_full_backward_hook(_leave)
+""",
+            line=14,
+            message="backward post-hook undoes `_open_ranges` but is skipped when backward raises",
+        ),
         # An optimizer's step pre-hook takes a lock that its step post-hook gives back:
         # torch skips step post-hooks when `step()` raises, and they have no
         # `always_call`, so a failed step leaves the lock held and the next one waits for
@@ -1436,31 +1476,45 @@ class LayerTimer:
 
 
 #: The post-hook kinds torch skips when what they follow raises, and their pre-hook kinds.
-_PRE_OF = {"forward": "forward_pre", "step_post": "step_pre"}
+_PRE_OF = {"forward": "forward_pre", "step_post": "step_pre", "full_backward": "full_backward_pre"}
+#: Post-hooks with no ``always_call`` at all, skipped when what they follow raises (an
+#: error path, not a routine one): what raises, and how to undo it instead.
+_NO_ALWAYS_CALL = {
+    "step_post": ("step", "`step()`", "undo it around `step()` in `finally`"),
+    "full_backward": ("backward", "backward", "undo it in a `finally`"),
+}
 
 
 def _outlasts_a_step(acquire) -> bool:
-    """Whether a step pre-hook's take stays wrong after the next step that succeeds:
-    a counter raised, an item put into a container, one side of a method-call pair
-    (a lock stays taken, a timer started), a value set aside and overwritten (the next
-    step sets aside the overwritten one).  A flag set to ``True`` or an entry stored
-    under a key is set again and given back by the next step's hooks."""
+    """Whether a step (or backward) pre-hook's take stays wrong after the next step
+    that succeeds: a counter raised, an item pushed onto a stack or list, one side of a
+    method-call pair (a lock stays taken, a timer started), a value set aside and
+    overwritten (the next step sets aside the overwritten one).  A flag set to ``True``,
+    an entry stored under a key or an item added to a set is set again and given back by
+    the next step's hooks."""
     if acquire.op == "add":
-        return type(acquire.node).__name__ == "Call"  # ``stack.append(x)``, not ``d[k] = x``
+        node = acquire.node  # ``stack.append(x)``; not ``d[k] = x``, nor ``seen.add(x)``: a set
+        return (
+            type(node).__name__ == "Call"
+            and getattr(node.func, "attr", None) is not None
+            and (node.func.attr.value != "add")
+        )
     return acquire.op in ("increment", "acquire", "override")
 
 
 def _message(post: Registration, keys: str) -> str:
-    if post.api.kind == "step_post":
-        return f"step post-hook undoes {keys} but is skipped when `step()` raises"
+    if post.api.kind in _NO_ALWAYS_CALL:
+        what, raising, _ = _NO_ALWAYS_CALL[post.api.kind]
+        return f"{what} post-hook undoes {keys} but is skipped when {raising} raises"
     return f"post-hook undoes {keys} but lacks `always_call=True`"
 
 
 def _skipped_when_raising(post: Registration) -> bool:
     """Whether torch skips the post-hook when what it follows raises: an optimizer's
-    step post-hook always (there is no ``always_call`` for it), a forward hook unless
-    ``always_call=True`` is passed (or may be, through ``**kwargs``)."""
-    if post.api.kind == "step_post":
+    step post-hook and a full backward hook always (there is no ``always_call`` for
+    them), a forward hook unless ``always_call=True`` is passed (or may be, through
+    ``**kwargs``)."""
+    if post.api.kind in _NO_ALWAYS_CALL:
         return True
     if post.api.kind != "forward" or not post.api.accepts_always_call:
         return False
