@@ -78,7 +78,7 @@ _REFERENCE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
 _BARE_CALLED = CalledNames(NO_NAME_OR_DOT)
 _SELF_CALLED = Guarded(r"(?:self|cls)\.([A-Za-z_][A-Za-z0-9_]*)\s*\(", not_after_word)
 #: A method of a base called through ``super()``: ``super().__init__(``.
-_SUPER_CALLED = re.compile(r"\bsuper\(\s*\)\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_SUPER_CALLED = Guarded(r"super\(\s*\)\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(", not_after_word)
 #: A method called on another object: ``tap.detach_all(``, ``self.taps[k].attach(``.
 _OTHER_CALLED = Guarded(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(", after_no_self_or_cls)
 #: A call of a method whose name says it installs hooks (``self.register_hooks(model)``):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Site
-from hooklint.analysis.handles import HandleModel
+from hooklint.analysis.handles import HandleModel, returned_parameter
 from hooklint.analysis.names import argument_for
 from hooklint.analysis.scopes import loop_iterable
 from hooklint.analysis.vocabulary import PASS_THROUGH_BUILTINS
@@ -108,9 +108,9 @@ class _Given:
         """``__init__`` of ``class_name`` sets ``self.<attr>`` from something given: by a
         plain assignment, as an element unpacked from a same-file function that hands
         back what it is given in that place (``self.net, self.n = _split(net)`` with
-        ``return net, len(net)``), or in the ``__init__`` of a same-file base it runs
-        (``super().__init__(net)``, ``Base.__init__(self, net)``), for what this one
-        passes.  ``via``: the ``super().__init__`` calls that led here."""
+        ``return net, len(net)``), or in the ``__init__`` of the same-file base that
+        ``super().__init__(net)`` runs, for what this one passes.  ``via``: the
+        ``super().__init__`` calls that led here."""
         init = self.facts.method(class_name, "__init__")
         if init is None or class_name in seen or depth > _DEPTH:
             return False
@@ -130,6 +130,7 @@ class _Given:
                     if call is not None and self._set_in_init(base, attr, (*via, call), depth + 1, seen):
                         return True
         return False
+        return False
 
     def _unpacked_from_helper(self, target, attr: str, value, init: FunctionInfo):
         """For ``self.a, self.b = helper(x, ...)`` and ``attr`` one of them: the argument
@@ -147,18 +148,8 @@ class _Given:
         helper = self.facts.module_function(value.func.value)
         if helper is None:
             return None
-        returns = [n for n in self.facts.body_nodes(helper.node) if isinstance(n, cst.Return)]
-        handed: set[str] = set()
-        for ret in returns:
-            if not isinstance(ret.value, cst.Tuple) or len(ret.value.elements) != len(target.elements):
-                return None
-            element = ret.value.elements[places[0]].value
-            if not isinstance(element, cst.Name):
-                return None
-            handed.add(element.value)
-        if len(handed) != 1 or not handed <= set(helper.params):
-            return None
-        return argument_for(value, helper.params, next(iter(handed)))
+        handed = returned_parameter(self.facts, helper, places[0], len(target.elements))
+        return argument_for(value, helper.params, handed) if handed is not None else None
 
     def _base_init(self, node: cst.Call, class_name: str) -> str | None:
         """The same-file base whose ``__init__`` ``super().__init__(...)`` runs: the

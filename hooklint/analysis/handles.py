@@ -1422,7 +1422,7 @@ class HandleModel:
                         found.append((-1, node.value))
                     elif name in target_names(inner):
                         return []  # bound plainly, or nested deeper in the unpacking
-            elif _binds_otherwise(node, name):
+            elif binds_otherwise(node, name):
                 return []
         return found
 
@@ -1705,13 +1705,10 @@ class HandleModel:
         if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
             return None
         helper = self._function_named(value.func.value, self._infos.get(scope_id))
-        if helper is None:
+        handed = returned_parameter(self.facts, helper) if helper is not None else None
+        if handed is None:
             return None
-        returns = [n for n in self.facts.body_nodes(helper.node) if isinstance(n, cst.Return)]
-        names = {r.value.value for r in returns if isinstance(r.value, cst.Name)}
-        if len(names) != 1 or len(returns) != sum(isinstance(r.value, cst.Name) for r in returns):
-            return None
-        passed = argument_for(value, helper.params, next(iter(names)))
+        passed = argument_for(value, helper.params, handed)  # type: ignore[union-attr]
         return passed.value if isinstance(passed, cst.Name) else None
 
     def _computed_tensor(self, name: str, scope_id: int, info: FunctionInfo, depth: int) -> bool:
@@ -3028,12 +3025,34 @@ def _plain_bindings_only(nodes, name: str) -> bool:
             target = node.target
             if type(target) is not cst.Name and name in target_names(target):
                 return False
-        elif _binds_otherwise(node, name):
+        elif binds_otherwise(node, name):
             return False
     return True
 
 
-def _binds_otherwise(node: cst.CSTNode, name: str) -> bool:
+def returned_parameter(
+    facts: ModuleFacts, helper: FunctionInfo, place: int | None = None, size: int = 0
+) -> str | None:
+    """The parameter of ``helper`` that every ``return`` of it hands back: as the whole
+    value (``place`` None: ``return model``), or as element ``place`` of a tuple of
+    ``size`` elements (``return model, len(model)``); None when the returns differ, or
+    hand back anything else."""
+    handed: set[str] = set()
+    for ret in (n for n in facts.body_nodes(helper.node) if isinstance(n, cst.Return)):
+        value = ret.value
+        if place is not None:
+            if not isinstance(value, cst.Tuple) or len(value.elements) != size:
+                return None
+            value = value.elements[place].value
+        if not isinstance(value, cst.Name):
+            return None
+        handed.add(value.value)
+    if len(handed) != 1 or not handed <= set(helper.params):
+        return None
+    return next(iter(handed))
+
+
+def binds_otherwise(node: cst.CSTNode, name: str) -> bool:
     """``node`` binds ``name`` other than by ``=``: a loop, ``with ... as``, ``:=``, an
     annotated or augmented assignment."""
     kind = type(node)

@@ -21,7 +21,9 @@ from hooklint.analysis.statements import chains_bound, raises_first
 from hooklint.analysis.vocabulary import (
     CONSTANT_NAMES,
     CONTEXTMANAGERS,
+    GRAD_MODE_SWITCHES,
     ITERATING_BUILTINS,
+    METHOD_APIS,
     NAME_LOOKUP_METHODS,
     STORE_METHODS,
 )
@@ -210,19 +212,19 @@ def _simple_value(node: cst.BaseExpression | None) -> bool:
     return _defaulted_getattr(node) or _plain_forward_registration(node)
 
 
-#: Registrations that only add the hook to the module's dict: they do not fail in
-#: practice (a tensor's ``register_hook`` raises for a tensor that needs no grad, a full
-#: backward hook on a module that has an old-style one).
-_PLAIN_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
-
-
 def _plain_forward_registration(node: cst.BaseExpression) -> bool:
-    """``m.register_forward_hook(hook)`` on a name or attribute chain, with names,
-    attribute chains and literals for arguments."""
+    """``m.register_forward_hook(hook)`` (a module's forward or forward pre-hook) on a
+    name or attribute chain, with names, attribute chains and literals for arguments:
+    it only adds the hook to the module's dict, which does not fail in practice (a
+    tensor's ``register_hook`` raises for a tensor that needs no grad, a full backward
+    hook on a module that has an old-style one)."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+        return False
+    api = METHOD_APIS.get(node.func.attr.value)
     return (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value in _PLAIN_REGISTRATIONS
+        api is not None
+        and api.owner == "module"
+        and api.kind in ("forward", "forward_pre")
         and _dotted(node.func.value)
         and all(not a.star and (_dotted(a.value) or _simple_value(a.value)) for a in node.args)
     )
@@ -403,7 +405,7 @@ def _grad_mode_context(item: cst.BaseExpression) -> bool:
         and isinstance(item.func, cst.Attribute)
         and isinstance(item.func.value, cst.Name)
         and item.func.value.value == "torch"
-        and item.func.attr.value in ("no_grad", "inference_mode", "enable_grad")
+        and item.func.attr.value in GRAD_MODE_SWITCHES
     )
 
 

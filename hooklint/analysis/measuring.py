@@ -28,8 +28,8 @@ import libcst as cst
 
 from hooklint.analysis.facts import FunctionInfo, ModuleFacts, Registration
 from hooklint.analysis.given import is_given
-from hooklint.analysis.handles import handle_model
-from hooklint.analysis.walk import descendants
+from hooklint.analysis.handles import binds_otherwise, handle_model
+from hooklint.analysis.scopes import target_names
 
 
 @dataclass(frozen=True)
@@ -73,20 +73,14 @@ def _made_here(facts: ModuleFacts, nodes: list, name: str) -> cst.Name | None:
     Counter()``); else None."""
     values = []
     for node in nodes:
-        if isinstance(node, (cst.AugAssign, cst.AnnAssign)) and _names(node.target, name):
-            return None
-        if isinstance(node, (cst.For, cst.CompFor)) and _names(node.target, name):
-            return None
-        if isinstance(node, cst.WithItem) and _names(node.asname, name):
-            return None
-        if isinstance(node, cst.NamedExpr) and _names(node.target, name):
+        if binds_otherwise(node, name):
             return None
         if isinstance(node, cst.Assign):
             for target in node.targets:
                 found = _element_bound(target.target, node.value, name)
                 if found is not None:
                     values.append(found)
-                elif _names(target.target, name):
+                elif name in target_names(target.target):
                     return None  # unpacked from one value, or starred
     if len(values) != 1 or not isinstance(values[0][1], cst.Call):
         return None
@@ -117,12 +111,6 @@ def _element_bound(target, value, name: str):
             if isinstance(element.value, cst.Name) and element.value.value == name:
                 return element.value, item.value
     return None
-
-
-def _names(node, name: str) -> bool:
-    return node is not None and any(
-        isinstance(n, cst.Name) and n.value == name for n in [node, *descendants(node)]
-    )
 
 
 def _only_read_after(

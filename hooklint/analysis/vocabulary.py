@@ -508,6 +508,9 @@ NOT_MODULE_BASES = frozenset(
 #: ``calibration_forward_context`` is llm-compressor's calibration context (it enters
 #: ``torch.no_grad()``).
 NO_GRAD_CONTEXTS = frozenset({"no_grad", "inference_mode", "calibration_forward_context"})
+#: torch's grad-mode contexts (``torch.no_grad()``): entering and leaving one switches a
+#: thread-local flag, which does not fail.
+GRAD_MODE_SWITCHES = frozenset({"no_grad", "inference_mode", "enable_grad"})
 #: Tensor methods whose result is a new tensor, never the receiver or a view of it
 #: (``.cpu()``, ``.to()``, ``.contiguous()`` may return the receiver; ``.view()`` and
 #: indexing share its storage): computed under no-grad, it holds no graph.
