@@ -3,7 +3,11 @@
 A pre-/post-hook pair whose shared state is a local of one function (``stack = []``,
 ``depth = [0]``), registered there (or by a helper it calls), whose handles that
 function removes in ``finally`` (or scopes with ``with``), leaves nothing behind: when
-``forward`` raises, the stale state dies with the call, and so do the hooks.  The
+``forward`` raises, the stale state dies with the call, and so do the hooks.  A
+removal outside ``finally``, by that function or by one nested in it between it and
+the registration, counts too: the hooks a raising ``forward`` leaves on are the only
+thing that still reaches the stale state, and HL004 reports them (one bug, one
+finding).  (A helper's caller, below, must still remove in ``finally``.)  The
 state may reach the hooks two ways:
 
 * a free name of the hooks that the registering function, or a function around it,
@@ -68,7 +72,7 @@ def _dies_with_call(facts: ModuleFacts, model: HandleModel, registration: Regist
         if root in assigned and root not in current.params:
             return (
                 _fresh(current, root)
-                and _removed_by(model, registration, current)
+                and _removed_by(model, registration, _chain(info, current))
                 and not _escapes(current, root)
             )
         if root in current.params:
@@ -79,15 +83,26 @@ def _dies_with_call(facts: ModuleFacts, model: HandleModel, registration: Regist
     return False
 
 
-def _removed_by(model: HandleModel, registration: Registration, owner: FunctionInfo) -> bool:
-    """The registration's handles are scoped by ``with`` or removed in a ``finally``
-    of ``owner``."""
+def _chain(inner: FunctionInfo, owner: FunctionInfo) -> list[FunctionInfo]:
+    """``inner`` and the functions around it, out to ``owner``."""
+    chain = [inner]
+    while chain[-1] is not owner and chain[-1].parent is not None:
+        chain.append(chain[-1].parent)
+    return chain
+
+
+def _removed_by(model: HandleModel, registration: Registration, functions: list[FunctionInfo]) -> bool:
+    """The registration's handles are scoped by ``with``, or removed by one of
+    ``functions`` (the registering function and those around it, out to the one whose
+    call the state lives for).  A removal outside ``finally`` counts: a raising
+    ``forward`` then leaves the hooks on, with the stale state they hold, and that is
+    HL004's finding (the hooks), not a second one for the state they alone still reach."""
     flow = model.acquisition_of(registration).flow
     if flow.scoped:
         return True
     if not flow.stores or flow.escapes is not None:
         return False
-    return any(r.site.in_finally for r in model.removals_of(flow.stores, id(owner.node)))
+    return any(model.removals_of(flow.stores, id(f.node)) for f in functions)
 
 
 def _helper_of_callers_local(

@@ -262,15 +262,36 @@ def narrow_handler(site) -> tuple[cst.ExceptHandler, str] | None:
     return None
 
 
+def runs_when_raising(site, other, exception: str) -> bool:
+    """Whether ``site`` is in an ``except`` handler (the innermost of its function)
+    that catches ``exception`` (by name, or everything), of a ``try`` whose body holds
+    ``other``: it runs only when that body raised, as a fallback for ``other``
+    (``try: register(h, always_call=True)`` / ``except TypeError: register(h)``)."""
+    handler = None
+    for frame in reversed(site.frames):
+        if frame.kind in ("def", "lambda", "class"):
+            return False
+        if frame.kind == "except":
+            handler = frame.node
+            break
+    if handler is None or not (catches_everything(handler) or exception in _caught(handler)):
+        return False
+    return any(f.kind == "try" and any(h is handler for h in f.node.handlers) for f in other.frames)
+
+
+def _caught(handler: cst.ExceptHandler) -> set[str]:
+    """The last part of each name the handler catches (``builtins.TypeError``: ``TypeError``)."""
+    caught = handler.type
+    if caught is None:
+        return set()
+    names = caught.elements if isinstance(caught, cst.Tuple) else [caught]
+    return {_code(e.value if isinstance(e, cst.Element) else e).rsplit(".", 1)[-1] for e in names}
+
+
 def catches_everything(handler: cst.ExceptHandler) -> bool:
     """A bare ``except:``, or one that names ``Exception`` or ``BaseException`` (alone
     or in a tuple)."""
-    caught = handler.type
-    if caught is None:
-        return True
-    names = caught.elements if isinstance(caught, cst.Tuple) else [caught]
-    codes = [_code(e.value if isinstance(e, cst.Element) else e) for e in names]
-    return any(c.rsplit(".", 1)[-1] in _CATCH_ALL for c in codes)
+    return handler.type is None or bool(_caught(handler) & _CATCH_ALL)
 
 
 def may_raise(statement: cst.CSTNode) -> bool:

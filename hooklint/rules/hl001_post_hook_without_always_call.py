@@ -8,6 +8,7 @@ from hooklint.analysis.call_local import state_dies_with_call
 from hooklint.analysis.effects import undone
 from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.hook_roles import HookCallable, HookedObjects, effects_of, hook_callable
+from hooklint.analysis.reachability import runs_when_raising
 from hooklint.fixes.always_call import add_always_call, clamp_decrement
 from hooklint.fixes.release_guard import acquired_flag_guard
 from hooklint.rules.base import (
@@ -78,6 +79,12 @@ class PostHookWithoutAlwaysCall(Rule):
     `with`) is not flagged: a local `stack = []` of that function, or of a same-file
     helper's caller that passes its local in and removes the handles the helper
     returns (`hooklint.analysis.call_local`); the stale state dies with the call.
+    The same holds when that function (or one nested in it that registers the
+    hooks) removes them outside `finally`: a raising forward then leaves the hooks
+    on, and they alone still reach the stale state; that is one bug, HL004's.
+    A forward hook registered in an `except TypeError:` handler (or one that
+    catches everything) of a `try` that registers the same kind of hook with
+    `always_call=True` is the fallback for a torch without the keyword: not flagged.
 
     ## Why is this bad?
     PyTorch skips plain forward hooks when `forward` raises. Then the pre-hook's
@@ -167,7 +174,7 @@ class PostHookWithoutAlwaysCall(Rule):
             return
         pre_hooks_on = HookedObjects(pre_hooks)
         for post in facts.registrations:
-            if not _skipped_when_raising(post):
+            if not _skipped_when_raising(post) or _fallback_for_old_torch(post, facts):
                 continue
             post_hook = hook_callable(facts, post)
             if post_hook is None:
@@ -472,6 +479,79 @@ def layer_paths(model, x):
     finally:
         for h in handles:
             h.remove()
+"""
+        ),
+        # The stack lives for one call of `depths`; the context manager nested in it
+        # removes the hooks after `yield`, outside `finally` (HL004 reports that): a
+        # raising forward leaves hooks that alone still reach the stale stack.
+        Valid(
+            """
+from contextlib import contextmanager
+
+
+def depths(model, x):
+    stack = []
+    seen = []
+
+    def push(m, args):
+        stack.append(m)
+
+    def pop(m, args, output):
+        stack.pop()
+        seen.append(len(stack))
+
+    @contextmanager
+    def hooked(root):
+        handles = [root.register_forward_pre_hook(push), root.register_forward_hook(pop)]
+        yield
+        for h in handles:
+            h.remove()
+
+    with hooked(model):
+        model(x)
+    return seen
+"""
+        ),
+        # The post-hook asks for `always_call`; the bare registration runs only on a
+        # torch that rejects the keyword, where the fix would fail the same way.
+        Valid(
+            """
+ACTIVE = set()
+
+
+def track(block, key):
+    block.register_forward_pre_hook(lambda m, a: ACTIVE.add(key))
+    try:
+        block.register_forward_hook(lambda m, a, o: ACTIVE.discard(key), always_call=True)
+    except TypeError:
+        block.register_forward_hook(lambda m, a, o: ACTIVE.discard(key))
+"""
+        ),
+        # The same local stack, the hooks removed after forward outside `finally`: a
+        # forward that raises leaves them registered, and they alone still reach the
+        # stale stack. One bug: HL004 reports the removal; not this rule.
+        Valid(
+            """
+def layer_paths(model, x):
+    handles = []
+    path = []
+
+    def attach(module, name):
+        def enter(m, args):
+            path.append(name)
+
+        def leave(m, args, output):
+            path.pop()
+
+        handles.append(module.register_forward_pre_hook(enter))
+        handles.append(module.register_forward_hook(leave))
+
+    for name, module in model.named_children():
+        attach(module, name)
+    out = model(x)
+    for h in handles:
+        h.remove()
+    return out
 """
         ),
         # A helper counts into the caller's local and hands the handles back; every
@@ -1158,55 +1238,33 @@ def watch(model, names):
             line=11,
             message="`names`",
         ),
-        # The same local stack, but the hooks are removed after forward, outside
-        # `finally`: a forward that raises leaves them registered with a stale stack.
+        # A handler for another error is no keyword fallback: the bare registration
+        # runs whenever the first one fails for that reason.
         Invalid(
             """
-def layer_paths(model, x):
-    handles = []
-    path = []
+ACTIVE = set()
 
-    def attach(module, name):
-        def enter(m, args):
-            path.append(name)
 
-        def leave(m, args, output):
-            path.pop()
-
-        handles.append(module.register_forward_pre_hook(enter))
-        handles.append(module.register_forward_hook(leave))
-
-    for name, module in model.named_children():
-        attach(module, name)
-    out = model(x)
-    for h in handles:
-        h.remove()
-    return out
+def track(block, key):
+    block.register_forward_pre_hook(lambda m, a: ACTIVE.add(key))
+    try:
+        block.register_forward_hook(lambda m, a, o: ACTIVE.discard(key), always_call=True)
+    except RuntimeError:
+        block.register_forward_hook(lambda m, a, o: ACTIVE.discard(key))
 """,
             expected="""
-def layer_paths(model, x):
-    handles = []
-    path = []
+ACTIVE = set()
 
-    def attach(module, name):
-        def enter(m, args):
-            path.append(name)
 
-        def leave(m, args, output):
-            path.pop()
-
-        handles.append(module.register_forward_pre_hook(enter))
-        handles.append(module.register_forward_hook(leave, always_call=True))
-
-    for name, module in model.named_children():
-        attach(module, name)
-    out = model(x)
-    for h in handles:
-        h.remove()
-    return out
+def track(block, key):
+    block.register_forward_pre_hook(lambda m, a: ACTIVE.add(key))
+    try:
+        block.register_forward_hook(lambda m, a, o: ACTIVE.discard(key), always_call=True)
+    except RuntimeError:
+        block.register_forward_hook(lambda m, a, o: ACTIVE.discard(key), always_call=True)
 """,
-            line=13,
-            message="undoes `path`",
+            line=9,
+            message="undoes `ACTIVE`",
         ),
         # A local name for state that outlives the call (`self.depth`) is not call-local.
         Invalid(
@@ -1523,6 +1581,18 @@ def _skipped_when_raising(post: Registration) -> bool:
     if "always_call" not in post.keywords:
         return True
     return post.keyword_is_false("always_call")
+
+
+def _fallback_for_old_torch(post: Registration, facts: ModuleFacts) -> bool:
+    """``post`` runs only when registering a forward hook with ``always_call=True``
+    raised ``TypeError`` (a torch without the keyword): the code around it already
+    asks for ``always_call``, and the fix would raise the same error."""
+    return any(
+        other.api.kind == post.api.kind
+        and other.keyword_is_true("always_call")
+        and runs_when_raising(post.site, other.site, "TypeError")
+        for other in facts.registrations
+    )
 
 
 def _shown(acquire, release) -> str:
