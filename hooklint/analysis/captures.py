@@ -178,6 +178,58 @@ def written_once(hook: HookBody, capture: Capture) -> bool:
     return False
 
 
+def emptied_first(hook: HookBody, capture: Capture) -> bool:
+    """The hook empties the store itself (``mod.saved = []``, ``.clear()``) in a
+    statement that runs before the capture whenever the capture runs: earlier in the
+    capture's block or in a block around it.  Each call then starts the store anew, and
+    it holds one call's worth.  (An emptying in a branch the capture is not in, or
+    after it, does not count.)"""
+    owner, _, attr = capture.store.rpartition(".")
+    body = hook.node.body
+    if not owner or not isinstance(body, cst.IndentedBlock):
+        return False
+    for statements, index in _block_path(body, capture.node):
+        for statement in statements[:index]:
+            if isinstance(statement, cst.SimpleStatementLine) and any(
+                _empties(small.value if isinstance(small, cst.Expr) else small, owner, attr)
+                for small in statement.body
+            ):
+                return True
+    return False
+
+
+def _block_path(block: cst.IndentedBlock, target: cst.CSTNode) -> list[tuple[tuple, int]]:
+    """The blocks from ``block`` down to the statement that holds ``target``: each
+    block's statements and the index of the one on the way (nested defs not entered)."""
+    for index, statement in enumerate(block.body):
+        if statement is target or any(n is target for n in descendants(statement, into_functions=False)):
+            path = [(tuple(block.body), index)]
+            for suite in _suites(statement):
+                inner = _block_path(suite, target)
+                if inner:
+                    return path + inner
+            return path
+    return []
+
+
+def _suites(statement: cst.CSTNode) -> Iterator[cst.IndentedBlock]:
+    """The indented blocks of a compound statement (``elif`` and ``else`` included)."""
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return
+    for part in (getattr(statement, "body", None), getattr(statement, "finalbody", None)):
+        part = getattr(part, "body", part) if isinstance(part, cst.Finally) else part
+        if isinstance(part, cst.IndentedBlock):
+            yield part
+    for handler in getattr(statement, "handlers", ()):
+        if isinstance(handler.body, cst.IndentedBlock):
+            yield handler.body
+    orelse = getattr(statement, "orelse", None)
+    if isinstance(orelse, cst.If):
+        yield from _suites(orelse)
+    elif isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
+        yield orelse.body
+
+
 def emptied_before(facts: ModuleFacts, registration: Registration, store: str) -> bool:
     """The registering function empties ``store`` (``self.grads = []``,
     ``self.grads.clear()``) in a statement of its own body before the one that holds
@@ -679,7 +731,11 @@ def _leaking_capture(facts: ModuleFacts, registration: Registration) -> CaptureL
     if hook is None:
         return None
     found, slots = hook_writes(hook, registration)
-    found = [c for c in found if not own_method_call(facts, hook, c) and not written_once(hook, c)]
+    found = [
+        c
+        for c in found
+        if not own_method_call(facts, hook, c) and not written_once(hook, c) and not emptied_first(hook, c)
+    ]
     made = None  # the registering function's own store, for slots it overwrites
     if not found:
         found = [c for c in slots if per_call_store(facts, registration, hook, c)]

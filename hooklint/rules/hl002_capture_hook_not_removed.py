@@ -107,7 +107,10 @@ class CaptureHookNotRemoved(Rule):
     a flag its class turns on only in `__enter__` (which empties the store) and off in
     `__exit__` (the store holds one `with` window); a hook that stores only while
     the store is empty (`if not self.shapes:`, the `else` of `if len(self.shapes):`,
-    after `if self.shapes: return`): it holds one record at a time; a handle kept in
+    after `if self.shapes: return`): it holds one record at a time; a hook that
+    empties the store itself before it stores, on every path to the store
+    (`module.pieces = []` earlier in the block or a block around it): it holds one
+    call's worth; a handle kept in
     a store of an object another module owns (`tracker.run.handles[name] = h`, on
     an imported name), or of one the caller's argument holds under a computed name
     (`cache = getattr(model, self.slot)`): that code's to remove, and this file
@@ -316,6 +319,21 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # The hook starts its store anew on every call before filling it: it holds the
+        # last forward's pieces, never more.
+        Valid(
+            """
+def keep_pieces(module, args, output):
+    module.pieces = []
+    for piece in output:
+        module.pieces.append(piece.detach())
+
+
+def attach(model):
+    for block in model.children():
+        block.register_forward_hook(keep_pieces)
+"""
+        ),
         # The hook remembers what kind of output it could not cast (`type(output)`):
         # a few kinds, each once, not what it received; the hook is meant to stay.
         Valid(
@@ -1070,6 +1088,24 @@ class Collect:
         ),
     ]
     INVALID = [
+        # The store is set up empty only once (`if not hasattr`): every later call
+        # appends to what the earlier ones left.
+        Invalid(
+            """
+def keep_pieces(module, args, output):
+    if not hasattr(module, "pieces"):
+        module.pieces = []
+    for piece in output:
+        module.pieces.append(piece.detach())
+
+
+def attach(model):
+    for block in model.children():
+        block.register_forward_hook(keep_pieces)
+""",
+            line=10,
+            message="capture hook `keep_pieces` appends to `module.pieces` on every forward",
+        ),
         # The same hook keyed by `id(output)`: a new entry for every output.
         Invalid(
             """
