@@ -319,8 +319,8 @@ class _Collector:
             if named_by:
                 api = METHOD_APIS[named_by[0].attr.value]
                 receiver = named_by[0].value
-        if api is None:
-            return
+        if api is None or not node.args:
+            return  # torch's registrations all take the hook: ``x.register_hook()`` is another method
         keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         if len(positional) > api.positional or not keywords.keys() <= api.keywords:

@@ -64,7 +64,8 @@ class HookRegisteredPerCall(Rule):
     inside `forward()` or `__call__`, inside `generate`, `step` or a `*_step` method,
     inside the body of another hook, or inside a `for`/`while` loop, when the object
     it hooks is the same on every pass (a parameter, `self`, a submodule) and the
-    handle is not removed in that same scope. It also finds a handle assigned to one
+    handle is not removed in that same scope (a `register_hook()` called with no
+    argument is some object's own method, not torch's, which takes the hook). It also finds a handle assigned to one
     name or attribute on every iteration of a loop, so that all but the last handle
     are lost; and a method that starts its `self.*` handle store anew (`self.hooks =
     []`) without removing what it held, run by a loop of its class (directly or a few
@@ -445,6 +446,23 @@ class HookRegisteredPerCall(Rule):
         return with_over_rest_of_block(facts, registration)
 
     VALID = [
+        # `tap.register_hook()` takes no hook: it is the tap object's own method (it
+        # puts back the hook it just took off), not torch's `Tensor.register_hook`.
+        Valid(
+            """
+class SynapticOps:
+    def __init__(self):
+        self.total = 0
+
+    def __call__(self, model, batch):
+        for tap in model.taps:
+            for spikes in tap.inputs:
+                tap.handle.remove()
+                self.total += int(spikes.sum())
+                tap.register_hook()
+        return self.total
+"""
+        ),
         # The counter is handed back: the caller reads it for as long as it wants the
         # hook, which is meant to stay.
         Valid(
@@ -1170,6 +1188,26 @@ def probe_width(batch):
         ),
     ]
     INVALID = [
+        # Handed a hook, `register_hook` is torch's: each call adds one more per tap.
+        Invalid(
+            """
+class SynapticOps:
+    def __init__(self):
+        self.total = 0
+
+    def _note(self, grad):
+        self.total += 1
+
+    def __call__(self, model, batch):
+        for tap in model.taps:
+            for spikes in tap.inputs:
+                self.total += int(spikes.sum())
+                tap.register_hook(self._note)
+        return self.total
+""",
+            line=12,
+            message="`register_hook` registers a tensor hook on every iteration of this loop",
+        ),
         # A measurement that hooks the caller's model with a counter made for this call,
         # reads it, and drops the handle: every call leaves one more counting hook.
         Invalid(
