@@ -19,7 +19,7 @@ import libcst as cst
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Site
 from hooklint.analysis.handles import HandleModel, returned_parameter
 from hooklint.analysis.names import argument_for
-from hooklint.analysis.scopes import loop_iterable
+from hooklint.analysis.scopes import assigned_values, loop_iterable
 from hooklint.analysis.vocabulary import PASS_THROUGH_BUILTINS
 
 #: How many steps (a name to its value, an installer's parameter to its argument) are followed.
@@ -73,9 +73,18 @@ class _Given:
             return self._parameter(name, info, via, depth)
         if at is not None:
             value = self.model.value_at(node, at, id(info.node))
+            if value is not None and _part_of(value, name):
+                return self._descended(name, info, site, at, via, depth)
             if value is not None:
                 return self.given(value, info, site, at, via, depth + 1)
         return False
+
+    def _descended(self, name: str, info: FunctionInfo, site, at, via, depth: int) -> bool:
+        """``name`` walks down into its own parts (``target = target._modules[part]`` in
+        a loop over a path): it is given when every other value it gets is."""
+        values = assigned_values(info.node, name)
+        starts = [v for v in values or () if not _part_of(v, name)]
+        return bool(starts) and all(self.given(v, info, site, at, via, depth + 1) for v in starts)
 
     def _parameter(self, name: str, info: FunctionInfo, via: tuple[CallSite, ...], depth: int) -> bool:
         """A parameter of the constructor is given; one of an installer is given when its
@@ -173,6 +182,18 @@ class _Given:
     def _call_site(self, node: cst.Call) -> CallSite | None:
         index = self.facts.memo("_call_sites_by_node", lambda facts: {id(c.node): c for c in facts.calls})
         return index.get(id(node))
+
+
+def _part_of(value: cst.BaseExpression, name: str) -> bool:
+    """``value`` is a part of what ``name`` holds: an attribute, subscript or method
+    result reached from ``name`` itself (``name._modules[k]``, ``name.get_submodule(p)``)."""
+    while True:
+        if isinstance(value, (cst.Attribute, cst.Subscript)):
+            value = value.value
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            value = value.func.value
+        else:
+            return isinstance(value, cst.Name) and value.value == name
 
 
 def _assigned_to(target, attr: str, value):

@@ -53,6 +53,7 @@ from hooklint.analysis.module_kinds import NOT_MODULE, class_kind
 from hooklint.analysis.vocabulary import (
     CONTAINER_REMOVALS,
     CONTEXTMANAGERS,
+    MODULE_ADDITIONS,
     UNHOOK_WORDS,
     lifecycle_teardowns,
 )
@@ -181,6 +182,8 @@ def _constructor_hooks(facts: ModuleFacts) -> list[OutlivingHook]:
                     continue
             if not _bound_to_self(registration):
                 continue
+            if _adds_to_module(facts, info, registration):
+                continue  # the object changes the module for good: its hooks are part of it
             if unhooked is None:
                 unhooked = _class_unhooks(facts, model, info.class_name)  # type: ignore[arg-type]
             if unhooked:
@@ -188,6 +191,21 @@ def _constructor_hooks(facts: ModuleFacts) -> list[OutlivingHook]:
             seen.add(id(registration.call))
             found.append(OutlivingHook(lifecycle, registration, via, finalizer=finalizer))
     return found
+
+
+def _adds_to_module(facts: ModuleFacts, info: FunctionInfo, registration: Registration) -> bool:
+    """The constructor also gives the module it hooks a buffer, parameter or submodule
+    (``module.register_buffer(name + "_mask", ...)``): it changes that module for as long
+    as the module lives, and the hook (a forward pre-hook applying the mask, a state-dict
+    hook keeping it) is part of the change, as ``torch.nn.utils.prune``'s are."""
+    receiver = registration.receiver_code
+    return any(
+        call.attr in MODULE_ADDITIONS
+        and call.site.function is info.node
+        and isinstance(call.node.func, cst.Attribute)
+        and facts.code(call.node.func.value) == receiver
+        for call in facts.calls
+    )
 
 
 def _finalizer_only(lifecycle: Lifecycle) -> bool:

@@ -163,6 +163,20 @@ SAVED_TENSORS_HOOKS = frozenset(
 )
 #: Decorators that turn a generator into a context manager.
 CONTEXTMANAGERS = frozenset({"contextlib.contextmanager", "contextmanager", "contextlib.asynccontextmanager"})
+#: Module methods that give a module a new buffer, parameter or submodule: a change
+#: to the module that lasts as long as it does.
+MODULE_ADDITIONS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
+#: Decorators (last name) that make a function run once per process and hand back the
+#: first result after that (``functools.cache``), or that are named for it
+#: (``call_once``; not ``once_differentiable``, which is about autograd).
+RUN_ONCE_DECORATORS = frozenset(
+    {"cache", "lru_cache", "once", "call_once", "run_once", "do_once", "only_once", "run_only_once"}
+)
+
+
+def runs_once(decorators) -> bool:
+    """Whether one of ``decorators`` (dotted names) makes the function run once."""
+    return any(d.rsplit(".", 1)[-1] in RUN_ONCE_DECORATORS for d in decorators)
 
 
 def lookup(name: str) -> HookApi | None:

@@ -14,7 +14,7 @@ from hooklint.analysis.lifetime import (
     word_count,
 )
 from hooklint.analysis.module_kinds import base_codes
-from hooklint.analysis.vocabulary import INSTALLER_PREFIXES, PLAIN_BASES
+from hooklint.analysis.vocabulary import INSTALLER_PREFIXES, PLAIN_BASES, runs_once
 from hooklint.fixes.lifetime import with_over_rest_of_block
 from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
@@ -31,8 +31,11 @@ class GlobalHookNotRemoved(Rule):
     Not flagged: a registration under `with` or an `ExitStack`, a handle returned to
     the caller or removed anywhere in the file (`__exit__`, a `stop()` method), a
     handle kept on `self` in a subclass of an imported class (the base class's
-    `__exit__` may remove it), and registrations under
-    `if __name__ == "__main__":` or behind an environment-variable opt-in.
+    `__exit__` may remove it), registrations under
+    `if __name__ == "__main__":` or behind an environment-variable opt-in, and
+    registrations in a function that runs once per process (`@functools.cache`,
+    `@lru_cache`, a decorator named `call_once`, `run_once`...): an installer
+    whose hook is meant to last, which never piles up.
 
     ## Why is this bad?
     A global hook fires for every module (or optimizer) of every model in the
@@ -106,6 +109,9 @@ class GlobalHookNotRemoved(Rule):
             return Finding(node=registration.call, message=message)
         if role in ("returned", "yielded", "argument", "other"):
             return None  # the caller owns the handle
+        function = facts.function_for(site.function) if site.function is not None else None
+        if function is not None and runs_once(function.decorators):
+            return None  # an installer that runs once per process: the hook is meant to last
         if role == "discarded":
             reason = "its handle is discarded"
         else:
@@ -148,6 +154,26 @@ class GlobalHookNotRemoved(Rule):
         return with_over_rest_of_block(facts, registration)
 
     VALID = [
+        # Cached: the installer runs once per process, and its hook is meant to stay.
+        Valid(
+            """
+import functools
+import warnings
+
+from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+
+def _warn_on_sparse(optimizer, args, kwargs):
+    if any(p.is_sparse for group in optimizer.param_groups for p in group["params"]):
+        warnings.warn("sparse parameters are not supported")
+
+
+@functools.cache
+def enable_checks():
+    register_optimizer_step_pre_hook(_warn_on_sparse)
+    return True
+"""
+        ),
         # A profiler context object: registered in __enter__, removed in __exit__.
         Valid(
             """
@@ -211,6 +237,27 @@ class Tracer:
         ),
     ]
     INVALID = [
+        # The same installer without the cache: every call adds another process-wide hook.
+        Invalid(
+            """
+import functools
+import warnings
+
+from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+
+def _warn_on_sparse(optimizer, args, kwargs):
+    if any(p.is_sparse for group in optimizer.param_groups for p in group["params"]):
+        warnings.warn("sparse parameters are not supported")
+
+
+def enable_checks():
+    register_optimizer_step_pre_hook(_warn_on_sparse)
+    return True
+""",
+            line=13,
+            message="process-wide hook `register_optimizer_step_pre_hook` is never removed",
+        ),
         # Bindings are per scope: `probe` removes its own `handle`, not the one `install` keeps.
         Invalid(
             """

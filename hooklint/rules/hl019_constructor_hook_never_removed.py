@@ -16,7 +16,8 @@ class ConstructorHookNeverRemoved(Rule):
     ## What it does
     Finds module hooks that a class's `__init__` registers on a module it was handed
     (a parameter, or something reached from one: `model.named_modules()`,
-    `model.layer4`, `self.model` set from a parameter, also as one element of what
+    `model.layer4`, `self.model` set from a parameter, a local that walks down
+    from one into its own parts, `layer = layer._modules[step]`, also as one element of what
     a same-file function hands back (`self.model, self.n = _split(model)` with
     `return model, len(model)`) or by the `__init__` of a same-file base that
     `super().__init__(model)` runs), directly or through a
@@ -44,7 +45,10 @@ class ConstructorHookNeverRemoved(Rule):
     Hooks that `__init__` puts on `self` or on modules it builds itself go with the
     object and are not reported; so do those of an `nn.Module` on a module it wraps
     (it keeps the module as its own part, usually for the model's whole life), and of
-    a class with a base from another file (which may have a teardown). Capture hooks
+    a class with a base from another file (which may have a teardown), and of a
+    constructor that also gives the hooked module a buffer, parameter or submodule
+    (`register_buffer`...): it changes the module for good, and the hook is part of
+    the change, as `torch.nn.utils.prune`'s mask and pre-hook are. Capture hooks
     (those that store what they receive) are HL002's, and a constructor that
     installs one that HL002 reports is left to HL002 entirely: one bug, one finding (a
     capture HL002 leaves alone, into slots that do not grow, still keeps the hook on the
@@ -161,6 +165,46 @@ class ConstructorHookNeverRemoved(Rule):
         )
 
     VALID = [
+        # The same walk down a dotted path, from a model the object builds itself: its
+        # hooks go with it.
+        Valid(
+            """
+from torch import nn
+
+
+class LayerGrabber:
+    def __init__(self, dotted):
+        self.model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+        self.last = None
+        self._hook(dotted)
+
+    def _hook(self, dotted):
+        def grab(module, args, output):
+            self.last = output.detach()
+
+        layer = self.model
+        for step in dotted.split("."):
+            layer = layer._modules[step]
+        layer.register_forward_hook(grab)
+"""
+        ),
+        # The constructor gives the layer a mask buffer and the hook that applies it:
+        # the layer is changed for good, as pruning changes it, hook included.
+        Valid(
+            """
+import torch
+
+
+class WeightMask:
+    def __init__(self, layer, keep):
+        self.keep = keep
+        layer.register_buffer("weight_mask", torch.ones_like(layer.weight))
+        layer.register_forward_pre_hook(self._apply)
+
+    def _apply(self, module, args):
+        module.weight.data.mul_(module.weight_mask)
+"""
+        ),
         # The helper hands back a copy of the model, not the model: the object hooks its
         # own copy, and the copy goes with it.
         Valid(
@@ -357,6 +401,46 @@ class FeatureTap:
         ),
     ]
     INVALID = [
+        # A walk down a dotted path from the given model (`layer = layer._modules[step]`)
+        # ends on a part of that model: the hook stays on it.
+        Invalid(
+            """
+class LayerGrabber:
+    def __init__(self, model, dotted):
+        self.model = model
+        self.last = None
+        self._hook(dotted)
+
+    def _hook(self, dotted):
+        def grab(module, args, output):
+            self.last = output.detach()
+
+        layer = self.model
+        for step in dotted.split("."):
+            layer = layer._modules[step]
+        layer.register_forward_hook(grab)
+""",
+            line=14,
+            message="`LayerGrabber` hooks a module its `__init__` was given and keeps no handle",
+        ),
+        # The same hook without a change to the layer: the object hooks a layer it was
+        # given and nothing can take the hook off.
+        Invalid(
+            """
+import torch
+
+
+class WeightMask:
+    def __init__(self, layer, keep):
+        self.keep = keep
+        layer.register_forward_pre_hook(self._apply)
+
+    def _apply(self, module, args):
+        module.weight.data.mul_(self.keep)
+""",
+            line=7,
+            message="`WeightMask` hooks a module its `__init__` was given and drops the handle",
+        ),
         # The hook hands what it sees to a same-file record whose `add` overwrites one
         # slot per layer: no growing capture (HL002 leaves it), but the hook, holding
         # the probe, still stays on the caller's layers.
