@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -86,6 +87,21 @@ class Removal:
     kind: str
 
 
+class Window(NamedTuple):
+    """Where the name a registration binds holds its handle (:attr:`Flow.window`)."""
+
+    #: The root of the name's store.
+    store: str
+    #: The walk positions of the registration and of the name's next binding.
+    first: int
+    last: int
+    scope: int
+    #: The registration runs in a loop of its function.
+    looped: bool
+    #: The name's raw key.
+    name: str
+
+
 @dataclass
 class Flow:
     """Where one acquisition's handles end up, in its scope."""
@@ -100,9 +116,9 @@ class Flow:
     discarded: bool = False
     #: The code of the first store (``handles``, ``self._hooks``), for messages.
     target: str | None = None
-    #: ``(store, first, last)``: the name bound by the registration holds this handle
-    #: only between these walk positions (until it is bound again).
-    window: tuple[str, int, int, int] | None = None
+    #: The name bound by the registration holds this handle only between two walk
+    #: positions (until it is bound again).
+    window: Window | None = None
     #: The stores are objects that hold the handles in an attribute (a helper keeps them
     #: on its parameter's attribute: :meth:`HandleModel._parameter_fill_flow`); ``target``
     #: names that attribute.
@@ -1203,6 +1219,13 @@ class HandleModel:
                     )
                 )
                 continue
+            factory = self._built_by_factory(helper)
+            built = self._constructor_fill_flow(call, depth, factory) if factory is not None else None
+            if built is not None:  # ``self._get_extractor()`` builds a hooking object: as its build
+                found.append(
+                    Acquisition(call.node, call.site, built[1], helper=built[0], use=call.use, on_other=True)
+                )
+                continue
             flow = self._parameter_fill_flow(call, scope_id, helper) or self._list_fill_flow(
                 call, scope_id, helper
             )
@@ -1560,15 +1583,25 @@ class HandleModel:
         )
 
     def built_on_own_objects(self, acquisition: Acquisition, removal_call: cst.Call) -> bool:
-        """The acquisition builds an object of a same-file class (``rec = Recorder(net)``)
-        from this call's own objects: every argument a literal or a local that holds a
-        copy or a build and that nothing but this call hands out before
-        ``removal_call`` (:meth:`_own_until`, whose wrapping rule keeps ``rec`` to the
-        same test).  If what runs before the removal raises, the models, the object and
-        their hooks go with the call."""
+        """The acquisition builds an object of a same-file class (``rec = Recorder(net)``),
+        or calls a plain function that hands back handles (of this file, or another's:
+        ``handles = attach(model, seen)``), on this call's own objects: every argument
+        a literal or a local that holds a copy or a build and that nothing but this
+        call hands out before ``removal_call`` (:meth:`_own_until`, whose wrapping rule
+        keeps ``rec`` to the same test).  If what runs before the removal raises, the
+        models, the object and their hooks go with the call."""
         helper = acquisition.helper
         call = acquisition.call
-        if helper is None or helper.name != "__init__" or not isinstance(call, cst.Call):
+        if not isinstance(call, cst.Call):
+            return False
+        plain_function = isinstance(call.func, cst.Name) and not acquisition.on_other
+        if not (
+            (helper is not None and helper.name == "__init__")
+            or (
+                plain_function
+                and (acquisition.evidence is not None or (helper and helper.class_name is None))
+            )
+        ):
             return False
         scope_id = self.scope_id(acquisition.site)
         info = self._infos.get(scope_id)
@@ -1583,10 +1616,16 @@ class HandleModel:
             if arg.star:
                 return False
             if isinstance(arg.value, cst.Name) and arg.value.value in bound:
-                names.append(arg.value.value)
+                if not _plain_container(arg.value.value, info, bound):
+                    names.append(arg.value.value)
             elif not _fresh_part(arg.value, info, bound, 0):
                 return False
-        return bool(names) and all(self._own_until(name, scope_id, info, at, until) for name in names)
+        return bool(names) and all(
+            self._own_until(
+                name, scope_id, info, at, until, handed_to_call=helper is None or helper.name != "__init__"
+            )
+            for name in names
+        )
 
     def reinstalled_after(self, acquisition: Acquisition, removal: Removal) -> bool:
         """The function takes the hooks of ``acquisition`` (kept on ``self``) off with
@@ -1644,10 +1683,14 @@ class HandleModel:
             return _root_names(values[0])  # a part of another local's object
         return {name}
 
-    def _own_until(self, name: str, scope_id: int, info: FunctionInfo, at: int, until: int) -> bool:
+    def _own_until(
+        self, name: str, scope_id: int, info: FunctionInfo, at: int, until: int, handed_to_call: bool = False
+    ) -> bool:
         """``name`` holds this call's own object at ``at`` (every binding before it a
         copy or a build; for a parameter, its last binding before it) and no event
-        hands that object out, and no nested def names it, before ``until``."""
+        hands that object out, and no nested def names it, before ``until``.
+        ``handed_to_call``: passing it to the call at ``at`` (the acquisition) is not
+        handing it out."""
         raw = f"{self.owner(name, scope_id)}|{name}"
         if not raw.startswith(f"def:{scope_id}|") or len(self._members(raw)) > 1:
             return False
@@ -1660,7 +1703,9 @@ class HandleModel:
         events = sorted(
             p
             for kind, keeper, p in scope.events.get(raw, ())
-            if start < p < until and not self._wrapped_here(name, kind, keeper, scope_id, info, until)
+            if start < p < until
+            and not (handed_to_call and p == at and kind == "passed")
+            and not self._wrapped_here(name, kind, keeper, scope_id, info, until)
         )
         last, value = bindings[-1]
         value = _made(value)
@@ -1908,7 +1953,9 @@ class HandleModel:
             if member.startswith(root)
         }
 
-    def _constructor_fill_flow(self, call: CallSite, depth: int) -> tuple[FunctionInfo, Flow] | None:
+    def _constructor_fill_flow(
+        self, call: CallSite, depth: int, class_name: str | None = None
+    ) -> tuple[FunctionInfo, Flow] | None:
         """``probe = Probe(model)`` where ``Probe`` is a class of this file whose
         ``__init__`` keeps the handles it registers in ``self`` stores that a method of
         the class removes (``probe.close()``): building the object acquires them, and
@@ -1916,24 +1963,43 @@ class HandleModel:
         object names them (:meth:`other_object_method`).  Not when the class's
         ``__del__`` removes them too: dropping the object, as an exception does,
         removes its hooks; unless a hook holds the object (a bound method), which keeps
-        ``__del__`` from running."""
+        ``__del__`` from running.  ``class_name``: the class a factory the call runs
+        builds (:meth:`_built_by_factory`)."""
         func = call.node.func
-        if not isinstance(func, cst.Name) or func.value not in self.facts.classes:
-            return None
-        init = self.facts.method(func.value, "__init__")
+        if class_name is None:
+            if not isinstance(func, cst.Name) or func.value not in self.facts.classes:
+                return None
+            class_name = func.value
+        init = self.facts.method(class_name, "__init__")
         if init is None:
             return None
         stores = self._filled_and_removed(init, depth)
         if not stores:
             return None
-        finalizer = self.facts.method(func.value, "__del__")
+        finalizer = self.facts.method(class_name, "__del__")
         if (
             finalizer is not None
             and any(self.find(r.store) in stores for r in self.removals_in(id(finalizer.node)))
             and not self._hooks_hold_object(init)
         ):
             return None  # the object's end removes them (``__del__``): no span to protect
-        return init, Flow(stores=stores, target=f"{func.value}()")
+        return init, Flow(stores=stores, target=f"{class_name}()")
+
+    def _built_by_factory(self, helper: FunctionInfo) -> str | None:
+        """The same-file class whose object every ``return`` of ``helper`` builds
+        (``def _get_extractor(self): return Extractor(self.model, self.layer)``)."""
+        returns = [n for n in self.facts.body_nodes(helper.node) if isinstance(n, cst.Return)]
+        built = {
+            r.value.func.value
+            for r in returns
+            if isinstance(r.value, cst.Call) and isinstance(r.value.func, cst.Name)
+        }
+        if len(built) != 1 or len(returns) != sum(
+            isinstance(r.value, cst.Call) and isinstance(r.value.func, cst.Name) for r in returns
+        ):
+            return None
+        name = next(iter(built))
+        return name if name in self.facts.classes else None
 
     def _hooks_hold_object(self, method: FunctionInfo) -> bool:
         """A hook that ``method`` (or a method of its class it calls) registers holds the
@@ -2233,7 +2299,14 @@ class HandleModel:
                 and not self._other_branch(scope, todo[0], p, call_node)
             ]
             windows[self.find(todo[0])] = (start, min(later) if later else 1 << 60)
-            flow.window = (self.find(todo[0]), *windows[self.find(todo[0])], scope_id)
+            site = self._call_sites().get(id(call_node))
+            flow.window = Window(
+                self.find(todo[0]),
+                *windows[self.find(todo[0])],
+                scope_id,
+                site is None or bool(site.loops),
+                todo[0],
+            )
         events: dict[str, list[tuple[str, str | None, int]]] = {}
         for raw, items in scope.events.items():
             events.setdefault(self.find(raw), []).extend(items)
@@ -2436,11 +2509,17 @@ class HandleModel:
         return False
 
     def removals_of(
-        self, stores: set[str], scope_id: int | None = None, window: tuple[str, int, int, int] | None = None
+        self, stores: set[str], scope_id: int | None = None, window: Window | None = None
     ) -> list[Removal]:
         """Removals of any of ``stores``: in one scope, or (None) wherever the stores'
         owners reach them (the owning function and its nested defs, the class's
-        methods, the whole module for globals)."""
+        methods, the whole module for globals).  With the ``window`` of a handle bound
+        to a name (:attr:`Flow.window`), a removal in its scope does not count when it
+        runs outside the window through that name, or through another name of the same
+        store bound only before the registration ran (``old = self._h`` then ``h =
+        reg(...); self._h = h; old.remove()``: ``old`` holds what was there before),
+        unless the registration runs in a loop (then ``old`` may hold its earlier
+        handle)."""
         roots = {self.find(s) for s in stores}
         if scope_id is not None:
             scopes = [scope_id]
@@ -2453,12 +2532,29 @@ class HandleModel:
                 root = self.find(removal.store)
                 if root not in roots:
                     continue
-                if window is not None and sid == window[3] and removal.kind == "direct" and root == window[0]:
+                if window is not None and sid == window.scope and root == window.store:
                     position = positions.get(id(removal.call), -1)
-                    if position >= 0 and not window[1] < position < window[2]:
+                    if (
+                        removal.kind == "direct"
+                        and position >= 0
+                        and not window.first < position < window.last
+                    ):
                         continue  # the name holds another value by then
+                    if (
+                        not window.looped
+                        and removal.store != window.name
+                        and self._bound_before(sid, removal.store, window.first)
+                    ):
+                        continue  # a name for what the store held before this handle
                 found.append(removal)
         return found
+
+    def _bound_before(self, scope_id: int, raw: str, position: int) -> bool:
+        """``raw`` is a local name of the scope bound (by assignment or a loop) only
+        before walk ``position``."""
+        scope = self._summary(scope_id)
+        bound = [at for at, _ in scope.values.get(raw, ())] + scope.bindings.get(raw, [])
+        return bool(bound) and max(bound) < position
 
 
 def _parameters_passed(call: cst.Call, names: list[str]) -> Iterator[tuple[str | None, cst.Arg]]:
@@ -2761,6 +2857,15 @@ def _fresh_object(value: cst.BaseExpression, info: FunctionInfo, bound: set[str]
     if isinstance(node.func, cst.Attribute) and node.func.attr.value in LOADERS:
         return True  # ``AutoModel.from_pretrained(name)``: loaded anew, whatever names it
     return all(_fresh_part(arg.value, info, bound, depth) for arg in node.args)
+
+
+def _plain_container(name: str, info: FunctionInfo, bound: set[str]) -> bool:
+    """Every value the function assigns to the local ``name`` is a literal or a display
+    of them (``seen = {}``): no module for a hook to go on."""
+    values = assigned_values(info.node, name)
+    return bool(values) and all(
+        not isinstance(v, cst.Call) and _fresh_part(v, info, bound, 0) for v in values
+    )
 
 
 def _fresh_part(item: cst.BaseExpression, info: FunctionInfo, bound: set[str], depth: int) -> bool:

@@ -186,7 +186,9 @@ class HookRemovalNotExceptionSafe(Rule):
     names or the call's own new objects, `spec = Spec(8); net = Net(spec)`) or a model
     loaded by name (`AutoModel.from_pretrained(name)`), hooked itself,
     through its parts or a loop over them (`enumerate(net.blocks)` too), or by a
-    same-file class built on it (`taps = Taps(net)`), that nothing returns, stores or passes on before the
+    same-file class built on it (`taps = Taps(net)`), or by a plain function that
+    hands back the handles (`hs = watch(net, seen)`, of this file or another; the other
+    arguments literals or locals that hold only literals), that nothing returns, stores or passes on before the
     removal (handing it to a new object that a local keeps and that is the call's own
     too, `wrapped = nn.Sequential(net)`, is not passing it on): whatever raises drops
     the object with its hooks. Nor is a removal that
@@ -234,7 +236,8 @@ class HookRemovalNotExceptionSafe(Rule):
     whose hooks die with it. A closure that removes what the function around it
     binds removes it where it is called; kept by the
     constructor of a same-file class whose method removes them (`probe =
-    Probe(model)` acquires, `probe.close()` releases; not when its `__del__` removes
+    Probe(model)` acquires, also through a same-file factory whose every `return`
+    builds one, `self._make_probe()`; `probe.close()` releases; not when its `__del__` removes
     them too, unless a hook holds the object, a bound method or a closure over `self`:
     the model keeps the hook, the hook keeps the object, and `__del__` never runs). Removals are `.remove()` on the handle or an element (`d.pop(k).remove()`,
     `_, h = d.pop(k)`), loops, `while hs: hs.pop().remove()`, comprehensions and `map`
@@ -778,6 +781,101 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # A factory method builds the hooking object; its hooks come off in `finally`.
+        Valid(
+            """
+class Extractor:
+    def __init__(self, model, layer):
+        self.model = model
+        self.acts = []
+        self.handles = [layer.register_forward_hook(self._keep)]
+
+    def _keep(self, module, args, output):
+        self.acts.append(output)
+
+    def clear_hooks(self):
+        for h in self.handles:
+            h.remove()
+
+
+class Explainer:
+    def __init__(self, model, layer):
+        self.model = model
+        self.layer = layer
+
+    def _get_extractor(self):
+        return Extractor(self.model, self.layer)
+
+    def explain(self, x):
+        extractor = self._get_extractor()
+        try:
+            out = self.model(x)
+            acts = list(extractor.acts)
+        finally:
+            extractor.clear_hooks()
+        return out, acts
+"""
+        ),
+        # A same-file helper hooks the net this call builds and hands back the handles:
+        # if the forward raises, the net and its hooks go with the call.
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+def watch_linears(model, seen):
+    handles = []
+    for name, module in model.named_modules():
+        if isinstance(module, nn.Linear):
+            handles.append(module.register_forward_hook(lambda m, a, out, n=name: seen.setdefault(n, out.shape)))
+    return handles
+
+
+def shapes_of_a_fresh_net():
+    net = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+    seen = {}
+    handles = watch_linears(net, seen)
+    net(torch.zeros(1, 8))
+    for handle in handles:
+        handle.remove()
+    return seen
+"""
+        ),
+        # A hook meant to stay is put on again: the new handle goes where the old one
+        # was, and the name read from there before the registration holds the old
+        # handle, which is what the helper removes. The new one is `release()`'s.
+        Valid(
+            """
+def _drop(handle):
+    try:
+        handle.remove()
+    except Exception:
+        pass
+
+
+class Ticker:
+    def __init__(self, model):
+        self.model = model
+        self.ticks = 0
+        self._handle = None
+
+    def _tick(self, module, args, output):
+        self.ticks += 1
+
+    def rearm(self):
+        old = self._handle
+        new = self.model.register_forward_hook(self._tick)
+        self._handle = new
+        if old is not None:
+            _drop(old)
+
+    def release(self):
+        if self._handle is not None:
+            _drop(self._handle)
+            self._handle = None
+"""
+        ),
         # A wrapper hands `state_dict()` to the optimizer it wraps (`self.optimizer`, an
         # object it was given): the wrapper's own `state_dict`, which takes the hooks
         # off, is not what runs, so nothing removes them in `__init__`.
@@ -2314,6 +2412,167 @@ class DepthTracker(Tracker):
         ),
     ]
     INVALID = [
+        # A same-file factory method builds the object whose constructor hooks the layer:
+        # calling it acquires the hooks as building the object does.
+        Invalid(
+            """
+class Extractor:
+    def __init__(self, model, layer):
+        self.model = model
+        self.acts = []
+        self.handles = [layer.register_forward_hook(self._keep)]
+
+    def _keep(self, module, args, output):
+        self.acts.append(output)
+
+    def clear_hooks(self):
+        for h in self.handles:
+            h.remove()
+
+
+class Explainer:
+    def __init__(self, model, layer):
+        self.model = model
+        self.layer = layer
+
+    def _get_extractor(self):
+        return Extractor(self.model, self.layer)
+
+    def explain(self, x):
+        extractor = self._get_extractor()
+        out = self.model(x)
+        acts = list(extractor.acts)
+        extractor.clear_hooks()
+        return out, acts
+""",
+            expected="""
+class Extractor:
+    def __init__(self, model, layer):
+        self.model = model
+        self.acts = []
+        self.handles = [layer.register_forward_hook(self._keep)]
+
+    def _keep(self, module, args, output):
+        self.acts.append(output)
+
+    def clear_hooks(self):
+        for h in self.handles:
+            h.remove()
+
+
+class Explainer:
+    def __init__(self, model, layer):
+        self.model = model
+        self.layer = layer
+
+    def _get_extractor(self):
+        return Extractor(self.model, self.layer)
+
+    def explain(self, x):
+        extractor = self._get_extractor()
+        try:
+            out = self.model(x)
+            acts = list(extractor.acts)
+        finally:
+            extractor.clear_hooks()
+        return out, acts
+""",
+            line=24,
+            message="`Extractor.handles` is removed outside `finally`/`with`",
+        ),
+        # The same helper on a net the caller passes in: its hooks stay on it.
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+def watch_linears(model, seen):
+    handles = []
+    for name, module in model.named_modules():
+        if isinstance(module, nn.Linear):
+            handles.append(module.register_forward_hook(lambda m, a, out, n=name: seen.setdefault(n, out.shape)))
+    return handles
+
+
+def shapes_of(net, width):
+    seen = {}
+    handles = watch_linears(net, seen)
+    net(torch.zeros(1, width))
+    for handle in handles:
+        handle.remove()
+    return seen
+""",
+            expected="""
+import torch
+from torch import nn
+
+
+def watch_linears(model, seen):
+    handles = []
+    for name, module in model.named_modules():
+        if isinstance(module, nn.Linear):
+            handles.append(module.register_forward_hook(lambda m, a, out, n=name: seen.setdefault(n, out.shape)))
+    return handles
+
+
+def shapes_of(net, width):
+    seen = {}
+    handles = watch_linears(net, seen)
+    try:
+        net(torch.zeros(1, width))
+    finally:
+        for handle in handles:
+            handle.remove()
+    return seen
+""",
+            line=15,
+            message="`handles` is removed outside `finally`/`with`",
+        ),
+        # The list read before the registration is the list the handle is appended to:
+        # removing through it removes the new handle, after a forward that can raise.
+        Invalid(
+            """
+class Probe:
+    def __init__(self, model):
+        self.model = model
+        self.handles = []
+
+    def _look(self, module, args, output):
+        return None
+
+    def run(self, x):
+        handles = self.handles
+        handle = self.model.register_forward_hook(self._look)
+        handles.append(handle)
+        out = self.model(x)
+        for h in handles:
+            h.remove()
+        return out
+""",
+            expected="""
+class Probe:
+    def __init__(self, model):
+        self.model = model
+        self.handles = []
+
+    def _look(self, module, args, output):
+        return None
+
+    def run(self, x):
+        handles = self.handles
+        try:
+            handle = self.model.register_forward_hook(self._look)
+            handles.append(handle)
+            out = self.model(x)
+        finally:
+            for h in handles:
+                h.remove()
+        return out
+""",
+            line=11,
+            message="`handles` is removed outside `finally`",
+        ),
         # The same, but the handler re-raises: the removal after the `try` is skipped.
         Invalid(
             """
