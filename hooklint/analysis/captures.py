@@ -746,8 +746,11 @@ def _leaking_capture(facts: ModuleFacts, registration: Registration) -> CaptureL
         return None
     if undone_by_post_hook(facts, registration, [c.node for c in found]):
         return None  # a push that the forward hook on the same object pops: bounded
-    if all(drained_by_forward(facts, registration, c.store) for c in found):
-        return None  # a module consuming its own layers' captures in its forward
+    if all(
+        drained_by_forward(facts, registration, c.store) or drained_by_its_runs(facts, registration, c.store)
+        for c in found
+    ):
+        return None  # a module consuming its own layers' captures in its forward, or each run
     if all(recorded_in_window(facts, registration, hook, c.store) for c in found):
         return None  # stores only inside a `with` window that starts it empty
     fate = handle_fate(facts, registration)
@@ -976,7 +979,76 @@ def drained_by_forward(facts: ModuleFacts, registration: Registration, store: st
         if receiver is None or not receiver.startswith("self.") or "." in receiver[5:] or function is None:
             return False
         held = (receiver[5:], function.class_name)
-    todo, seen = ["forward"], set()
+    if held is None:
+        return _empties_through(facts, class_name, "forward", lambda node, me: _empties(node, me, attr))
+    return _empties_through(
+        facts, class_name, "forward", lambda node, me: _empties_held(facts, node, me, held, attr)
+    )
+
+
+def drained_by_its_runs(facts: ModuleFacts, registration: Registration, store: str) -> bool:
+    """Whether the hooked module is the object's own part (``self.net``, built by the
+    class: not given to it), nothing but calls runs or touches it outside ``__init__``
+    (``self.net(x)``: it is never handed out), and every method that runs it empties
+    ``store`` (``self.X``) too, itself or through a ``self.m()`` it calls: an extractor
+    that owns its backbone and drains what the hooks captured on each run.  (A module
+    with ``forward``: :func:`drained_by_forward`.)"""
+    from hooklint.analysis.given import is_given
+    from hooklint.analysis.handles import handle_model
+
+    class_name = registration.site.class_name
+    receiver = registration.receiver_code or ""
+    if class_name is None or not store.startswith("self.") or not receiver.startswith("self."):
+        return False
+    root = receiver[len("self.") :].split(".")[0].split("[")[0]
+    if not root.isidentifier() or is_given(
+        facts, handle_model(facts), registration.receiver, registration.site, registration.call
+    ):
+        return False
+    attr = store[len("self.") :]
+    runners = []
+    for info in facts.functions:
+        if (
+            info.class_name != class_name
+            or info.parent is not None
+            or info.name == "__init__"
+            or not info.params
+        ):
+            continue
+        self_name = info.params[0]
+        calls = 0
+        for node in descendants(info.node.body):
+            if not (
+                isinstance(node, cst.Attribute)
+                and node.attr.value == root
+                and isinstance(node.value, cst.Name)
+                and node.value.value == self_name
+            ):
+                continue
+            calls += 1
+        runs = [
+            n
+            for n in descendants(info.node.body)
+            if isinstance(n, cst.Call)
+            and isinstance(n.func, cst.Attribute)
+            and n.func.attr.value == root
+            and isinstance(n.func.value, cst.Name)
+            and n.func.value.value == self_name
+        ]
+        if calls != len(runs):
+            return False  # ``self.net`` read otherwise: it may be handed out
+        if runs:
+            runners.append(info)
+    return bool(runners) and all(
+        _empties_through(facts, class_name, info.name, lambda node, me: _empties(node, me, attr))
+        for info in runners
+    )
+
+
+def _empties_through(facts: ModuleFacts, class_name: str, start: str, empties) -> bool:
+    """The method ``start`` of the class, or a method it calls through ``self.m()`` (at
+    any depth), holds a node that ``empties(node, self_name)`` accepts."""
+    todo, seen = [start], set()
     while todo:
         name = todo.pop()
         if name in seen:
@@ -986,18 +1058,16 @@ def drained_by_forward(facts: ModuleFacts, registration: Registration, store: st
         if info is None or not info.params:
             continue
         self_name = info.params[0]
-        for current in descendants(info.node.body):
-            if held is None and _empties(current, self_name, attr):
-                return True
-            if held is not None and _empties_held(facts, current, self_name, held, attr):
+        for node in descendants(info.node.body):
+            if empties(node, self_name):
                 return True
             if (
-                isinstance(current, cst.Call)
-                and isinstance(current.func, cst.Attribute)
-                and isinstance(current.func.value, cst.Name)
-                and current.func.value.value == self_name
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and isinstance(node.func.value, cst.Name)
+                and node.func.value.value == self_name
             ):
-                todo.append(current.func.attr.value)
+                todo.append(node.func.attr.value)
     return False
 
 
@@ -1105,10 +1175,18 @@ def _empties(node: cst.CSTNode, self_name: str, attr: str) -> bool:
         return node.func.attr.value == "clear" and not node.args and is_store(node.func.value)
     if isinstance(node, cst.Assign):
         value = node.value
-        empty = (isinstance(value, (cst.List, cst.Dict)) and not value.elements) or (
-            isinstance(value, cst.Call) and dotted_name(value.func) in _EMPTY_CALLS and not value.args
-        )
-        return empty and any(is_store_or_key(t.target) for t in node.targets)
+        target = node.targets[0].target
+        if (  # ``taken, self.X = self.X, []``: one assignment per element
+            len(node.targets) == 1
+            and isinstance(target, cst.Tuple)
+            and isinstance(value, cst.Tuple)
+            and len(target.elements) == len(value.elements)
+        ):
+            return any(
+                is_store_or_key(t.value) and _empty_value(v.value)
+                for t, v in zip(target.elements, value.elements)
+            )
+        return _empty_value(value) and any(is_store_or_key(t.target) for t in node.targets)
     if isinstance(node, cst.Del):
         target = node.target
         return (
@@ -1120,6 +1198,13 @@ def _empties(node: cst.CSTNode, self_name: str, attr: str) -> bool:
             and target.slice[0].slice.upper is None
         )
     return False
+
+
+def _empty_value(value: cst.BaseExpression) -> bool:
+    """``[]``, ``{}``, or a call of an empty container type with no argument (``list()``)."""
+    return (isinstance(value, (cst.List, cst.Dict)) and not value.elements) or (
+        isinstance(value, cst.Call) and dotted_name(value.func) in _EMPTY_CALLS and not value.args
+    )
 
 
 #: Methods that run a module as its call does.

@@ -102,7 +102,9 @@ class CaptureHookNotRemoved(Rule):
     its `forward` (or a method `forward` calls) empties (`self.X.clear()`,
     `self.X = []`, `self.X[key] = []`), or a callable object the module holds
     (`self.saver`) whose store the forward empties (`self.saver.X.clear()`, or a
-    method of the object that empties it: `self.saver.reset()`); hooks that remove
+    method of the object that empties it: `self.saver.reset()`); an object's hooks on
+    a module it builds itself (`self.net`, not given to it) that it only ever calls,
+    each method that calls it emptying the store; hooks that remove
     themselves (or all hooks) unconditionally on their first call; a recorder's method that stores only under `if self.<flag>:`,
     a flag its class turns on only in `__enter__` (which empties the store) and off in
     `__exit__` (the store holds one `with` window); a hook that stores only while
@@ -114,10 +116,10 @@ class CaptureHookNotRemoved(Rule):
     a store of an object another module owns (`tracker.run.handles[name] = h`, on
     an imported name), or of one the caller's argument holds under a computed name
     (`cache = getattr(model, self.slot)`): that code's to remove, and this file
-    cannot show it. One bug is one finding: the same module hooked into the same store
-    side by side in one block, the branches of one `if` included (each case capturing
-    its own way), is reported at the first registration, and the message counts the
-    others.
+    cannot show it. One bug is one finding: hooks registered side by side in one block
+    that capture into the same store (the same hook on several layers, the branches of
+    one `if` included, each case capturing its own way) are reported at the first
+    registration, and the message counts the others.
 
     Handles are followed as HL004 follows them (see its documentation): bound and
     then appended or stored in a dict, aliased, returned or passed on (the
@@ -224,14 +226,14 @@ class CaptureHookNotRemoved(Rule):
     some_fixes_unsafe = True  # a fix that moves the removal to where another method reads the store
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
-        # One bug, one finding: the same module hooked into the same store in the
-        # branches of one `if` (each case capturing its own way) is reported at the first.
+        # One bug, one finding: hooks of one block that capture into the same store (the
+        # same hook on several layers, or the branches of one `if`, each case capturing
+        # its own way) are reported at the first.
         groups: dict[tuple, list] = {}
         for finding, registration, store in self._findings(facts):
             block = registering_block(registration.site)
             key = (
                 id(registration.site.function),
-                registration.receiver_code,
                 id(block.node) if block is not None else None,
                 store,
             )
@@ -319,6 +321,31 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # The extractor builds its own backbone, only ever calls it, and takes what the
+        # hooks captured on every call: the store holds one call's maps.
+        Valid(
+            """
+import torch
+
+
+class PatchFeatures:
+    def __init__(self):
+        self.maps = []
+        self.backbone = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.Conv2d(8, 8, 3))
+
+        def collect(module, args, output):
+            self.maps.append(output)
+
+        self.backbone[0].register_forward_hook(collect)
+        self.backbone[1].register_forward_hook(collect)
+
+    def __call__(self, images):
+        with torch.no_grad():
+            self.backbone(images)
+        maps, self.maps = self.maps, []
+        return maps
+"""
+        ),
         # The hook starts its store anew on every call before filling it: it holds the
         # last forward's pieces, never more.
         Valid(
@@ -1088,6 +1115,34 @@ class Collect:
         ),
     ]
     INVALID = [
+        # The same extractor on a backbone it is given: whoever else runs the backbone
+        # fills the store, and the hooks stay on the caller's model. One finding for the
+        # two layers hooked into one store.
+        Invalid(
+            """
+import torch
+
+
+class PatchFeatures:
+    def __init__(self, backbone):
+        self.maps = []
+        self.backbone = backbone
+
+        def collect(module, args, output):
+            self.maps.append(output)
+
+        self.backbone[0].register_forward_hook(collect)
+        self.backbone[1].register_forward_hook(collect)
+
+    def __call__(self, images):
+        with torch.no_grad():
+            self.backbone(images)
+        maps, self.maps = self.maps, []
+        return maps
+""",
+            line=12,
+            message="capture hook `collect` appends to `self.maps` on every forward; its handle is discarded (and 1 more",
+        ),
         # The store is set up empty only once (`if not hasattr`): every later call
         # appends to what the earlier ones left.
         Invalid(
