@@ -989,7 +989,7 @@ def drained_by_forward(facts: ModuleFacts, registration: Registration, store: st
 def drained_by_its_runs(facts: ModuleFacts, registration: Registration, store: str) -> bool:
     """Whether the hooked module is the object's own part (``self.net``, built by the
     class: not given to it), nothing but calls runs or touches it outside ``__init__``
-    (``self.net(x)``: it is never handed out), and every method that runs it empties
+    and the method that hooks it (``self.net(x)``: it is never handed out), and every method that runs it empties
     ``store`` (``self.X``) too, itself or through a ``self.m()`` it calls: an extractor
     that owns its backbone and drains what the hooks captured on each run.  (A module
     with ``forward``: :func:`drained_by_forward`.)"""
@@ -1012,9 +1012,10 @@ def drained_by_its_runs(facts: ModuleFacts, registration: Registration, store: s
             info.class_name != class_name
             or info.parent is not None
             or info.name == "__init__"
+            or info.node is registration.site.function
             or not info.params
         ):
-            continue
+            continue  # the setup that builds and hooks the module may touch it
         self_name = info.params[0]
         calls = 0
         for node in descendants(info.node.body):

@@ -331,7 +331,12 @@ import torch
 class PatchFeatures:
     def __init__(self):
         self.maps = []
+        self.backbone = None
+        self._build()
+
+    def _build(self):
         self.backbone = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.Conv2d(8, 8, 3))
+        self.backbone.eval()
 
         def collect(module, args, output):
             self.maps.append(output)
