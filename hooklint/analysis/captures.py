@@ -988,11 +988,11 @@ def drained_by_forward(facts: ModuleFacts, registration: Registration, store: st
 
 def drained_by_its_runs(facts: ModuleFacts, registration: Registration, store: str) -> bool:
     """Whether the hooked module is the object's own part (``self.net``, built by the
-    class: not given to it), nothing but calls runs or touches it outside ``__init__``
-    and the method that hooks it (``self.net(x)``: it is never handed out), and every method that runs it empties
-    ``store`` (``self.X``) too, itself or through a ``self.m()`` it calls: an extractor
-    that owns its backbone and drains what the hooks captured on each run.  (A module
-    with ``forward``: :func:`drained_by_forward`.)"""
+    class: not given to it), nothing but calls touches it outside ``__init__`` and the
+    method that hooks it (``self.net(x)``: it is never handed out), and every method
+    that runs it empties ``store`` (``self.X``) too, itself or through a ``self.m()`` it
+    calls: an extractor that owns its backbone and drains what the hooks captured on
+    each run.  (A module with ``forward``: :func:`drained_by_forward`.)"""
     from hooklint.analysis.given import is_given
     from hooklint.analysis.handles import handle_model
 
@@ -1016,33 +1016,29 @@ def drained_by_its_runs(facts: ModuleFacts, registration: Registration, store: s
             or not info.params
         ):
             continue  # the setup that builds and hooks the module may touch it
-        self_name = info.params[0]
-        calls = 0
-        for node in descendants(info.node.body):
-            if not (
-                isinstance(node, cst.Attribute)
-                and node.attr.value == root
-                and isinstance(node.value, cst.Name)
-                and node.value.value == self_name
-            ):
-                continue
-            calls += 1
+        uses = [n for n in descendants(info.node.body) if _is_attribute_of(n, info.params[0], root)]
         runs = [
             n
             for n in descendants(info.node.body)
-            if isinstance(n, cst.Call)
-            and isinstance(n.func, cst.Attribute)
-            and n.func.attr.value == root
-            and isinstance(n.func.value, cst.Name)
-            and n.func.value.value == self_name
+            if isinstance(n, cst.Call) and any(n.func is u for u in uses)
         ]
-        if calls != len(runs):
+        if len(runs) != len(uses):
             return False  # ``self.net`` read otherwise: it may be handed out
         if runs:
             runners.append(info)
     return bool(runners) and all(
         _empties_through(facts, class_name, info.name, lambda node, me: _empties(node, me, attr))
         for info in runners
+    )
+
+
+def _is_attribute_of(node: cst.CSTNode, owner: str, attr: str) -> bool:
+    """``node`` is ``<owner>.<attr>``."""
+    return (
+        isinstance(node, cst.Attribute)
+        and node.attr.value == attr
+        and isinstance(node.value, cst.Name)
+        and node.value.value == owner
     )
 
 
