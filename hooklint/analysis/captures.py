@@ -30,8 +30,8 @@ import libcst as cst
 
 from hooklint.analysis.facts import HookBody, ModuleFacts, Registration, parameter_names
 from hooklint.analysis.hook_roles import holds_registering_object, hook_callable
-from hooklint.analysis.names import argument_for, dotted_name
-from hooklint.analysis.scopes import local_names, target_names
+from hooklint.analysis.names import argument_for, dotted_name, is_attribute
+from hooklint.analysis.scopes import local_names, paired_elements, target_names
 from hooklint.analysis.vocabulary import MODULE_HOOK_DICTS, STORE_VERBS
 from hooklint.analysis.walk import descendants
 
@@ -1016,29 +1016,16 @@ def drained_by_its_runs(facts: ModuleFacts, registration: Registration, store: s
             or not info.params
         ):
             continue  # the setup that builds and hooks the module may touch it
-        uses = [n for n in descendants(info.node.body) if _is_attribute_of(n, info.params[0], root)]
-        runs = [
-            n
-            for n in descendants(info.node.body)
-            if isinstance(n, cst.Call) and any(n.func is u for u in uses)
-        ]
-        if len(runs) != len(uses):
+        nodes = list(descendants(info.node.body))
+        uses = {id(n) for n in nodes if is_attribute(n, info.params[0], root)}
+        runs = {id(n.func) for n in nodes if isinstance(n, cst.Call)} & uses
+        if runs != uses:
             return False  # ``self.net`` read otherwise: it may be handed out
         if runs:
             runners.append(info)
     return bool(runners) and all(
         _empties_through(facts, class_name, info.name, lambda node, me: _empties(node, me, attr))
         for info in runners
-    )
-
-
-def _is_attribute_of(node: cst.CSTNode, owner: str, attr: str) -> bool:
-    """``node`` is ``<owner>.<attr>``."""
-    return (
-        isinstance(node, cst.Attribute)
-        and node.attr.value == attr
-        and isinstance(node.value, cst.Name)
-        and node.value.value == owner
     )
 
 
@@ -1172,17 +1159,9 @@ def _empties(node: cst.CSTNode, self_name: str, attr: str) -> bool:
         return node.func.attr.value == "clear" and not node.args and is_store(node.func.value)
     if isinstance(node, cst.Assign):
         value = node.value
-        target = node.targets[0].target
-        if (  # ``taken, self.X = self.X, []``: one assignment per element
-            len(node.targets) == 1
-            and isinstance(target, cst.Tuple)
-            and isinstance(value, cst.Tuple)
-            and len(target.elements) == len(value.elements)
-        ):
-            return any(
-                is_store_or_key(t.value) and _empty_value(v.value)
-                for t, v in zip(target.elements, value.elements)
-            )
+        pairs = paired_elements(node)
+        if pairs is not None:  # ``taken, self.X = self.X, []``: one assignment per element
+            return any(is_store_or_key(t) and _empty_value(v) for t, v in pairs)
         return _empty_value(value) and any(is_store_or_key(t.target) for t in node.targets)
     if isinstance(node, cst.Del):
         target = node.target

@@ -18,7 +18,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Site
 from hooklint.analysis.handles import HandleModel, returned_parameter
-from hooklint.analysis.names import argument_for
+from hooklint.analysis.names import argument_for, is_attribute
 from hooklint.analysis.scopes import assigned_values, loop_iterable
 from hooklint.analysis.vocabulary import PASS_THROUGH_BUILTINS
 
@@ -139,7 +139,6 @@ class _Given:
                     if call is not None and self._set_in_init(base, attr, (*via, call), depth + 1, seen):
                         return True
         return False
-        return False
 
     def _unpacked_from_helper(self, target, attr: str, value, init: FunctionInfo):
         """For ``self.a, self.b = helper(x, ...)`` and ``attr`` one of them: the argument
@@ -198,11 +197,4 @@ def _part_of(value: cst.BaseExpression, name: str) -> bool:
 
 def _assigned_to(target, attr: str, value):
     """``value`` when ``target`` is ``self.<attr>``; else None."""
-    if (
-        isinstance(target, cst.Attribute)
-        and target.attr.value == attr
-        and isinstance(target.value, cst.Name)
-        and target.value.value == "self"
-    ):
-        return value
-    return None
+    return value if is_attribute(target, "self", attr) else None

@@ -35,7 +35,13 @@ import libcst as cst
 from hooklint.analysis.facts import CallSite, FunctionInfo, HandleUse, ModuleFacts, Registration, Site
 from hooklint.analysis.names import argument_for, dotted_name, is_super_call, literal_getattr
 from hooklint.analysis.reachability import dead_statements
-from hooklint.analysis.scopes import assigned_values, local_names, loop_iterable, target_names
+from hooklint.analysis.scopes import (
+    assigned_values,
+    local_names,
+    loop_iterable,
+    paired_elements,
+    target_names,
+)
 from hooklint.analysis.vocabulary import (
     COLLECTION_BUILTINS,
     CONSTANT_NAMES,
@@ -587,7 +593,7 @@ class HandleModel:
             scope.events.setdefault(raw, []).append((kind, other, self._position))
 
     def _assign(self, scope: _HandleSummary, node: cst.Assign) -> None:
-        pairs = _paired_elements(node)
+        pairs = paired_elements(node)
         if pairs is not None:  # ``h, self._h = self._h, None``: one assignment per element
             for target, value in pairs:
                 self._assign(scope, cst.Assign(targets=[cst.AssignTarget(target)], value=value))
@@ -1988,17 +1994,14 @@ class HandleModel:
     def _built_by_factory(self, helper: FunctionInfo) -> str | None:
         """The same-file class whose object every ``return`` of ``helper`` builds
         (``def _get_extractor(self): return Extractor(self.model, self.layer)``)."""
-        returns = [n for n in self.facts.body_nodes(helper.node) if isinstance(n, cst.Return)]
         built = {
             r.value.func.value
-            for r in returns
             if isinstance(r.value, cst.Call) and isinstance(r.value.func, cst.Name)
+            else None
+            for r in self.facts.body_nodes(helper.node)
+            if isinstance(r, cst.Return)
         }
-        if len(built) != 1 or len(returns) != sum(
-            isinstance(r.value, cst.Call) and isinstance(r.value.func, cst.Name) for r in returns
-        ):
-            return None
-        name = next(iter(built))
+        name = built.pop() if len(built) == 1 else None
         return name if name in self.facts.classes else None
 
     def _hooks_hold_object(self, method: FunctionInfo) -> bool:
@@ -2652,24 +2655,6 @@ def _on_self(call: cst.Call) -> bool:
         and isinstance(func.value, cst.Name)
         and func.value.value in ("self", "cls")
     )
-
-
-def _paired_elements(node: cst.Assign) -> list[tuple[cst.BaseExpression, cst.BaseExpression]] | None:
-    """``a, b = x, y`` (one target, as many plain elements on both sides): the
-    ``(target, value)`` pairs, which Python assigns as if one by one (all values are
-    evaluated first: a swap reads the old values); None for any other assignment."""
-    if len(node.targets) != 1:
-        return None
-    target, value = node.targets[0].target, node.value
-    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))):
-        return None
-    if len(target.elements) != len(value.elements) or len(target.elements) < 2:
-        return None
-    if any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
-        return None
-    # Python reads every value before binding any target; the handle model's aliases
-    # are unions (flow-insensitive), so taking the pairs one by one gives the same ones.
-    return [(e.value, v.value) for e, v in zip(target.elements, value.elements)]
 
 
 def _joined(node: cst.BaseExpression) -> list[cst.BaseExpression]:

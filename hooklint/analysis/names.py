@@ -108,6 +108,16 @@ def literal_getattr(value: cst.BaseExpression) -> cst.Attribute | None:
     return cst.Attribute(value=args[0].value, attr=cst.Name(text))
 
 
+def is_attribute(node: cst.CSTNode, owner: str, attr: str) -> bool:
+    """``node`` is ``<owner>.<attr>`` (``self.net``)."""
+    return (
+        isinstance(node, cst.Attribute)
+        and node.attr.value == attr
+        and isinstance(node.value, cst.Name)
+        and node.value.value == owner
+    )
+
+
 def is_super_call(func: cst.BaseExpression) -> bool:
     """``super().name`` (the callee of ``super().name(...)``), ``super`` called bare."""
     return (

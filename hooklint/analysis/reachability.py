@@ -251,14 +251,19 @@ def narrow_handler(site) -> tuple[cst.ExceptHandler, str] | None:
     (bare, ``Exception``, ``BaseException``, or a tuple with one of them).  Code in
     such a handler runs only when that exception is raised: not when another one is,
     nor when none is."""
+    handler = _innermost_handler(site)
+    if handler is None or catches_everything(handler):
+        return None
+    return handler, _code(handler.type)
+
+
+def _innermost_handler(site) -> cst.ExceptHandler | None:
+    """The innermost ``except`` handler of ``site``'s own function that holds it."""
     for frame in reversed(site.frames):
         if frame.kind in ("def", "lambda", "class"):
             return None
         if frame.kind == "except":
-            handler = frame.node
-            if catches_everything(handler):
-                return None
-            return handler, _code(handler.type)
+            return frame.node  # type: ignore[return-value]
     return None
 
 
@@ -267,13 +272,7 @@ def runs_when_raising(site, other, exception: str) -> bool:
     that catches ``exception`` (by name, or everything), of a ``try`` whose body holds
     ``other``: it runs only when that body raised, as a fallback for ``other``
     (``try: register(h, always_call=True)`` / ``except TypeError: register(h)``)."""
-    handler = None
-    for frame in reversed(site.frames):
-        if frame.kind in ("def", "lambda", "class"):
-            return False
-        if frame.kind == "except":
-            handler = frame.node
-            break
+    handler = _innermost_handler(site)
     if handler is None or not (catches_everything(handler) or exception in _caught(handler)):
         return False
     return any(f.kind == "try" and any(h is handler for h in f.node.handlers) for f in other.frames)

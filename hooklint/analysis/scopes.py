@@ -104,3 +104,21 @@ def loop_iterable(site: Site, name: str) -> cst.BaseExpression | None:
                     return for_in.iter
                 for_in = for_in.inner_for_in
     return None
+
+
+def paired_elements(node: cst.Assign) -> list[tuple[cst.BaseExpression, cst.BaseExpression]] | None:
+    """``a, b = x, y`` (one target, as many plain elements on both sides): the
+    ``(target, value)`` pairs, which Python assigns as if one by one (all values are
+    evaluated first: a swap reads the old values); None for any other assignment."""
+    if len(node.targets) != 1:
+        return None
+    target, value = node.targets[0].target, node.value
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))):
+        return None
+    if len(target.elements) != len(value.elements) or len(target.elements) < 2:
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        return None
+    # Python reads every value before binding any target: a swap reads the old values
+    # (the handle model's aliases are unions, flow-insensitive, so one by one is the same).
+    return [(e.value, v.value) for e, v in zip(target.elements, value.elements)]
