@@ -9,7 +9,8 @@ call (base_owned_store), a capture hook imported from a sibling module (imported
 mixin from outside the project (outside), a ``super()`` post-hook whose body is
 in the base class's file (super_post_hook), and a base class's method that returns a
 handle and another, run by ``Module.apply``, that keeps handles on ``self``
-(base_acquire).
+(base_acquire), and a constructor that hooks the model a plain base class of another
+file keeps from the caller (plain_base_constructor).
 """
 
 from __future__ import annotations
@@ -55,6 +56,13 @@ EXPECTED = {
     # without binding it is looked up there.
     "star_import_helper/invalid": [("probes/run.py", 6, 14, "HL004", "(via `attach_probe`, layers.py:1)")],
     "star_import_helper/valid": [],
+    # A constructor hooks the model its base class (another file, an `ABC`) keeps from
+    # the caller; the whole hierarchy is read and nothing in it can take the hook off.
+    # The valid base has a teardown (`detach`): that lifecycle is HL016's business.
+    "plain_base_constructor/invalid": [
+        ("attacks/scaled.py", 10, 17, "HL019", "`GradScale` hooks a module its `__init__` was given")
+    ],
+    "plain_base_constructor/valid": [],
 }
 #: What the same packages give with each file analysed alone (--no-cross-file).
 ALONE = {
@@ -71,6 +79,7 @@ ALONE = {
     # are unknown: only the file's own registration is seen.
     "base_acquire/invalid": [("attr/layer.py", 16, 17, "HL004")],
     "star_import_helper/invalid": [],  # what `attach_probe` returns is unknown
+    "plain_base_constructor/invalid": [],  # the base (and what it keeps) is unknown
 }
 
 

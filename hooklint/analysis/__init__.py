@@ -18,6 +18,7 @@ Its modules, by topic::
 
     when a hook goes away (the model of hook lifetimes)
         handles         where handles go (stores, returns, aliases) and where they are removed
+        bulk_removal    hooks taken off by emptying a module's hook dicts (HL004)
         wrappers        functions that register the hook they are given
         lifetime        queries about when a hook goes away (HL003, HL004, HL009, HL011)
         lifecycles      setup code and its teardown (HL016); a constructor's hooks; handle

@@ -29,7 +29,7 @@ import libcst as cst
 from hooklint.analysis.facts import FunctionInfo, ModuleFacts, Registration
 from hooklint.analysis.handles import HandleModel, handle_model
 from hooklint.analysis.names import argument_for
-from hooklint.analysis.scopes import local_names
+from hooklint.analysis.scopes import assigned_values, local_names
 from hooklint.analysis.vocabulary import NEW_CONTAINER_CALLS
 from hooklint.analysis.walk import descendants
 
@@ -146,31 +146,12 @@ def _helper_of_callers_local(
 
 
 def _fresh(info: FunctionInfo, name: str) -> bool:
-    """Every plain assignment of ``name`` in the function makes a new object (a literal,
-    a display or comprehension, or a builtin container call), not another name for
-    shared state (``stack = self.stack``)."""
-    values = []
-    for node in descendants(info.node.body, into_functions=False):
-        if isinstance(node, cst.Assign) and any(
-            isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets
-        ):
-            values.append(node.value)
-        elif (
-            isinstance(node, cst.AnnAssign)
-            and isinstance(node.target, cst.Name)
-            and node.target.value == name
-        ):
-            if node.value is None:
-                continue
-            values.append(node.value)
-        elif isinstance(node, (cst.For, cst.CompFor, cst.AsName, cst.NamedExpr)) and name in _bound_by(node):
-            return False
+    """Every plain assignment of ``name`` in the function (``stack = []``, ``stack, seen
+    = [], set()``: :func:`~hooklint.analysis.scopes.assigned_values`) makes a new object
+    (a literal, a display or comprehension, or a builtin container call), not another
+    name for shared state (``stack = self.stack``)."""
+    values = assigned_values(info.node, name)
     return bool(values) and all(_new_object(v) for v in values)
-
-
-def _bound_by(node: cst.CSTNode) -> set[str]:
-    target = node.name if isinstance(node, cst.AsName) else node.target
-    return {n.value for n in _names(target) if isinstance(n, cst.Name)}
 
 
 def _new_object(value: cst.BaseExpression) -> bool:

@@ -20,7 +20,8 @@ from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Site
 from hooklint.analysis.handles import HandleModel, returned_parameter
 from hooklint.analysis.names import argument_for, is_attribute
 from hooklint.analysis.scopes import assigned_values, loop_iterable
-from hooklint.analysis.vocabulary import PASS_THROUGH_BUILTINS
+from hooklint.analysis.vocabulary import PART_LOOKUPS, PASS_THROUGH_BUILTINS
+from hooklint.analysis.walk import descendants
 
 #: How many steps (a name to its value, an installer's parameter to its argument) are followed.
 _DEPTH = 8
@@ -57,10 +58,18 @@ class _Given:
             return self.given(node.value, info, site, at, via, depth)
         if isinstance(node, cst.Subscript):
             return self.given(node.value, info, site, at, via, depth)
+        if isinstance(node, cst.IfExp):  # either branch may be what the caller handed in
+            return self.given(node.body, info, site, at, via, depth) or self.given(
+                node.orelse, info, site, at, via, depth
+            )
         if isinstance(node, cst.Call):
             if isinstance(node.func, cst.Attribute):
                 return self.given(node.func.value, info, site, at, via, depth)
-            if isinstance(node.func, cst.Name) and node.func.value in PASS_THROUGH_BUILTINS and node.args:
+            if (
+                isinstance(node.func, cst.Name)
+                and (node.func.value in PASS_THROUGH_BUILTINS or node.func.value in PART_LOOKUPS)
+                and node.args
+            ):
                 return self.given(node.args[0].value, info, site, at, via, depth)
             return False
         if not isinstance(node, cst.Name) or node.value in ("self", "cls"):
@@ -138,7 +147,31 @@ class _Given:
                     call = self._call_site(node)
                     if call is not None and self._set_in_init(base, attr, (*via, call), depth + 1, seen):
                         return True
+                elif _super_init(node):
+                    values = self._passed_to_base_elsewhere(node, class_name, attr)
+                    if any(self.given(v, init, None, None, via, depth + 1) for v in values):
+                        return True
         return False
+
+    def _passed_to_base_elsewhere(self, node: cst.Call, class_name: str, attr: str) -> list:
+        """What ``super().__init__(...)`` passes for the parameters that the ``__init__``
+        of a base class in another file (cross-file analysis) binds to ``self.<attr>``,
+        as they are or a part of them, also in a branch of a conditional (``self.model =
+        model.net if wrapped else model``)."""
+        if self.facts.project is None:
+            return []
+        from hooklint.project.queries import base_method
+
+        base = base_method(self.facts.project, class_name, "__init__", after_own=True)
+        if base is None:
+            return []
+        params = base.params[1:]
+        for statement in descendants(base.node.body, into_functions=False):
+            if isinstance(statement, cst.Assign) and any(
+                _assigned_to(t.target, attr, t) is not None for t in statement.targets
+            ):
+                return [argument_for(node, params, name) for name in _parameters_in(statement.value, params)]
+        return []
 
     def _unpacked_from_helper(self, target, attr: str, value, init: FunctionInfo):
         """For ``self.a, self.b = helper(x, ...)`` and ``attr`` one of them: the argument
@@ -162,16 +195,8 @@ class _Given:
     def _base_init(self, node: cst.Call, class_name: str) -> str | None:
         """The same-file base whose ``__init__`` ``super().__init__(...)`` runs: the
         class's first base, when that is a class of this file."""
-        func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "__init__"):
+        if not _super_init(node):
             return None
-        owner = func.value
-        if not (
-            isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name) and owner.func.value == "super"
-        ):
-            return None
-        if owner.args:
-            return None  # ``super(Cls, self)``: which class it starts after is another question
         bases = self.facts.classes.get(class_name)
         first = bases.bases[0].value if bases is not None and bases.bases else None
         if isinstance(first, cst.Name) and first.value in self.facts.classes:
@@ -183,16 +208,47 @@ class _Given:
         return index.get(id(node))
 
 
-def _part_of(value: cst.BaseExpression, name: str) -> bool:
-    """``value`` is a part of what ``name`` holds: an attribute, subscript or method
-    result reached from ``name`` itself (``name._modules[k]``, ``name.get_submodule(p)``)."""
+def _parameters_in(value: cst.BaseExpression, params: list[str]) -> list[str]:
+    """The parameters ``value`` is, or is a part of (``model``, ``model.net``,
+    ``model.get_submodule(p)``), in either branch of a conditional."""
+    if isinstance(value, cst.IfExp):
+        return _parameters_in(value.body, params) + _parameters_in(value.orelse, params)
+    root = _root(value)
+    return [root.value] if isinstance(root, cst.Name) and root.value in params else []
+
+
+def _super_init(node: cst.Call) -> bool:
+    """``node`` is ``super().__init__(...)`` (not ``super(Cls, self)``: which class it
+    starts after is another question)."""
+    func = node.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "__init__"):
+        return False
+    owner = func.value
+    return (
+        isinstance(owner, cst.Call)
+        and isinstance(owner.func, cst.Name)
+        and owner.func.value == "super"
+        and not owner.args
+    )
+
+
+def _root(value: cst.BaseExpression) -> cst.BaseExpression:
+    """What a chain of attributes, subscripts and method calls starts from (``model`` of
+    ``model._modules[k].get_submodule(p)``)."""
     while True:
         if isinstance(value, (cst.Attribute, cst.Subscript)):
             value = value.value
         elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
             value = value.func.value
         else:
-            return isinstance(value, cst.Name) and value.value == name
+            return value
+
+
+def _part_of(value: cst.BaseExpression, name: str) -> bool:
+    """``value`` is a part of what ``name`` holds: an attribute, subscript or method
+    result reached from ``name`` itself (``name._modules[k]``, ``name.get_submodule(p)``)."""
+    root = _root(value)
+    return isinstance(root, cst.Name) and root.value == name
 
 
 def _assigned_to(target, attr: str, value):

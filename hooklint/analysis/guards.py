@@ -289,23 +289,13 @@ def breaks_after(facts: ModuleFacts, site: Site, loop: Frame) -> bool:
     m.register_forward_hook(f); break``), so the site runs at most once per run of the
     loop."""
     from hooklint.analysis.lifetime import statement_site
-    from hooklint.analysis.statements import is_loop
+    from hooklint.analysis.statements import leaves_loop_after
 
     if loop.kind == "comp":
         return False
     path = statement_path(facts, statement_site(site)) or []
     at = next((k for k, level in enumerate(path) if level.statement is loop.node), None)
-    if at is None:
-        return False
-    inner = path[at + 1 :]
-    if any(is_loop(level.statement) for level in inner[:-1]):
-        return False  # a loop in between: a ``break`` there leaves that one
-    return any(
-        isinstance(later, cst.SimpleStatementLine)
-        and any(isinstance(small, cst.Break) for small in later.body)
-        for level in inner
-        for later in level.block[level.index + 1 :]
-    )
+    return at is not None and leaves_loop_after(path, at)
 
 
 #: Literals a loop variable may be compared with (and ``None``/``True``/``False``).

@@ -33,7 +33,7 @@ from typing import NamedTuple
 import libcst as cst
 
 from hooklint.analysis.facts import CallSite, FunctionInfo, HandleUse, ModuleFacts, Registration, Site
-from hooklint.analysis.names import argument_for, dotted_name, is_super_call, literal_getattr
+from hooklint.analysis.names import argument_for, dotted_name, is_attribute, is_super_call, literal_getattr
 from hooklint.analysis.reachability import dead_statements
 from hooklint.analysis.scopes import (
     assigned_values,
@@ -45,6 +45,7 @@ from hooklint.analysis.scopes import (
 from hooklint.analysis.vocabulary import (
     COLLECTION_BUILTINS,
     CONSTANT_NAMES,
+    CONTAINER_ADDS,
     ELEMENT_METHODS,
     EXIT_STACK_METHODS,
     ITERATING_BUILTINS,
@@ -933,11 +934,62 @@ class HandleModel:
         info = self._infos.get(scope_id)
         if info is None or receiver.value in info.params:
             return None
+        iterated = loop_iterable(site, receiver.value)
+        if iterated is not None:  # ``for hook in hooks: hook.remove()``
+            return self._element_class(site, iterated, scope_id)
         raw = f"{self.owner(receiver.value, scope_id)}|{receiver.value}"
         values = [v for _, v in self._summary(scope_id).values.get(raw, [])]
         if not values or not _plain_bindings_only(self.facts.body_nodes(info.node), receiver.value):
             return None
         return self._constructed_class(values)
+
+    def _element_class(self, site: Site, container: cst.BaseExpression, scope_id: int) -> str | None:
+        """The one same-file class of the objects in a local list or a ``self.*`` list
+        of the site's class, when every way the file fills it says so: bound to empty
+        displays or to displays and comprehensions of ``Cls(...)``, and ``append``/``add``
+        given ``Cls(...)`` or a local the same block bound to one just before
+        (``hook = Steer(layer); hook.register(); hooks.append(hook)``)."""
+        if isinstance(container, cst.Name) and container.value not in ("self", "cls"):
+            info = self._infos.get(scope_id)
+            values = assigned_values(info.node, container.value) if info is not None else None
+            fills = [c for c in self.calls_in(scope_id) if _is_name(c.receiver, container.value)]
+        elif (
+            isinstance(container, cst.Attribute)
+            and _is_name(container.value, "self")
+            and site.class_name is not None
+        ):
+            bindings = self.facts.self_attribute_bindings(site.class_name, container.attr.value)
+            if any(not isinstance(target, cst.Attribute) for _, target, _ in bindings):
+                return None
+            values = [value for _, _, value in bindings if value is not None]
+            fills = [
+                c
+                for c in self.facts.calls
+                if c.site.class_name == site.class_name
+                and isinstance(c.receiver, cst.Attribute)
+                and is_attribute(c.receiver, "self", container.attr.value)
+            ]
+        else:
+            return None
+        if not values:
+            return None
+        built: list = []
+        for value in values:
+            if isinstance(value, (cst.List, cst.Tuple)):
+                built += [e.value for e in value.elements]
+            elif isinstance(value, cst.ListComp):
+                built.append(value.elt)
+            else:
+                return None
+        for fill in fills:
+            if fill.attr not in ("append", "add") or len(fill.node.args) != 1:
+                if fill.attr in CONTAINER_ADDS:
+                    return None  # filled some other way (``extend``, ``insert``)
+                continue
+            built.append(_built_just_before(fill))
+        if not built or any(b is None for b in built):
+            return None
+        return self._constructed_class(built)
 
     def _attribute_class(self, class_name: str, attribute: str) -> str | None:
         values = []
@@ -1702,6 +1754,10 @@ class HandleModel:
             return False
         scope = self._summary(scope_id)
         bindings = _held_at(scope, raw, name, info, at)
+        if not bindings and name not in info.params:
+            # bound only by unpacking what one call returns (``net, x = build()``): the
+            # call's whole result is new when the call builds anew
+            bindings = self._unpacked_values(info, name)
         bound = _bound_here(info, scope)
         if not bindings or not all(_copies(_made(v)) or _fresh_object(v, info, bound) for _, v in bindings):
             return False
@@ -2825,6 +2881,10 @@ def _imported_in(info: FunctionInfo) -> set[str]:
     return found
 
 
+#: How deep a build's arguments are followed (nested config objects, locals holding them).
+_BUILD_DEPTH = 8
+
+
 def _fresh_object(value: cst.BaseExpression, info: FunctionInfo, bound: set[str], depth: int = 0) -> bool:
     """A call that builds a new object from imported names, literals and other such
     calls (``models.vgg16(weights=None).eval()``, ``nn.Sequential(nn.Linear(4, 4))``),
@@ -2832,7 +2892,7 @@ def _fresh_object(value: cst.BaseExpression, info: FunctionInfo, bound: set[str]
     one that looks one up or wraps one it was given (``getattr(model, name)``,
     ``nn.Sequential(layer)``)."""
     node = _made(value)  # ``build(...).to(device)``: the object is ``build(...)``'s
-    if not isinstance(node, cst.Call) or depth > 4:
+    if not isinstance(node, cst.Call) or depth > _BUILD_DEPTH:
         return False
     root = node.func
     while isinstance(root, cst.Attribute):
@@ -2866,11 +2926,12 @@ def _fresh_part(item: cst.BaseExpression, info: FunctionInfo, bound: set[str], d
     if isinstance(item, cst.Name):
         if item.value not in bound:
             return True
-        if item.value in info.params or item.value in ("self", "cls") or depth > 3:
+        if item.value in info.params or item.value in ("self", "cls") or depth > _BUILD_DEPTH:
             return False
-        # a local of its own that holds a new object (``cfg = Config(4)``; ``Net(cfg)``)
+        # a local of its own that holds a new object or a literal (``cfg = Config(4)``,
+        # ``width, depth = 4, 2``; ``Net(cfg)``)
         values = assigned_values(info.node, item.value)
-        return bool(values) and all(_fresh_object(v, info, bound, depth + 1) for v in values)
+        return bool(values) and all(_fresh_part(v, info, bound, depth + 1) for v in values)
     if isinstance(item, cst.Call):
         return _fresh_object(item, info, bound, depth + 1)
     if isinstance(item, (cst.List, cst.Tuple, cst.Set)):
@@ -3104,6 +3165,44 @@ def _on_call_values(call: cst.Call, info: FunctionInfo) -> bool:
 
 def _local_names(info: FunctionInfo) -> set[str]:
     return local_names(info.node)[0]
+
+
+def _built_just_before(fill: CallSite) -> cst.BaseExpression | None:
+    """What ``hooks.append(x)`` puts in: its argument, or for a local name the value of
+    the last plain assignment to it earlier in the same block (None when the block does
+    not bind it, or binds it some other way last)."""
+    value = fill.node.args[0].value
+    if not isinstance(value, cst.Name):
+        return value
+    block = fill.site.frames[-1].node if fill.site.frames else None
+    body = getattr(getattr(block, "body", None), "body", None)
+    if body is None or fill.site.statement not in body:
+        return None
+    found = None
+    for statement in body[: body.index(fill.site.statement)]:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            if value.value in _bound_in(statement):
+                found = None
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and any(_is_name(t.target, value.value) for t in small.targets):
+                found = small.value
+            elif value.value in _bound_in(small):
+                found = None
+    return found
+
+
+def _bound_in(node: cst.CSTNode) -> set[str]:
+    """Names any assignment, loop, ``with``, ``:=`` or import in ``node`` binds."""
+    names: set[str] = set()
+    for current in (node, *descendants(node)):
+        if isinstance(current, cst.AssignTarget):
+            names |= target_names(current.target)
+        elif isinstance(current, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+            names |= target_names(current.target)
+        elif isinstance(current, cst.AsName):
+            names |= target_names(current.name)
+    return names
 
 
 def _plain_bindings_only(nodes, name: str) -> bool:

@@ -69,13 +69,18 @@ _NONE_RETURNING = frozenset({"append", "extend", "add", "update", "insert", "pri
 
 
 def returns_value(
-    node: cst.FunctionDef | cst.Lambda, module: str | None = None, kinds: frozenset[str] = frozenset()
+    node: cst.FunctionDef | cst.Lambda,
+    module: str | None = None,
+    kinds: frozenset[str] = frozenset(),
+    unchanged: frozenset[int] = frozenset(),
 ) -> bool:
     """Whether the hook returns something: a def with a ``return <value>`` (other than
     ``return None``) or a ``yield`` in its own body; a lambda unless its body is a
     call of a None-returning method (``lambda *_: seen.append(1)``).  With ``module``
     (the hook's module parameter) and ``kinds``: a ``return`` inside ``if
-    isinstance(module, <only kinds>):`` does not count."""
+    isinstance(module, <only kinds>):`` does not count.  ``unchanged``: the values of
+    ``return`` statements that hand a parameter back as it came (:func:`passed_back`),
+    which replace nothing."""
     if isinstance(node, cst.Lambda):
         body = node.body
         return not (
@@ -84,22 +89,33 @@ def returns_value(
             and (body.func.attr.value if isinstance(body.func, cst.Attribute) else body.func.value)
             in _NONE_RETURNING
         )
+
+    def children(current: cst.CSTNode):
+        if module is not None and _tests_only(current, module, kinds):
+            return [current.orelse] if current.orelse is not None else []
+        return child_nodes(current)
+
+    for current in _own_nodes(node, children):
+        if isinstance(current, cst.Return):
+            value = current.value
+            if value is not None and not (isinstance(value, cst.Name) and value.value == "None"):
+                if id(value) not in unchanged:
+                    return True
+        if isinstance(current, cst.Yield):
+            return True
+    return False
+
+
+def _own_nodes(node: cst.FunctionDef, children=child_nodes):
+    """The nodes of a def's own body (not those of defs, lambdas or classes in it);
+    ``children`` says which children of a node to go on with."""
     stack = list(child_nodes(node.body))
     while stack:
         current = stack.pop()
         if isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             continue
-        if isinstance(current, cst.Return):
-            value = current.value
-            if value is not None and not (isinstance(value, cst.Name) and value.value == "None"):
-                return True
-        if isinstance(current, (cst.Yield,)):
-            return True
-        if module is not None and _tests_only(current, module, kinds):
-            stack.extend([current.orelse] if current.orelse is not None else [])
-            continue
-        stack.extend(child_nodes(current))
-    return False
+        yield current
+        stack.extend(children(current))
 
 
 def holds_registering_object(registration: Registration) -> bool:
@@ -128,7 +144,9 @@ def reads_role(registration: Registration, role: str, unless_module: frozenset[s
     subclasses override (``@abstractmethod``), its signature does not match the role
     table, or an alternative hook (``a if x else b``) may read it.
     ``unless_module``: class names (last parts); a read inside ``if isinstance(module,
-    <only those>):``, the hook's module parameter tested, does not count."""
+    <only those>):``, the hook's module parameter tested, does not count.  Nor does
+    handing the parameter back unchanged (``return grad_input``, the name never bound
+    again in the hook): torch then keeps what it passed, as with ``return None``."""
     hook = registration.hook
     if hook is None:
         return True
@@ -145,22 +163,62 @@ def reads_role(registration: Registration, role: str, unless_module: frozenset[s
                 return True  # a signature the table does not match: unknown
             named = [star.name.value]  # ``def hook(module, *args)``: the rest is in ``args``
         module = module_parameter(registration, body)
+        handed_back = {id(value) for value in passed_back(node, set(named))}
         if module is not None and unless_module:
-            if _named_outside(node.body, set(named), module, unless_module):
+            if _named_outside(node.body, set(named), module, unless_module, handed_back):
                 return True
-        elif any(isinstance(n, cst.Name) and n.value in named for n in descendants(node.body)):
+        elif any(
+            isinstance(n, cst.Name) and n.value in named and id(n) not in handed_back
+            for n in descendants(node.body)
+        ):
             return True
     return False
 
 
-def _named_outside(node: cst.CSTNode, names: set[str], module: str, kinds: frozenset[str]) -> bool:
+def passed_back(node: cst.FunctionDef | cst.Lambda, names: set[str]) -> list[cst.Name]:
+    """The values of the hook's own ``return <name>`` statements that hand one of its
+    parameters ``names`` back unchanged: the name is never bound again in the hook."""
+    if isinstance(node, cst.Lambda):
+        return []
+    binders = (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.WithItem)
+    bound = set()
+    for binder in descendants(node.body):
+        if isinstance(binder, binders):
+            target = binder.asname.name if isinstance(binder, cst.WithItem) and binder.asname else binder
+            target = getattr(target, "target", target)
+            bound |= {n.value for n in (target, *descendants(target)) if isinstance(n, cst.Name)}
+    return [
+        current.value
+        for current in _own_nodes(node)
+        if isinstance(current, cst.Return)
+        and isinstance(current.value, cst.Name)
+        and current.value.value in names
+        and current.value.value not in bound
+    ]
+
+
+def replaces_role(registration: Registration, role: str, unless_module: frozenset[str] = frozenset()) -> bool:
+    """Whether the hook returns a value (:func:`returns_value`, ``unless_module`` as
+    there) other than its ``role`` parameter handed back unchanged (:func:`passed_back`)."""
+    hook = registration.hook
+    for body in (hook, *hook.alternatives):
+        named = {name for name, r in parameter_roles(registration, body).items() if r == role}
+        kept = frozenset(id(value) for value in passed_back(body.node, named))
+        if returns_value(body.node, module_parameter(registration, body), unless_module, kept):
+            return True
+    return False
+
+
+def _named_outside(
+    node: cst.CSTNode, names: set[str], module: str, kinds: frozenset[str], skip: set[int] = frozenset()
+) -> bool:
     """One of ``names`` is named in ``node`` outside the bodies of ``if isinstance(module,
-    K):`` tests whose classes ``K`` are all among ``kinds``."""
+    K):`` tests whose classes ``K`` are all among ``kinds`` (the nodes in ``skip`` aside)."""
     if isinstance(node, cst.Name):
-        return node.value in names
+        return node.value in names and id(node) not in skip
     if _tests_only(node, module, kinds):
-        return node.orelse is not None and _named_outside(node.orelse, names, module, kinds)
-    return any(_named_outside(child, names, module, kinds) for child in child_nodes(node))
+        return node.orelse is not None and _named_outside(node.orelse, names, module, kinds, skip)
+    return any(_named_outside(child, names, module, kinds, skip) for child in child_nodes(node))
 
 
 def _tests_only(node: cst.CSTNode, module: str, kinds: frozenset[str]) -> bool:

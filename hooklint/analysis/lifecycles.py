@@ -49,11 +49,12 @@ from hooklint.analysis.handles import (
     runs_only_when_finalized,
 )
 from hooklint.analysis.hook_roles import holds_registering_object
-from hooklint.analysis.module_kinds import NOT_MODULE, class_kind
+from hooklint.analysis.module_kinds import NOT_MODULE, UNKNOWN, class_kind
 from hooklint.analysis.vocabulary import (
     CONTAINER_REMOVALS,
     CONTEXTMANAGERS,
     MODULE_ADDITIONS,
+    NOT_MODULE_BASES,
     UNHOOK_WORDS,
     lifecycle_teardowns,
 )
@@ -244,9 +245,13 @@ def _removed_only_by_finalizer(
 def _helper_object(facts: ModuleFacts, class_name: str) -> bool:
     """A class known from this file not to be an ``nn.Module`` (a module that hooks the
     module it wraps keeps it as its own part), none of whose same-file bases has a
-    teardown (a base from another file might have one: unknown, so not this)."""
+    teardown (a base from another file might have one: unknown, so not this, unless
+    cross-file analysis reads the whole hierarchy: :func:`_plain_bases_elsewhere`)."""
     class_def = facts.classes.get(class_name)
-    if class_def is None or class_kind(facts, class_def) != NOT_MODULE:
+    if class_def is None:
+        return False
+    kind = class_kind(facts, class_def)
+    if kind != NOT_MODULE and not (kind == UNKNOWN and _plain_bases_elsewhere(facts, class_name)):
         return False
     seen: set[str] = set()
     pending = [class_def]
@@ -265,6 +270,26 @@ def _helper_object(facts: ModuleFacts, class_name: str) -> bool:
             facts.classes[b] for b in map(facts.code, (a.value for a in current.bases)) if b in facts.classes
         ]
     return True
+
+
+def _plain_bases_elsewhere(facts: ModuleFacts, class_name: str) -> bool:
+    """Cross-file analysis reads every base of the class (each resolves within the
+    project, or is a plain one such as ``ABC``: :data:`NOT_MODULE_BASES`), so none is an
+    ``nn.Module``, and no base of another file has a teardown or any hook code (a
+    method with a registration or removal in it): nothing there can take the hooks off."""
+    if facts.project is None:
+        return False
+    from hooklint.project.queries import inherited_classes
+
+    bases = inherited_classes(facts.project, class_name, NOT_MODULE_BASES)
+    if bases is None:
+        return False
+    teardowns = set(lifecycle_teardowns("__init__"))
+    return not any(
+        name in teardowns or method.get("hooky")
+        for ref in bases
+        for name, method in (ref.entry or {}).get("methods", {}).items()
+    )
 
 
 def _captures(facts: ModuleFacts, registration: Registration) -> bool:

@@ -181,9 +181,10 @@ def _simple_value(node: cst.BaseExpression | None) -> bool:
     """A value whose evaluation does not fail in practice: names and literals (an
     f-string of names too), displays of them, a comprehension that builds a skeleton of
     empty slots (:func:`_skeleton`), a test of identity, equality or membership between
-    them (``"x" in kinds``), ``not`` of one, ``getattr(obj, "name", default)`` (the
-    missing attribute is its default), and a forward (pre-)hook registration on a name
-    (:func:`_plain_forward_registration`)."""
+    them (``"x" in kinds``), ``not`` of one, a conditional of them, ``getattr(obj,
+    "name", default)`` (the missing attribute is its default), a grad-mode context not
+    yet entered (``torch.no_grad()``, ``contextlib.nullcontext()``), and a forward
+    (pre-)hook registration on a name (:func:`_plain_forward_registration`)."""
     if node is None or isinstance(node, _LITERALS):
         return True
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
@@ -203,6 +204,10 @@ def _simple_value(node: cst.BaseExpression | None) -> bool:
         )
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
         return _simple_value(node.expression)
+    if isinstance(node, cst.IfExp):
+        return _simple_value(node.test) and _simple_value(node.body) and _simple_value(node.orelse)
+    if _grad_mode_context(node) or _null_context(node):
+        return True
     if isinstance(node, cst.FormattedString):  # ``f"{side}_{n}"`` of names
         return all(
             isinstance(part, cst.FormattedStringText)
@@ -407,6 +412,20 @@ def _grad_mode_context(item: cst.BaseExpression) -> bool:
         and item.func.value.value == "torch"
         and item.func.attr.value in GRAD_MODE_SWITCHES
     )
+
+
+def _null_context(item: cst.BaseExpression) -> bool:
+    """``contextlib.nullcontext()`` / ``nullcontext()`` without arguments."""
+    if not isinstance(item, cst.Call) or item.args:
+        return False
+    func = item.func
+    if isinstance(func, cst.Attribute):
+        return (
+            func.attr.value == "nullcontext"
+            and isinstance(func.value, cst.Name)
+            and func.value.value == "contextlib"
+        )
+    return isinstance(func, cst.Name) and func.value == "nullcontext"
 
 
 # -- a registration loop's lookups -----------------------------------------------------------

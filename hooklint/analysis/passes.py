@@ -16,7 +16,7 @@ from hooklint.analysis.guards import install_once
 from hooklint.analysis.handles import handle_model
 from hooklint.analysis.lifetime import names_in, varying_names
 from hooklint.analysis.scopes import target_names
-from hooklint.analysis.vocabulary import PER_CALL_NAMES, TAKE_ITEM_FUNCTIONS, TAKE_ITEM_METHODS
+from hooklint.analysis.vocabulary import MODULE_PARTS, PER_CALL_NAMES, TAKE_ITEM_FUNCTIONS, TAKE_ITEM_METHODS
 from hooklint.analysis.walk import descendants
 
 
@@ -70,6 +70,40 @@ def varying_in_loop(facts: ModuleFacts, frame: Frame) -> set[str]:
     varying = varying_names(facts, frame.node, loop_targets(frame) | drained_items(frame))
     selected = selected_by_search(frame, varying)
     return varying_names(facts, frame.node, varying | selected) if selected else varying
+
+
+def hook_per_part(facts: ModuleFacts, registration: Registration, frame: Frame) -> bool:
+    """The loop walks the hooked module's own parts (``for name, p in
+    m.named_parameters(): m.register_forward_hook(check)``) and gives each pass a hook
+    of its own: a def or lambda written in the loop that names the pass's part
+    (``def check(mod, args, out, name=name)``).  Such a loop runs once per setup and puts
+    one hook per part on the module, not one more each time something runs."""
+    node = frame.node
+    if not isinstance(node, cst.For):
+        return False
+    walked = node.iter
+    if not (
+        isinstance(walked, cst.Call)
+        and isinstance(walked.func, cst.Attribute)
+        and walked.func.attr.value in MODULE_PARTS
+        and registration.receiver is not None
+        and facts.code(walked.func.value) == registration.receiver_code
+    ):
+        return False
+    parts = target_names(node.target)
+    hook = registration.hook_arg
+    if isinstance(hook, cst.Name):
+        hook = next(
+            (
+                d
+                for d in descendants(node.body, into_functions=False)
+                if isinstance(d, cst.FunctionDef) and d.name.value == hook.value
+            ),
+            None,
+        )
+    if not isinstance(hook, (cst.FunctionDef, cst.Lambda)):
+        return False
+    return any(isinstance(n, cst.Name) and n.value in parts for n in descendants(hook))
 
 
 def selected_by_search(frame: Frame, varying: set[str]) -> set[str]:

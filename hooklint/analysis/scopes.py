@@ -50,12 +50,21 @@ def local_names(node: cst.FunctionDef, nodes=None) -> tuple[set[str], set[str]]:
 
 def assigned_values(function: cst.FunctionDef, name: str) -> list[cst.BaseExpression] | None:
     """The values the plain assignments of ``name`` in ``function`` give it (``x = v``,
-    ``x: T = v``; not nested defs' assignments), or None when something else binds it
-    too (a ``for``/comprehension/``with``/``except`` target, ``:=``, ``+=``, an
-    unpacking, an import)."""
+    ``x: T = v``, ``x, y = v, w``: :func:`paired_elements`; not nested defs'
+    assignments), or None when something else binds it too (a
+    ``for``/comprehension/``with``/``except`` target, ``:=``, ``+=``, another unpacking,
+    an import)."""
     values: list[cst.BaseExpression] = []
     for node in descendants(function.body, into_functions=False):
         if isinstance(node, cst.Assign):
+            pairs = paired_elements(node)
+            if pairs is not None:
+                for target, value in pairs:
+                    if isinstance(target, cst.Name) and target.value == name:
+                        values.append(value)
+                    elif name in target_names(target):
+                        return None
+                continue
             for target in node.targets:
                 if isinstance(target.target, cst.Name) and target.target.value == name:
                     values.append(node.value)

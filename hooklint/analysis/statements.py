@@ -21,6 +21,24 @@ def is_loop(statement: cst.CSTNode) -> bool:
     return isinstance(statement, (cst.For, cst.While))
 
 
+def leaves_loop_after(path, depth: int) -> bool:
+    """The loop ``path[depth].statement`` (``path``: :class:`hooklint.analysis.lifetime.Level`
+    s down to a statement) ends with ``break`` in the pass that runs that statement,
+    after it: a block from the loop's body down to the statement, with no other loop
+    between, holds a plain ``break`` line after it (``for name, m in
+    model.named_modules(): if name == wanted: h = m.register_forward_hook(f); break``).
+    The statement then runs at most once per run of the loop."""
+    for level in path[depth + 1 :]:
+        if any(
+            isinstance(s, cst.SimpleStatementLine) and any(isinstance(small, cst.Break) for small in s.body)
+            for s in level.block[level.index + 1 :]
+        ):
+            return True
+        if is_loop(level.statement):
+            return False  # a ``break`` further in ends that loop, not this one
+    return False
+
+
 def raises_first(statement: cst.If) -> bool:
     """The body of the ``if`` starts with a ``raise``."""
     body = statement.body.body

@@ -230,6 +230,37 @@ COLLECTION_BUILTINS = frozenset({"list", "set", "tuple", "frozenset", "sorted", 
 #: Builtins whose result is, or is reached from, their first argument
 #: (``dict(model.named_children())``, ``enumerate(model.modules())``, ``getattr(model, name)``).
 PASS_THROUGH_BUILTINS = COLLECTION_BUILTINS | {"enumerate", "iter", "zip", "getattr"}
+#: Functions (a library's own helpers, by the names they are usually given) that look a
+#: part of their first argument up by a name: ``rgetattr(model, "layer1.0.relu")``,
+#: ``get_module_by_name(model, name)``.  What they return is reached from that argument.
+PART_LOOKUPS = frozenset(
+    {
+        "rgetattr",
+        "recursive_getattr",
+        "getattr_recursive",
+        "deepgetattr",
+        "nested_getattr",
+        "get_module",
+        "_get_module",
+        "get_module_by_name",
+        "get_module_from_name",
+        "get_submodule",
+        "get_layer_by_name",
+    }
+)
+#: ``Module`` methods that walk a module's own parts (``m.named_parameters()``).
+MODULE_PARTS = frozenset(
+    {
+        "parameters",
+        "named_parameters",
+        "buffers",
+        "named_buffers",
+        "modules",
+        "named_modules",
+        "children",
+        "named_children",
+    }
+)
 #: Class methods that load a new model from a name or a config
 #: (``AutoModel.from_pretrained(model_id)``): what they return is the caller's own,
 #: whatever their arguments name.
@@ -348,6 +379,14 @@ HOOK_FLAG_DICTS = {
         "register_forward_pre_hook",
         (("with_kwargs", "_forward_pre_hooks_with_kwargs", (2, 0)),),
     ),
+}
+#: The hook dict each kind of module registration fills (``HookApi.kind``).
+HOOK_DICT_OF_KIND = {
+    "forward": "_forward_hooks",
+    "forward_pre": "_forward_pre_hooks",
+    "backward": "_backward_hooks",
+    "full_backward": "_backward_hooks",
+    "full_backward_pre": "_backward_pre_hooks",
 }
 #: Every hook dict of a module: clearing one (``m._forward_hooks.clear()``) removes hooks
 #: without their handles.

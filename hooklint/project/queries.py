@@ -127,6 +127,25 @@ def inherited_removal(view: FileView, class_name: str, attributes: set[str]) -> 
     return False if complete else None
 
 
+def inherited_classes(view: FileView, class_name: str, plain: frozenset[str]) -> list[Ref] | None:
+    """The classes of other files that the checked file's class ``class_name`` inherits
+    from, when every base of its hierarchy resolves to a class within the project or is
+    one of ``plain`` (last names of bases known to be neither modules nor hook owners:
+    ``object``, ``ABC``...); None when some base cannot be read (outside the project)."""
+    found: list[Ref] = []
+    for ref in view.mro(class_name):
+        entry = ref.entry or {}
+        for base in entry.get("bases", ()):
+            if base.split("[", 1)[0].rsplit(".", 1)[-1] in plain:
+                continue
+            resolved = view.dotted(ref.path, base)
+            if resolved is None or resolved.kind != "class":
+                return None
+        if ref.path != view.path:
+            found.append(ref)
+    return found
+
+
 def external_acquisition(view: FileView, call) -> tuple[str, Place, bool, list[str]] | None:
     """``(name, place, returns, fills)`` of another file's function or method that
     ``call`` reaches (``net.apply(self.m)`` reaches ``m``) when it acquires hooks: it

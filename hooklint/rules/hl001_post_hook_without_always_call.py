@@ -699,8 +699,82 @@ class LayerTimer:
             self.handles.append(layer.register_forward_hook(after(name)))
 """
         ),
+        # State bound with another name in one tuple assignment is still the call's own.
+        Valid(
+            """
+from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+
+
+def deepest_paths(model, x):
+    path, deepest = [], set()
+
+    def enter(module, args):
+        path.append(type(module).__name__)
+        deepest.add(tuple(path))
+
+    def leave(module, args, output):
+        path.pop()
+
+    handles = [register_module_forward_pre_hook(enter), register_module_forward_hook(leave)]
+    try:
+        model(x)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return deepest
+"""
+        ),
     ]
     INVALID = [
+        # The same pair on a stack that outlives the call (`self.path`).
+        Invalid(
+            """
+from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+
+
+def deepest_paths(self, model, x):
+    path, deepest = self.path, set()
+
+    def enter(module, args):
+        path.append(type(module).__name__)
+        deepest.add(tuple(path))
+
+    def leave(module, args, output):
+        path.pop()
+
+    handles = [register_module_forward_pre_hook(enter), register_module_forward_hook(leave)]
+    try:
+        model(x)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return deepest
+""",
+            expected="""
+from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+
+
+def deepest_paths(self, model, x):
+    path, deepest = self.path, set()
+
+    def enter(module, args):
+        path.append(type(module).__name__)
+        deepest.add(tuple(path))
+
+    def leave(module, args, output):
+        path.pop()
+
+    handles = [register_module_forward_pre_hook(enter), register_module_forward_hook(leave, always_call=True)]
+    try:
+        model(x)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return deepest
+""",
+            line=14,
+            message="post-hook undoes `path` but lacks `always_call=True`",
+        ),
         # A full backward pre-hook pushes onto a stack that the full backward hook pops:
         # a backward that raises in between (out of memory) leaves the entry for good.
         Invalid(

@@ -25,6 +25,7 @@ from hooklint.analysis.passes import (
     argument_names,
     call_arguments,
     dropped_per_pass,
+    hook_per_part,
     is_statement_loop,
     kept_handle,
     loop_body_code,
@@ -114,7 +115,10 @@ class HookRegisteredPerCall(Rule):
     flagged too: each pass adds one more hook to the same modules (not when the
     method's parameters choose the hook or the modules, nor from `__init__`).
     Also not flagged: a different hook on every iteration of a loop
-    (`for fn in hooks: m.register_forward_hook(fn)`), or a registration in a loop under
+    (`for fn in hooks: m.register_forward_hook(fn)`), also a loop over the hooked
+    module's own parts that writes a hook naming each part (`for name, p in
+    m.named_parameters(): def check(mod, args, out, name=name): ...`: one hook per part,
+    once per setup), or a registration in a loop under
     an `if` that tests the loop variable for one literal value (`for name in names:
     if name == "pooled": self.pool.register_forward_hook(...)`: it runs on the pass
     for that name, not on every pass); in a function that runs once per
@@ -251,6 +255,8 @@ class HookRegisteredPerCall(Rule):
                 continue
             if argument_names(registration) & varying:
                 continue  # a different hook on each pass (``for fn in hooks: m.register_forward_hook(fn)``)
+            if hook_per_part(facts, registration, frame):
+                continue  # a hook of its own for each part of the module (``for n, p in m.named_parameters()``)
             if pins_loop_value(facts, site, frame.node, varying):
                 continue  # only on the pass whose item is one value (``if name == "head":``)
             if breaks_after(facts, site, frame):
@@ -1186,8 +1192,41 @@ def probe_width(batch):
     return tap.output.shape[-1]
 """
         ),
+        # A hook of its own for each parameter of the hooked block (the def names the
+        # pass's part): one setup, one hook per part, handed back to be removed.
+        Valid(
+            """
+def watch_each_weight(block, report):
+    handles = []
+    for name, weight in block.named_parameters():
+
+        def check(module, args, output, name=name):
+            if not weight.isfinite().all():
+                report(name)
+
+        handles.append(block.register_forward_hook(check))
+    return handles
+"""
+        ),
     ]
     INVALID = [
+        # The same walk with a hook that names nothing of the part: the same hook, once
+        # more for every parameter.
+        Invalid(
+            """
+def watch_each_weight(block, shapes):
+    handles = []
+    for name, weight in block.named_parameters():
+
+        def note(module, args, output):
+            shapes.append(output.shape)
+
+        handles.append(block.register_forward_hook(note))
+    return handles
+""",
+            line=8,
+            message="registers a hook on every iteration of this loop",
+        ),
         # Handed a hook, `register_hook` is torch's: each call adds one more per tap.
         Invalid(
             """

@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
+from hooklint.analysis.bulk_removal import bulk_clears, hook_dict_of, may_clear
 from hooklint.analysis.facts import ModuleFacts
 from hooklint.analysis.guards import touches_only_its_module
 from hooklint.analysis.handles import Acquisition, HandleModel, handle_model, hook_key, may_remove
@@ -37,6 +38,7 @@ from hooklint.analysis.statements import (
     is_loop,
     is_simple_line,
     leaves_before,
+    leaves_loop_after,
     only_removes,
     raises_first,
     tests_empty,
@@ -242,6 +244,8 @@ class HookRemovalNotExceptionSafe(Rule):
     the model keeps the hook, the hook keeps the object, and `__del__` never runs). Removals are `.remove()` on the handle or an element (`d.pop(k).remove()`,
     `_, h = d.pop(k)`), loops, `while hs: hs.pop().remove()`, comprehensions and `map`
     over the store, and same-file helpers that remove a parameter or an attribute.
+    A loop that registers and then leaves with `break` (finding one module by its
+    name) registers once: its handle is read as outside a loop.
     Bindings are per scope: a `handle` of another function is another handle.
     A constructor that keeps handles on `self` (for another method to remove) and
     then reaches an explicit `raise` or `assert` outside `try` is reported too: when it
@@ -263,7 +267,9 @@ class HookRemovalNotExceptionSafe(Rule):
     `self.model.apply(attach)`, keeping each handle on its module) is followed when
     the object's bindings name its class (`self.tracker` that its class only ever sets
     to `RangeTracker(...)` or `None`, a local only bound to `Sampler(...)`; then a method of
-    that class named `remove` is that method, not a handle's), or else
+    that class named `remove` is that method, not a handle's; a loop variable over a list
+    whose every fill is an object of that class, `hooks.append(Steer(...))`, or a local
+    the same block just bound to one, names it too), or else
     when the file has exactly one class whose method of that name registers hooks or removes
     handles (any other method of that name only passes the call on): what it keeps on its
     `self` is that class's store (the message says `Probe.active`), and a handle wrapped
@@ -286,6 +292,13 @@ class HookRemovalNotExceptionSafe(Rule):
     put on before that `try`, with code between that can raise and that prepares what
     the `try` uses, are reported as for a late `finally`, without a fix). A remover handed back to the caller
     (`return lambda: [h.remove() for h in hs]`) is the caller's removal, not one here.
+    Hooks whose handles are dropped (or never removed) and that come off in bulk,
+    by emptying their hook dicts (`m._forward_hooks.clear()`, `.pop(k)`, or `m._forward_hooks
+    = OrderedDict()`, often in a loop over `model.modules()`, itself or through a
+    same-file helper, three calls deep), are read the same way: the clear is their
+    removal, and it must be in `finally` when code that can raise runs first (a
+    function that also clears in `finally` or a handler is left alone; reading a dict,
+    `if m._forward_hooks:`, takes nothing off). No fix is offered for this shape.
     One bug is one
     finding: what one statement removes of the same hook registered again, or of hooks
     registered side by side in one block (a pre-hook and a post-hook put into one list,
@@ -364,7 +377,11 @@ class HookRemovalNotExceptionSafe(Rule):
     loop_lookups: ClassVar[bool] = False
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
-        if not may_remove(facts) and not any(f.name == "__enter__" and f.class_name for f in facts.functions):
+        if (
+            not may_remove(facts)
+            and not may_clear(facts)
+            and not any(f.name == "__enter__" and f.class_name for f in facts.functions)
+        ):
             return  # nothing here removes a hook, and no `__enter__` keeps one: nothing to report
         model = handle_model(facts)
         # One finding per bug: what one statement removes of the same hook registered
@@ -393,6 +410,7 @@ class HookRemovalNotExceptionSafe(Rule):
                     groups.setdefault(key, group)
         exits = list(self._exit_leaves_hooks(facts, model))
         exits += self._constructor_raises_after_hooking(facts, model)
+        exits += self._cleared_in_bulk(facts, model)
         yield from exits
         reported = {id(f.node) for f in exits}
         for finding, others in {id(g): g for g in groups.values()}.values():
@@ -486,6 +504,70 @@ class HookRemovalNotExceptionSafe(Rule):
                 if raised is not None:
                     return raised
         return None
+
+    @staticmethod
+    def _cleared_in_bulk(facts: ModuleFacts, model: HandleModel) -> list[Finding]:
+        """Hooks whose handles the function drops (or never removes) and takes off later
+        by emptying their hook dicts (``m._forward_hooks.clear()``, itself or through a
+        same-file helper: :mod:`~hooklint.analysis.bulk_removal`), outside
+        `finally`/`with`, after code that can raise.  One finding per clearing call, at
+        the first registration it takes off.  A function that also empties the dicts
+        in `finally` or a handler is left alone."""
+        found: list[Finding] = []
+        if not may_clear(facts):
+            return found  # nothing in the file empties a hook dict
+        for scope_id in model.scopes():
+            clears = bulk_clears(facts, model, scope_id)
+            if not clears or any(c.call.site.in_finally or c.call.site.in_except for c in clears):
+                continue
+            groups: dict[int, list] = {}
+            for acquisition in model.acquisitions(scope_id):
+                registration, flow = acquisition.registration, acquisition.flow
+                kind = hook_dict_of(registration) if registration is not None else None
+                if kind is None or flow.escapes is not None or flow.scoped:
+                    continue
+                if flow.stores and model.removals_of(flow.stores):
+                    continue  # taken off by its handle: the rest of this rule reads that
+                site = statement_site(acquisition.site)
+                clear = next((c for c in clears if kind in c.dicts and c.call.site.order > site.order), None)
+                if clear is None:
+                    continue
+                path_r = statement_path(facts, site)
+                path_m = statement_path(facts, statement_site(clear.call.site))
+                levels = None if path_r is None or path_m is None else common_level(path_r, path_m)
+                if levels is None or levels[0].index >= levels[1].index:
+                    continue
+                at_r, at_m = levels
+                depth = path_r.index(at_r)
+                if leaves_before(path_r[depth:]):
+                    continue
+                between = at_r.block[at_r.index + 1 : at_m.index]
+                after = [s for level in path_r[depth + 1 :] for s in level.block[level.index + 1 :]]
+                inner = [s for level in path_m[path_m.index(at_m) + 1 :] for s in level.block[: level.index]]
+                if all(cannot_raise(s) for s in [*after, *between, *inner]):
+                    continue
+                if id(clear.call.node) in groups:
+                    groups[id(clear.call.node)][1].append(acquisition.call)
+                    continue
+                groups[id(clear.call.node)] = [
+                    Finding(
+                        node=acquisition.node,
+                        message=(
+                            f"hooks come off by {clear.how} outside `finally`/`with`: "
+                            "skipped if the code before it raises"
+                        ),
+                    ),
+                    [],
+                ]
+            for finding, others in groups.values():
+                if others:
+                    finding = dataclasses.replace(
+                        finding,
+                        message=finding.message + more_registrations(len(others)),
+                        related=tuple(others),
+                    )
+                found.append(finding)
+        return found
 
     def _removes_only_itself(
         self, model: HandleModel, acquisition: Acquisition
@@ -600,13 +682,15 @@ class HookRemovalNotExceptionSafe(Rule):
             return None  # the removal's statement holds the registration (its `try` covers it)
         depth = path_r.index(at_r)
         below = path_r[depth + 1 :]
-        if single and any(is_loop(level.statement) for level in [at_r, *below][:-1]):
+        # Loops that run the registration again (not one that breaks right after it:
+        # it looks the module up and hooks it once).
+        rerun = [
+            is_loop(level.statement) and not leaves_loop_after(path_r, depth + k)
+            for k, level in enumerate(path_r[depth:])
+        ]
+        if single and any(rerun[:-1]):
             return None  # a name re-bound in a loop: HL003's "all but the last handle are lost"
-        if (
-            single
-            and at_r.statement is not site.statement
-            and any(is_loop(level.statement) for level in [at_r, *below])
-        ):
+        if single and at_r.statement is not site.statement and any(rerun):
             return None
         if leaves_before(path_r[depth:]):
             return None  # this pass never reaches the removal: a later pass or call removes them
@@ -2410,8 +2494,378 @@ class DepthTracker(Tracker):
         self.depth += 1
 """
         ),
+        # Hooks with dropped handles that come off in bulk, in `finally`: directly, or
+        # through a helper of the file.
+        Valid(
+            """
+def trace_shapes(model, batch):
+    shapes = []
+    for block in model.children():
+        block.register_forward_hook(lambda mod, args, out: shapes.append(out.shape))
+    try:
+        model(batch)
+    finally:
+        for block in model.children():
+            block._forward_hooks.clear()
+    return shapes
+"""
+        ),
+        Valid(
+            """
+def clear_forward_hooks(model):
+    for layer in model.layers:
+        layer._forward_hooks.clear()
+
+
+def count_calls(model, batch, counter):
+    for layer in model.layers:
+        layer.register_forward_hook(counter)
+    try:
+        return model(batch)
+    finally:
+        clear_forward_hooks(model)
+"""
+        ),
+        # A helper that empties a hook dict and fills it again (to pickle the module
+        # bare) takes nothing off for good: no removal here to judge.
+        Valid(
+            """
+import torch
+
+
+def _save_bare(module, path):
+    saved = module._backward_hooks.copy()
+    module._backward_hooks.clear()
+    torch.save(module, path)
+    module._backward_hooks.update(saved)
+
+
+def save_with_sync(model, path, stream):
+    model.register_full_backward_hook(lambda mod, gi, go: stream.synchronize())
+    model.train()
+    _save_bare(model, path)
+"""
+        ),
+        # Reading a hook dict takes nothing off: no removal here to judge.
+        Valid(
+            """
+def run_traced(model, batch, tracer):
+    for layer in model.layers:
+        layer.register_forward_hook(tracer)
+    out = model(batch)
+    hooked = [layer for layer in model.layers if layer._forward_hooks]
+    return out, hooked
+"""
+        ),
+        # A same-file factory given locals that hold literals builds the test's own net;
+        # so does a call that builds anew and hands back a tuple (`model, batch = ...`):
+        # whatever raises drops them with their hooks.
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+def make_stack(width, depth):
+    return nn.Sequential(*[nn.Linear(width, width) for _ in range(depth)])
+
+
+def test_first_block_sees_the_batch():
+    width, depth = 8, 3
+    net = make_stack(width, depth)
+    seen = []
+    handle = net[0].register_forward_pre_hook(lambda mod, args: seen.append(args[0].shape))
+    net(torch.zeros(2, width))
+    handle.remove()
+    assert seen
+"""
+        ),
+        Valid(
+            """
+from helpers import build_model_and_batch
+
+
+def test_hook_counts_backward_calls():
+    model, batch = build_model_and_batch(layers=2)
+    calls = []
+    handle = model.head.register_full_backward_hook(lambda mod, gi, go: calls.append(1))
+    model(batch).sum().backward()
+    handle.remove()
+    assert calls == [1]
+"""
+        ),
+        # Choosing a grad-mode context (not yet entered) before the `try` cannot raise.
+        Valid(
+            """
+import torch
+
+
+def first_input(layer, x, train):
+    seen = []
+    handle = layer.register_forward_pre_hook(lambda mod, args: seen.append(args[0]))
+    mode = torch.enable_grad() if train else torch.no_grad()
+    try:
+        with mode:
+            layer(x)
+    finally:
+        handle.remove()
+    return seen[0]
+"""
+        ),
+        # A loop that finds one module and stops (`break`) registers once: the handle is
+        # removed in `finally`.
+        Valid(
+            """
+def layer_outputs(model, batches, layer_name):
+    captured = []
+    handle = None
+    for name, module in model.named_modules():
+        if name == layer_name:
+            handle = module.register_forward_hook(lambda mod, args, out: captured.append(out.detach()))
+            break
+    try:
+        for batch in batches:
+            model(batch)
+    finally:
+        if handle is not None:
+            handle.remove()
+    return captured
+"""
+        ),
+        # Objects of a class of the file, each hooking on `attach()` and unhooking on
+        # `remove()`, kept in a list the `finally` walks.
+        Valid(
+            """
+class Nudge:
+    def __init__(self, block, direction):
+        self.block = block
+        self.direction = direction
+        self.handle = None
+
+    def _shift(self, module, args, output):
+        return output + self.direction
+
+    def attach(self):
+        self.handle = self.block.register_forward_hook(self._shift)
+
+    def remove(self):
+        if self.handle is not None:
+            self.handle.remove()
+            self.handle = None
+
+
+def nudged_logits(model, block, directions, tokens):
+    nudges = []
+    try:
+        for direction in directions:
+            nudge = Nudge(block, direction)
+            nudge.attach()
+            nudges.append(nudge)
+        return model(tokens)
+    finally:
+        for nudge in nudges:
+            nudge.remove()
+"""
+        ),
     ]
     INVALID = [
+        # The same without `finally`: the list's class says what `nudge.remove()` runs.
+        Invalid(
+            """
+class Nudge:
+    def __init__(self, block, direction):
+        self.block = block
+        self.direction = direction
+        self.handle = None
+
+    def _shift(self, module, args, output):
+        return output + self.direction
+
+    def attach(self):
+        self.handle = self.block.register_forward_hook(self._shift)
+
+    def remove(self):
+        if self.handle is not None:
+            self.handle.remove()
+            self.handle = None
+
+
+def nudged_logits(model, block, directions, tokens):
+    nudges = []
+    for direction in directions:
+        nudge = Nudge(block, direction)
+        nudge.attach()
+        nudges.append(nudge)
+    logits = model(tokens)
+    for nudge in nudges:
+        nudge.remove()
+    return logits
+""",
+            expected="""
+class Nudge:
+    def __init__(self, block, direction):
+        self.block = block
+        self.direction = direction
+        self.handle = None
+
+    def _shift(self, module, args, output):
+        return output + self.direction
+
+    def attach(self):
+        self.handle = self.block.register_forward_hook(self._shift)
+
+    def remove(self):
+        if self.handle is not None:
+            self.handle.remove()
+            self.handle = None
+
+
+def nudged_logits(model, block, directions, tokens):
+    nudges = []
+    try:
+        for direction in directions:
+            nudge = Nudge(block, direction)
+            nudge.attach()
+            nudges.append(nudge)
+        logits = model(tokens)
+    finally:
+        for nudge in nudges:
+            nudge.remove()
+    return logits
+""",
+            line=23,
+            message="`Nudge.handle` is removed outside `finally`/`with`",
+        ),
+        # One registration (the loop stops after it), removed after the batches run.
+        Invalid(
+            """
+def layer_outputs(model, batches, layer_name):
+    captured = []
+    handle = None
+    for name, module in model.named_modules():
+        if name == layer_name:
+            handle = module.register_forward_hook(lambda mod, args, out: captured.append(out.detach()))
+            break
+    for batch in batches:
+        model(batch)
+    if handle is not None:
+        handle.remove()
+    return captured
+""",
+            line=6,
+            message="`handle` is removed outside `finally`/`with`",
+        ),
+        # The pair comes from a call given the caller's model: the hooks are on it.
+        Invalid(
+            """
+from helpers import prepare
+
+
+def grad_calls(net, data):
+    model, batch = prepare(net, data)
+    calls = []
+    handle = model.head.register_full_backward_hook(lambda mod, gi, go: calls.append(1))
+    model(batch).sum().backward()
+    handle.remove()
+    return calls
+""",
+            expected="""
+from helpers import prepare
+
+
+def grad_calls(net, data):
+    model, batch = prepare(net, data)
+    calls = []
+    with model.head.register_full_backward_hook(lambda mod, gi, go: calls.append(1)):
+        model(batch).sum().backward()
+    return calls
+""",
+            line=7,
+            message="`handle` is removed outside `finally`/`with`",
+        ),
+        # A context whose construction can raise (`torch.autocast` checks its device).
+        Invalid(
+            """
+import torch
+
+
+def first_input(layer, x, device, amp):
+    seen = []
+    handle = layer.register_forward_pre_hook(lambda mod, args: seen.append(args[0]))
+    mode = torch.autocast(device) if amp else torch.no_grad()
+    try:
+        with mode:
+            layer(x)
+    finally:
+        handle.remove()
+    return seen[0]
+""",
+            expected="""
+import torch
+
+
+def first_input(layer, x, device, amp):
+    seen = []
+    handle = layer.register_forward_pre_hook(lambda mod, args: seen.append(args[0]))
+    try:
+        mode = torch.autocast(device) if amp else torch.no_grad()
+        with mode:
+            layer(x)
+    finally:
+        handle.remove()
+    return seen[0]
+""",
+            line=6,
+            message="`handle` is removed in `finally`, but its `try` starts after code that can raise",
+        ),
+        # Handles dropped, hooks taken off by emptying every module's dict after the
+        # forward, outside `finally`: a forward that raises leaves them all on.
+        Invalid(
+            """
+from functools import partial
+
+
+class ShapeRecorder:
+    def __init__(self, model):
+        self.model = model
+        self.shapes = {}
+
+    def _note(self, name, module, args, output):
+        self.shapes[name] = tuple(output.shape)
+
+    def record(self, batch):
+        for name, module in self.model.named_modules():
+            module.register_forward_hook(partial(self._note, name))
+        self.model(batch)
+        for module in self.model.modules():
+            module._forward_hooks.clear()
+        return self.shapes
+""",
+            line=14,
+            message="hooks come off by emptying `module._forward_hooks` outside `finally`/`with`",
+        ),
+        # The same through a helper that binds each dict anew: a failed `generate`
+        # leaves the model steered for every later call.
+        Invalid(
+            """
+from collections import OrderedDict
+
+
+def _unhook(layers):
+    for layer in layers:
+        layer._forward_pre_hooks = OrderedDict()
+
+
+def generate_steered(model, layers, shift, prompt):
+    for layer in layers:
+        layer.register_forward_pre_hook(lambda mod, args: (args[0] + shift,))
+    text = model.generate(prompt)
+    _unhook(layers)
+    return text
+""",
+            line=11,
+            message="hooks come off by `_unhook()` outside `finally`/`with`",
+        ),
         # A same-file factory method builds the object whose constructor hooks the layer:
         # calling it acquires the hooks as building the object does.
         Invalid(

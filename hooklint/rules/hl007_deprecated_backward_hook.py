@@ -8,7 +8,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.guards import holding_tests, in_other_branches
-from hooklint.analysis.hook_roles import module_parameter, reads_role, returns_value
+from hooklint.analysis.hook_roles import reads_role, replaces_role
 from hooklint.analysis.names import isinstance_of
 from hooklint.analysis.vocabulary import SINGLE_NODE_MODULES
 from hooklint.fixes.full_backward import use_full_backward_hook
@@ -47,6 +47,8 @@ class DeprecatedBackwardHook(Rule):
     registration runs), or a hook that reads or replaces `grad_input` only under
     such a test of its module (guided backpropagation): there the old hook's
     gradients are the module's, and the full hook breaks an in-place `ReLU`.
+    Handing `grad_input` back as it came (`return grad_input`, the name never bound
+    again in the hook) neither reads nor replaces it: torch keeps what it passed.
     A class that defines its own `register_backward_hook` (torch's RPC
     `RemoteModule` does) is not reported for its `self.register_backward_hook`
     calls, nor is a fallback: a call in one branch of an `if` whose other branch
@@ -245,6 +247,20 @@ class CachedProjection(nn.Module):
         self._folded = None
 """
         ),
+        # A hook that changes the gradients of `ReLU`s only and hands every other module's
+        # `grad_input` back as it came (which changes nothing, like returning `None`).
+        Valid(
+            """
+def halve_relu_grads(module, grad_input, grad_output):
+    if isinstance(module, nn.ReLU):
+        return (grad_input[0] / 2,)
+    return grad_input
+
+
+def damp_activations(model):
+    return [m.register_backward_hook(halve_relu_grads) for m in model.modules()]
+"""
+        ),
         # Only `grad_output` is read: for a module with one output tensor the deprecated
         # hook gets it right (only `grad_input` is the last node's).
         Valid(
@@ -437,6 +453,47 @@ def watch(layer, seen):
 """,
             line=5,
         ),
+        # Handing `grad_input` back as it came does not read it: here the hook reads it
+        # before, so the node it comes from matters.
+        Invalid(
+            """
+def watch_and_pass(module, grad_input, grad_output):
+    norms.append(grad_input[0].norm())
+    return grad_input
+
+head.register_backward_hook(watch_and_pass)
+""",
+            expected="""
+def watch_and_pass(module, grad_input, grad_output):
+    norms.append(grad_input[0].norm())
+    return grad_input
+
+head.register_full_backward_hook(watch_and_pass)
+""",
+            line=5,
+        ),
+        # A name bound again before it is handed back is a replacement.
+        Invalid(
+            """
+def damp(module, grad_input, grad_output):
+    if isinstance(module, nn.ReLU):
+        return (grad_input[0] * 0.5,)
+    grad_input = (None,) * len(grad_output)
+    return grad_input
+
+block.register_backward_hook(damp)
+""",
+            expected="""
+def damp(module, grad_input, grad_output):
+    if isinstance(module, nn.ReLU):
+        return (grad_input[0] * 0.5,)
+    grad_input = (None,) * len(grad_output)
+    return grad_input
+
+block.register_full_backward_hook(damp)
+""",
+            line=7,
+        ),
         # Returning a value replaces `grad_input`, the last node's: read or not, it matters.
         Invalid(
             """
@@ -509,10 +566,7 @@ def _uses_grad_input(registration: Registration) -> bool:
     hook = registration.hook
     if hook is None or reads_role(registration, "grad_input", unless_module=SINGLE_NODE_MODULES):
         return True
-    return any(
-        returns_value(body.node, module_parameter(registration, body), SINGLE_NODE_MODULES)
-        for body in (hook, *hook.alternatives)
-    )
+    return replaces_role(registration, "grad_input", SINGLE_NODE_MODULES)
 
 
 def _on_single_node_modules(facts: ModuleFacts, registration: Registration) -> bool:

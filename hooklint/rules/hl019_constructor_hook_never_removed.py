@@ -16,7 +16,9 @@ class ConstructorHookNeverRemoved(Rule):
     ## What it does
     Finds module hooks that a class's `__init__` registers on a module it was handed
     (a parameter, or something reached from one: `model.named_modules()`,
-    `model.layer4`, `self.model` set from a parameter, a local that walks down
+    `model.layer4`, `rgetattr(model, path)` and such lookup helpers, either branch
+    of a conditional, `self.model` set from a parameter (also by the `__init__` of a
+    base of another file that `super().__init__(model)` runs), a local that walks down
     from one into its own parts, `layer = layer._modules[step]`, also as one element of what
     a same-file function hands back (`self.model, self.n = _split(model)` with
     `return model, len(model)`) or by the `__init__` of a same-file base that
@@ -45,7 +47,9 @@ class ConstructorHookNeverRemoved(Rule):
     Hooks that `__init__` puts on `self` or on modules it builds itself go with the
     object and are not reported; so do those of an `nn.Module` on a module it wraps
     (it keeps the module as its own part, usually for the model's whole life), and of
-    a class with a base from another file (which may have a teardown), and of a
+    a class with a base from another file (which may have a teardown: unless
+    cross-file analysis reads every base of the hierarchy, none is a module, and none of
+    another file has a teardown or any hook code), and of a
     constructor that also gives the hooked module a buffer, parameter or submodule
     (`register_buffer`...): it changes the module for good, and the hook is part of
     the change, as `torch.nn.utils.prune`'s mask and pre-hook are. Capture hooks
@@ -399,8 +403,46 @@ class FeatureTap:
         self.seen = True
 """
         ),
+        # The same lookup helper and a conditional, on models the object builds itself.
+        Valid(
+            """
+from .builders import make_narrow, make_wide
+from .utils import rgetattr
+
+
+class FeatureTap:
+    def __init__(self, layer_path, wide=False):
+        self.model = make_wide() if wide else make_narrow()
+        self.features = None
+        rgetattr(self.model, layer_path).register_forward_hook(self._keep)
+
+    def _keep(self, module, args, output):
+        self.features = output.detach()
+"""
+        ),
     ]
     INVALID = [
+        # Either branch of a conditional may be the caller's model, and a lookup helper
+        # (`rgetattr`) hands back a part of what it is given.
+        Invalid(
+            """
+from torch import nn
+
+from .utils import rgetattr
+
+
+class FeatureTap:
+    def __init__(self, model, layer_path):
+        self.model = model if model is not None else nn.Identity()
+        self.features = None
+        rgetattr(self.model, layer_path).register_forward_hook(self._keep)
+
+    def _keep(self, module, args, output):
+        self.features = output.detach()
+""",
+            line=10,
+            message="`FeatureTap` hooks a module its `__init__` was given and drops the handle",
+        ),
         # A walk down a dotted path from the given model (`layer = layer._modules[step]`)
         # ends on a part of that model: the hook stays on it.
         Invalid(
