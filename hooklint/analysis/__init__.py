@@ -32,6 +32,7 @@ Its modules, by topic::
         effects         state a hook changes, followed into the helpers it calls (HL001, HL005)
         call_local      hook state that lives for one call that also removes the hooks (HL001)
         releases        what a release assumes about its acquire (HL005)
+        late_binding    hooks written in a loop that read its variable when they fire (HL021)
 
     what a hook receives, returns and stores
         hook_roles      what each parameter of a hook receives; which callable a registration runs
