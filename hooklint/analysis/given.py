@@ -84,9 +84,26 @@ class _Given:
             value = self.model.value_at(node, at, id(info.node))
             if value is not None and _part_of(value, name):
                 return self._descended(name, info, site, at, via, depth)
+            if isinstance(value, (cst.List, cst.Set)) and not value.elements:
+                return self._filled_with_given(name, info, via, depth)
             if value is not None:
                 return self.given(value, info, site, at, via, depth + 1)
         return False
+
+    def _filled_with_given(self, name: str, info: FunctionInfo, via, depth: int) -> bool:
+        """A list the function starts empty and fills (``layers.append(m)``,
+        ``.add``, ``.insert``, ``.extend``) only with things given to it: what a loop
+        over it hooks is given."""
+        fills = [
+            c
+            for c in self.model.calls_in(id(info.node))
+            if c.attr in _FILLS and isinstance(c.receiver, cst.Name) and c.receiver.value == name
+        ]
+        items = [_FILLS[c.attr](c.node.args) for c in fills]
+        return bool(fills) and all(
+            item is not None and self.given(item.value, info, c.site, c.node, via, depth + 1)
+            for c, item in zip(fills, items)
+        )
 
     def _descended(self, name: str, info: FunctionInfo, site, at, via, depth: int) -> bool:
         """``name`` walks down into its own parts (``target = target._modules[part]`` in
@@ -230,6 +247,16 @@ def _super_init(node: cst.Call) -> bool:
         and owner.func.value == "super"
         and not owner.args
     )
+
+
+#: How a list is filled, and which argument holds what goes in (``extend``: the items of
+#: its iterable, given when the iterable is).
+_FILLS = {
+    "append": lambda args: args[0] if len(args) == 1 else None,
+    "add": lambda args: args[0] if len(args) == 1 else None,
+    "extend": lambda args: args[0] if len(args) == 1 else None,
+    "insert": lambda args: args[1] if len(args) == 2 else None,
+}
 
 
 def _root(value: cst.BaseExpression) -> cst.BaseExpression:

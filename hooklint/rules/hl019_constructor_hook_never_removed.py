@@ -16,7 +16,8 @@ class ConstructorHookNeverRemoved(Rule):
     ## What it does
     Finds module hooks that a class's `__init__` registers on a module it was handed
     (a parameter, or something reached from one: `model.named_modules()`,
-    `model.layer4`, `rgetattr(model, path)` and such lookup helpers, either branch
+    `model.layer4`, `rgetattr(model, path)` and such lookup helpers, a list the
+    constructor starts empty and fills only with such things, either branch
     of a conditional, `self.model` set from a parameter (also by the `__init__` of a
     base of another file that `super().__init__(model)` runs), a local that walks down
     from one into its own parts, `layer = layer._modules[step]`, also as one element of what
@@ -420,8 +421,68 @@ class FeatureTap:
         self.features = output.detach()
 """
         ),
+        # A list the constructor fills with modules it builds itself.
+        Valid(
+            """
+from torch import nn
+
+
+class LinearTaps:
+    def __init__(self, width):
+        self.model = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 1))
+        self.outputs = {}
+        self.handles = []
+        chosen = []
+        for child in self.model.children():
+            if isinstance(child, nn.Linear):
+                chosen.append(child)
+        for index, layer in enumerate(chosen):
+            self.handles.append(layer.register_forward_hook(self._tap(index)))
+
+    def _tap(self, index):
+        def keep(module, args, output):
+            self.outputs[index] = output.detach()
+
+        return keep
+
+    def __del__(self):
+        for handle in self.handles:
+            handle.remove()
+"""
+        ),
     ]
     INVALID = [
+        # A list the constructor starts empty and fills with parts of the given model:
+        # what a loop over it hooks is given (removed only by `__del__`, which the hook,
+        # a closure over `self`, keeps from running).
+        Invalid(
+            """
+class LastLayerTaps:
+    def __init__(self, model, count=2):
+        self.model = model
+        self.outputs = {}
+        self.handles = []
+        chosen = []
+        for name, child in reversed(list(model.named_children())):
+            if len(chosen) == count:
+                break
+            chosen.append(child)
+        for index, layer in enumerate(chosen):
+            self.handles.append(layer.register_forward_hook(self._tap(index)))
+
+    def _tap(self, index):
+        def keep(module, args, output):
+            self.outputs[index] = output.detach()
+
+        return keep
+
+    def __del__(self):
+        for handle in self.handles:
+            handle.remove()
+""",
+            line=12,
+            message="`LastLayerTaps` hooks a given module; only `__del__`",
+        ),
         # Either branch of a conditional may be the caller's model, and a lookup helper
         # (`rgetattr`) hands back a part of what it is given.
         Invalid(
