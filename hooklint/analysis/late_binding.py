@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from hooklint.analysis.facts import Frame, ModuleFacts, Registration
+from hooklint.analysis.facts import Frame, ModuleFacts, Registration, parameter_names
 from hooklint.analysis.guards import breaks_after
 from hooklint.analysis.handles import handle_model
 from hooklint.analysis.passes import varying_in_loop
@@ -106,7 +106,8 @@ def _reads(node: cst.CSTNode) -> set[str]:
 
 
 def _parameter_names(params: cst.Parameters) -> set[str]:
-    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    """Every name the parameters bind, ``*args`` and ``**kwargs`` included."""
+    names = set(parameter_names(params))
     for star in (params.star_arg, params.star_kwarg):
         if isinstance(star, cst.Param):
             names.add(star.name.value)
