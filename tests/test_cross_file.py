@@ -10,7 +10,8 @@ mixin from outside the project (outside), a ``super()`` post-hook whose body is
 in the base class's file (super_post_hook), and a base class's method that returns a
 handle and another, run by ``Module.apply``, that keeps handles on ``self``
 (base_acquire), and a constructor that hooks the model a plain base class of another
-file keeps from the caller (plain_base_constructor).
+file keeps from the caller (plain_base_constructor), and a backward hook made by a
+factory of another module (imported_hook_factory).
 """
 
 from __future__ import annotations
@@ -63,6 +64,10 @@ EXPECTED = {
         ("attacks/scaled.py", 10, 17, "HL019", "`GradScale` hooks a module its `__init__` was given")
     ],
     "plain_base_constructor/valid": [],
+    # A backward hook made by a factory of another module: the valid one never reads
+    # `grad_input` (the deprecated API's wrong gradients do not matter to it).
+    "imported_hook_factory/invalid": [("tally/wiring.py", 6, 5, "HL007", "`register_backward_hook` reports")],
+    "imported_hook_factory/valid": [],
 }
 #: What the same packages give with each file analysed alone (--no-cross-file).
 ALONE = {
@@ -80,6 +85,8 @@ ALONE = {
     "base_acquire/invalid": [("attr/layer.py", 16, 17, "HL004")],
     "star_import_helper/invalid": [],  # what `attach_probe` returns is unknown
     "plain_base_constructor/invalid": [],  # the base (and what it keeps) is unknown
+    # what the factory's hook reads is unknown: reported as if it read `grad_input`
+    "imported_hook_factory/valid": [("tally/wiring.py", 6, 5, "HL007")],
 }
 
 

@@ -185,7 +185,8 @@ def _dotted(node) -> str | None:
 
 def imported_hook(view: FileView, hook_arg, site=None):
     """The body of a hook that the checked file imports from another module of the
-    project (``from .taps import grab``; ``taps.grab``), as a
+    project (``from .taps import grab``; ``taps.grab``; or the def an imported factory
+    returns, ``make_hook(store, "fwd")``), as a
     :class:`hooklint.analysis.facts.HookBody` of that module's facts, with the place
     of its definition; None when it is not one."""
     from hooklint.analysis.facts import HookBody
@@ -206,7 +207,8 @@ def imported_hook(view: FileView, hook_arg, site=None):
             return None
         body = HookBody(info.node, ref.name, "method", function=info, imports=facts.imports, is_method=True)
         return body, place(view, ref)
-    dotted = _dotted(hook_arg)
+    factory = isinstance(hook_arg, cst.Call)  # ``make_hook(store, "fwd")``: what it returns
+    dotted = _dotted(hook_arg.func if factory else hook_arg)
     ref = view.function(dotted) if dotted else None
     if ref is None:
         return None
@@ -214,7 +216,15 @@ def imported_hook(view: FileView, hook_arg, site=None):
     info = facts.module_function(ref.name) if facts is not None else None
     if info is None:
         return None
-    return HookBody(info.node, info.name, "function", function=info, imports=facts.imports), place(view, ref)
+    if factory:
+        from hooklint.analysis.names import returned_name
+
+        returned = returned_name(info.node)
+        info = info.nested.get(returned) if returned is not None else None
+        if info is None:
+            return None
+    via = "factory" if factory else "function"
+    return HookBody(info.node, info.name, via, function=info, imports=facts.imports), place(view, ref)
 
 
 def base_method(view: FileView, class_name: str, name: str, after_own: bool = False):

@@ -37,8 +37,9 @@ class DeprecatedBackwardHook(Rule):
     name bound to the method (`add = m.register_backward_hook`, or one branch of
     `m.register_forward_hook if forward else m.register_backward_hook`) and called
     later.
-    A hook of this file that never reads its `grad_input` (nor the `*args` that
-    holds it) and returns nothing is not reported: it gets the right `grad_output`
+    A hook of this file (with cross-file analysis also one another module of the
+    project defines, or the def an imported factory returns) that never reads its
+    `grad_input` (nor the `*args` that holds it) and returns nothing is not reported: it gets the right `grad_output`
     for a module that returns one tensor, or uses the backward only as a signal
     (`def clear_cache(self, *args): self._cached = None`), so which node's gradients
     it is given does not matter to it.

@@ -1,0 +1,5 @@
+def counting_hook(counts, kind):
+    def bump(module, *grads):
+        counts[kind] = counts.get(kind, 0) + len(grads[0])
+
+    return bump
