@@ -56,10 +56,9 @@ def bulk_clears(facts: ModuleFacts, model: HandleModel, scope_id: int) -> list[B
     """The calls of one scope that take hooks off by their dicts, in source order."""
     found = []
     for call in model.calls_in(scope_id):
-        emptied = _emptied(call)
-        if emptied is not None:
-            if not _restored(model, scope_id, emptied[1]):
-                found.append(BulkClear(call, frozenset({emptied[0]}), f"emptying `{emptied[1]}`"))
+        cleared = _clears(facts, model, scope_id, call)
+        if cleared is not None:
+            found.append(BulkClear(call, frozenset({cleared[0]}), f"emptying `{cleared[1]}`"))
             continue
         dicts = _cleared_by_helper(facts, model, call, {scope_id}, 0)
         if dicts:
@@ -67,7 +66,16 @@ def bulk_clears(facts: ModuleFacts, model: HandleModel, scope_id: int) -> list[B
     return found
 
 
-def _emptied(call: CallSite) -> tuple[str, str] | None:
+def _clears(facts: ModuleFacts, model: HandleModel, scope_id: int, call: CallSite) -> tuple[str, str] | None:
+    """``(dict, code)`` when the call empties a hook dict (:func:`_emptied`) that its
+    scope does not fill again (:func:`_restored`)."""
+    emptied = _emptied(facts, call)
+    if emptied is None or _restored(facts, model, scope_id, emptied[1]):
+        return None
+    return emptied
+
+
+def _emptied(facts: ModuleFacts, call: CallSite) -> tuple[str, str] | None:
     """``(dict, code)`` when the call empties a hook dict (``X._forward_hooks.clear()``) or
     builds the empty dict one is bound to (``X._forward_hooks = OrderedDict()``)."""
     func = call.node.func
@@ -77,7 +85,7 @@ def _emptied(call: CallSite) -> tuple[str, str] | None:
         and isinstance(func.value, cst.Attribute)
         and func.value.attr.value in MODULE_HOOK_DICTS
     ):
-        return func.value.attr.value, cst.Module([]).code_for_node(func.value)
+        return func.value.attr.value, facts.code(func.value)
     name = (call.callee or call.attr or "").rsplit(".", 1)[-1]
     line = call.site.statement
     if name not in _NEW_DICT or call.node.args or not isinstance(line, cst.SimpleStatementLine):
@@ -86,11 +94,11 @@ def _emptied(call: CallSite) -> tuple[str, str] | None:
         if isinstance(statement, cst.Assign) and statement.value is call.node and len(statement.targets) == 1:
             target = statement.targets[0].target
             if isinstance(target, cst.Attribute) and target.attr.value in MODULE_HOOK_DICTS:
-                return target.attr.value, cst.Module([]).code_for_node(target)
+                return target.attr.value, facts.code(target)
     return None
 
 
-def _restored(model: HandleModel, scope_id: int, code: str) -> bool:
+def _restored(facts: ModuleFacts, model: HandleModel, scope_id: int, code: str) -> bool:
     """The scope also fills the dict ``code`` again (``saved = m._forward_hooks.copy()``,
     ``.clear()``, then ``m._forward_hooks.update(saved)``): the hooks are off only for a
     while, not removed."""
@@ -99,13 +107,15 @@ def _restored(model: HandleModel, scope_id: int, code: str) -> bool:
         if (
             call.attr in ("update", "setdefault")
             and isinstance(func, cst.Attribute)
-            and cst.Module([]).code_for_node(func.value) == code
+            and facts.code(func.value) == code
         ):
             return True
     return False
 
 
-def _cleared_by_helper(facts, model: HandleModel, call: CallSite, visited: set[int], depth: int) -> set[str]:
+def _cleared_by_helper(
+    facts: ModuleFacts, model: HandleModel, call: CallSite, visited: set[int], depth: int
+) -> set[str]:
     """The hook dicts a same-file function or method the call runs empties, itself or
     through the helpers it calls."""
     if depth >= HELPER_DEPTH:
@@ -116,10 +126,9 @@ def _cleared_by_helper(facts, model: HandleModel, call: CallSite, visited: set[i
     visited.add(id(helper.node))
     dicts: set[str] = set()
     for inner in model.calls_in(id(helper.node)):
-        emptied = _emptied(inner)
-        if emptied is not None:
-            if not _restored(model, id(helper.node), emptied[1]):
-                dicts.add(emptied[0])
+        cleared = _clears(facts, model, id(helper.node), inner)
+        if cleared is not None:
+            dicts.add(cleared[0])
         else:
             dicts |= _cleared_by_helper(facts, model, inner, visited, depth + 1)
     return dicts
@@ -127,4 +136,6 @@ def _cleared_by_helper(facts, model: HandleModel, call: CallSite, visited: set[i
 
 def may_clear(facts: ModuleFacts) -> bool:
     """Whether any call of the module empties a hook dict (decided without the model)."""
-    return facts.memo("may_clear", lambda facts: any(_emptied(call) is not None for call in facts.calls))
+    return facts.memo(
+        "may_clear", lambda facts: any(_emptied(facts, call) is not None for call in facts.calls)
+    )

@@ -33,7 +33,7 @@ from hooklint.analysis.hook_roles import holds_registering_object, hook_callable
 from hooklint.analysis.names import argument_for, dotted_name, is_attribute
 from hooklint.analysis.scopes import local_names, paired_elements, target_names
 from hooklint.analysis.vocabulary import MODULE_HOOK_DICTS, STORE_VERBS
-from hooklint.analysis.walk import descendants
+from hooklint.analysis.walk import contains, descendants
 
 _CONCAT = frozenset(
     {"cat", "concat", "concatenate", "stack", "vstack", "hstack", "row_stack", "column_stack"}
@@ -202,7 +202,7 @@ def _block_path(block: cst.IndentedBlock, target: cst.CSTNode) -> list[tuple[tup
     """The blocks from ``block`` down to the statement that holds ``target``: each
     block's statements and the index of the one on the way (nested defs not entered)."""
     for index, statement in enumerate(block.body):
-        if statement is target or any(n is target for n in descendants(statement, into_functions=False)):
+        if statement is target or contains(statement, target, into_functions=False):
             path = [(tuple(block.body), index)]
             for suite in _suites(statement):
                 inner = _block_path(suite, target)
@@ -391,7 +391,7 @@ def per_call_store(
 def _nested_in(facts: ModuleFacts, hook: HookBody, function: cst.FunctionDef) -> bool:
     """Whether the hook's def or lambda sits inside ``function`` (a closure over its locals)."""
     if isinstance(hook.node, cst.Lambda):
-        return any(n is hook.node for n in descendants(function.body))
+        return contains(function.body, hook.node)
     info = hook.function
     while info is not None:
         if info.parent is not None and info.parent.node is function:

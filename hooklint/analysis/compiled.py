@@ -15,7 +15,7 @@ import libcst as cst
 
 from hooklint.analysis.facts import CallSite, ModuleFacts, Registration, Site
 from hooklint.analysis.names import dotted_name
-from hooklint.analysis.walk import descendants
+from hooklint.analysis.walk import contains
 
 #: Calls that only look at an object: passing the compiled model to them does not run it.
 _INSPECTING = frozenset(
@@ -135,7 +135,7 @@ def can_both_run(first: Site, second: Site) -> bool:
 def _branch(node: cst.If, statement: cst.CSTNode) -> str:
     if statement is node:
         return "test"
-    if any(n is statement for n in descendants(node.body)):
+    if contains(node.body, statement):
         return "body"
     return "orelse"
 

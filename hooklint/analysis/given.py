@@ -99,10 +99,10 @@ class _Given:
             for c in self.model.calls_in(id(info.node))
             if c.attr in _FILLS and isinstance(c.receiver, cst.Name) and c.receiver.value == name
         ]
-        items = [_FILLS[c.attr](c.node.args) for c in fills]
         return bool(fills) and all(
-            item is not None and self.given(item.value, info, c.site, c.node, via, depth + 1)
-            for c, item in zip(fills, items)
+            len(c.node.args) == _FILLS[c.attr] + 1
+            and self.given(c.node.args[-1].value, info, c.site, c.node, via, depth + 1)
+            for c in fills
         )
 
     def _descended(self, name: str, info: FunctionInfo, site, at, via, depth: int) -> bool:
@@ -249,14 +249,9 @@ def _super_init(node: cst.Call) -> bool:
     )
 
 
-#: How a list is filled, and which argument holds what goes in (``extend``: the items of
-#: its iterable, given when the iterable is).
-_FILLS = {
-    "append": lambda args: args[0] if len(args) == 1 else None,
-    "add": lambda args: args[0] if len(args) == 1 else None,
-    "extend": lambda args: args[0] if len(args) == 1 else None,
-    "insert": lambda args: args[1] if len(args) == 2 else None,
-}
+#: How a list is filled, and the position of the argument that holds what goes in, the
+#: last one (``extend``: the items of its iterable, given when the iterable is).
+_FILLS = {"append": 0, "add": 0, "extend": 0, "insert": 1}
 
 
 def _root(value: cst.BaseExpression) -> cst.BaseExpression:

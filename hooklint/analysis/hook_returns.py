@@ -18,7 +18,7 @@ import libcst as cst
 from hooklint.analysis.facts import parameter_names
 from hooklint.analysis.hook_roles import parameter_roles, returns_value
 from hooklint.analysis.names import dotted_name, resolve
-from hooklint.analysis.walk import descendants
+from hooklint.analysis.walk import contains, descendants
 
 if TYPE_CHECKING:
     from hooklint.analysis.facts import FunctionInfo, ModuleFacts, Registration
@@ -236,7 +236,7 @@ def dropped_rebinding(registration: Registration) -> cst.Assign | None:
 def _in_loop(function: cst.FunctionDef, node: cst.CSTNode) -> bool:
     """Whether ``node`` sits in a loop of ``function`` (a later iteration may read it)."""
     for current in descendants(function.body, into_functions=False):
-        if isinstance(current, (cst.For, cst.While)) and any(n is node for n in descendants(current)):
+        if isinstance(current, (cst.For, cst.While)) and contains(current, node):
             return True
     return False
 

@@ -25,7 +25,7 @@ from hooklint.analysis.guards import breaks_after
 from hooklint.analysis.handles import handle_model
 from hooklint.analysis.passes import varying_in_loop
 from hooklint.analysis.scopes import local_names
-from hooklint.analysis.walk import child_nodes, descendants
+from hooklint.analysis.walk import child_nodes, contains
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def late_reads(facts: ModuleFacts) -> list[LateRead]:
         if hook is None or hook.via not in ("function", "lambda") or hook.bound_args:
             continue
         node = hook.node
-        loops = [f for f in registration.site.loops if _written_in(node, f.node)]  # innermost first
+        loops = [f for f in registration.site.loops if contains(f.node, node)]  # innermost first
         if not loops:
             continue
         reads = _read_late(node)
@@ -63,10 +63,6 @@ def late_reads(facts: ModuleFacts) -> list[LateRead]:
         if innermost is not None:
             found.append(LateRead(registration, node, tuple(sorted(late)), innermost))
     return found
-
-
-def _written_in(hook: cst.CSTNode, loop: cst.CSTNode) -> bool:
-    return any(n is hook for n in descendants(loop))
 
 
 def _read_late(hook: cst.FunctionDef | cst.Lambda) -> set[str]:
@@ -91,14 +87,13 @@ def _reads(node: cst.CSTNode) -> set[str]:
     if isinstance(node, cst.Arg):
         return _reads(node.value)
     if isinstance(node, (cst.Lambda, cst.FunctionDef)):
-        body = node.body if isinstance(node, cst.Lambda) else node.body
         defaults = {
             name
             for p in (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params)
             if p.default is not None
             for name in _reads(p.default)
         }
-        return (_reads(body) - _parameter_names(node.params)) | defaults
+        return (_reads(node.body) - _parameter_names(node.params)) | defaults
     found: set[str] = set()
     for child in child_nodes(node):
         found |= _reads(child)

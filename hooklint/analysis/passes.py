@@ -17,7 +17,7 @@ from hooklint.analysis.handles import handle_model
 from hooklint.analysis.lifetime import names_in, varying_names
 from hooklint.analysis.scopes import target_names
 from hooklint.analysis.vocabulary import MODULE_PARTS, PER_CALL_NAMES, TAKE_ITEM_FUNCTIONS, TAKE_ITEM_METHODS
-from hooklint.analysis.walk import descendants
+from hooklint.analysis.walk import contains, descendants
 
 
 def is_statement_loop(frame: Frame) -> bool:
@@ -90,20 +90,14 @@ def hook_per_part(facts: ModuleFacts, registration: Registration, frame: Frame) 
         and facts.code(walked.func.value) == registration.receiver_code
     ):
         return False
-    parts = target_names(node.target)
-    hook = registration.hook_arg
-    if isinstance(hook, cst.Name):
-        hook = next(
-            (
-                d
-                for d in descendants(node.body, into_functions=False)
-                if isinstance(d, cst.FunctionDef) and d.name.value == hook.value
-            ),
-            None,
-        )
-    if not isinstance(hook, (cst.FunctionDef, cst.Lambda)):
+    hook = registration.hook  # a def the loop writes, or the lambda passed as it is
+    if hook is None or not (
+        (hook.via == "function" and contains(node.body, hook.node, into_functions=False))
+        or (hook.via == "lambda" and hook.node is registration.hook_arg)
+    ):
         return False
-    return any(isinstance(n, cst.Name) and n.value in parts for n in descendants(hook))
+    parts = target_names(node.target)
+    return any(isinstance(n, cst.Name) and n.value in parts for n in descendants(hook.node))
 
 
 def selected_by_search(frame: Frame, varying: set[str]) -> set[str]:

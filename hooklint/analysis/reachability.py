@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hooklint.analysis.walk import descendants
+from hooklint.analysis.walk import contains, descendants
 
 _TERMINATORS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 
@@ -106,9 +106,7 @@ def raises_next(function: cst.FunctionDef, node: cst.CSTNode) -> bool:
     """Whether the statement holding ``node`` (a call of ``function``'s body) is followed
     in its block by a ``raise``: cleanup on the way out of an error (``self.close()``,
     then ``raise``), not the code's normal path."""
-    found = _line_holding(
-        function, lambda line: any(n is node for n in descendants(line, into_functions=False))
-    )
+    found = _line_holding(function, lambda line: contains(line, node, into_functions=False))
     if found is None:
         return False
     block, index = found

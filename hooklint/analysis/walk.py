@@ -127,6 +127,11 @@ def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
 _SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 
 
+def contains(node: cst.CSTNode, target: cst.CSTNode, *, into_functions: bool = True) -> bool:
+    """Whether ``target`` is a node below ``node`` (:func:`descendants`, by identity)."""
+    return any(n is target for n in descendants(node, into_functions=into_functions))
+
+
 def descendants(node: cst.CSTNode, *, into_functions: bool = True) -> Iterator[cst.CSTNode]:
     """Every code-bearing node below ``node`` (pre-order).  With ``into_functions=False``
     the bodies of nested ``def``/``lambda``/``class`` are not entered."""

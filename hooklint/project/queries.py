@@ -106,18 +106,9 @@ def inherited_removal(view: FileView, class_name: str, attributes: set[str]) -> 
     from hooklint.analysis.vocabulary import PLAIN_BASES
 
     removed: set[str] = set()
-    complete = True
-    for ref in view.mro(class_name):
-        entry = ref.entry or {}
-        for base in entry.get("bases", ()):
-            if base.split("[", 1)[0] in PLAIN_BASES:
-                continue
-            found = view.dotted(ref.path, base)
-            if found is None or found.kind != "class":
-                complete = False
-        if ref.path == view.path:
-            continue  # the file's own methods: its handle model reads them
-        for name, method in entry.get("methods", {}).items():
+    elsewhere, complete = _hierarchy(view, class_name, lambda base: base.split("[", 1)[0] in PLAIN_BASES)
+    for ref in elsewhere:  # the file's own methods: its handle model reads them
+        for name, method in (ref.entry or {}).get("methods", {}).items():
             full = view.facts_of(Ref(ref.path, "method", f"{ref.name}.{name}", method))
             removes = full.get("removes") if full else None
             if removes:
@@ -132,18 +123,26 @@ def inherited_classes(view: FileView, class_name: str, plain: frozenset[str]) ->
     from, when every base of its hierarchy resolves to a class within the project or is
     one of ``plain`` (last names of bases known to be neither modules nor hook owners:
     ``object``, ``ABC``...); None when some base cannot be read (outside the project)."""
-    found: list[Ref] = []
+    elsewhere, complete = _hierarchy(
+        view, class_name, lambda base: base.split("[", 1)[0].rsplit(".", 1)[-1] in plain
+    )
+    return elsewhere if complete else None
+
+
+def _hierarchy(view: FileView, class_name: str, plain) -> tuple[list[Ref], bool]:
+    """The classes of other files in the hierarchy of the checked file's class
+    ``class_name``, and whether every base in it resolves to a class within the project
+    or is ``plain`` (a predicate on the base as written)."""
+    elsewhere: list[Ref] = []
+    complete = True
     for ref in view.mro(class_name):
-        entry = ref.entry or {}
-        for base in entry.get("bases", ()):
-            if base.split("[", 1)[0].rsplit(".", 1)[-1] in plain:
-                continue
-            resolved = view.dotted(ref.path, base)
-            if resolved is None or resolved.kind != "class":
-                return None
+        for base in (ref.entry or {}).get("bases", ()):
+            if not plain(base):
+                found = view.dotted(ref.path, base)
+                complete = complete and found is not None and found.kind == "class"
         if ref.path != view.path:
-            found.append(ref)
-    return found
+            elsewhere.append(ref)
+    return elsewhere, complete
 
 
 def external_acquisition(view: FileView, call) -> tuple[str, Place, bool, list[str]] | None:

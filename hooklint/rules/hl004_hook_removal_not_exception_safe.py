@@ -517,10 +517,7 @@ class HookRemovalNotExceptionSafe(Rule):
         if not may_clear(facts):
             return found  # nothing in the file empties a hook dict
         for scope_id in model.scopes():
-            clears = bulk_clears(facts, model, scope_id)
-            if not clears or any(c.call.site.in_finally or c.call.site.in_except for c in clears):
-                continue
-            groups: dict[int, list] = {}
+            dropped = []  # module hooks whose handles this scope keeps nowhere that is removed
             for acquisition in model.acquisitions(scope_id):
                 registration, flow = acquisition.registration, acquisition.flow
                 kind = hook_dict_of(registration) if registration is not None else None
@@ -528,6 +525,12 @@ class HookRemovalNotExceptionSafe(Rule):
                     continue
                 if flow.stores and model.removals_of(flow.stores):
                     continue  # taken off by its handle: the rest of this rule reads that
+                dropped.append((acquisition, kind))
+            clears = bulk_clears(facts, model, scope_id) if dropped else []
+            if not clears or any(c.call.site.in_finally or c.call.site.in_except for c in clears):
+                continue
+            groups: dict[int, list] = {}
+            for acquisition, kind in dropped:
                 site = statement_site(acquisition.site)
                 clear = next((c for c in clears if kind in c.dicts and c.call.site.order > site.order), None)
                 if clear is None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import libcst as cst
+
 from hooklint.analysis.facts import ModuleFacts
 from hooklint.analysis.late_binding import LateRead, late_reads
 from hooklint.fixes.bind_defaults import bind_as_defaults
@@ -75,8 +77,7 @@ class HookReadsLoopVariableLate(Rule):
     @staticmethod
     def _finding(facts: ModuleFacts, late: LateRead) -> Finding:
         names = ", ".join(f"`{n}`" for n in late.names)
-        hook = late.registration.hook
-        what = "lambda" if hook is None or hook.via == "lambda" else f"`{hook.name}`"
+        what = "lambda" if isinstance(late.hook, cst.Lambda) else f"`{late.hook.name.value}`"
         plural = "s" if len(late.names) > 1 else ""
         return Finding(
             node=late.registration.call,
