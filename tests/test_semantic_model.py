@@ -476,3 +476,22 @@ def test_a_nonlocal_name_is_the_enclosing_functions_and_a_global_the_modules():
     outer, inner = (f for f in facts.functions if f.name in ("outer", "inner"))
     assert model.owner("kept", id(inner.node)) == f"def:{id(outer.node)}"
     assert model.owner("handles", id(inner.node)) == "module"
+
+
+def test_a_jump_out_of_a_run_of_statements_is_return_or_a_loop_jump_of_a_loop_around_them():
+    from hooklint.analysis.statements import jump_out_of
+
+    def jump(code: str):
+        return jump_out_of(cst.parse_module(textwrap.dedent(code)).body)
+
+    assert jump("if x:\n    continue\nrun()\n") == "continue"
+    assert jump("with ctx():\n    if x:\n        return 1\n") == "return"
+    assert jump("try:\n    run()\nexcept E:\n    break\n") == "break"
+    # a jump of a loop among the statements ends that loop's pass, not theirs
+    assert jump("for y in ys:\n    if y:\n        continue\n    use(y)\n") is None
+    assert jump("while True:\n    break\n") is None
+    # a return in a nested def or a lambda returns from it
+    assert jump("def inner():\n    return 1\nf = lambda: 2\n") is None
+    assert jump("run()\nx = 1\n") is None
+    # but a return inside a loop among them still leaves
+    assert jump("for y in ys:\n    return y\n") == "return"

@@ -1067,18 +1067,55 @@ def _same(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
     return name_a is not None and name_a == name_b
 
 
+def _same_change(first: StateEffect, second: StateEffect) -> bool:
+    """Two hooks make one change: the same statement (of a helper both reach), on the
+    same state, through calls that give it the same literal arguments (a helper
+    handed ``"start"`` by one hook and ``"stop"`` by the other makes two changes)."""
+    return (
+        first.node is second.node
+        and first.op == second.op
+        and keys_match(first.key, second.key)
+        and _literal_arguments(first.via) == _literal_arguments(second.via)
+    )
+
+
+def _literal_arguments(calls: tuple) -> set[str]:
+    """The literal arguments of ``calls`` and of the calls they call the result of
+    (``self._phase("start")()``)."""
+    found = set()
+    for call in calls:
+        while isinstance(call, (cst.Call, cst.Attribute)):
+            if isinstance(call, cst.Call):
+                found.update(
+                    arg.value.value  # a literal's text
+                    for arg in call.args
+                    if isinstance(arg.value, (cst.SimpleString, cst.Integer, cst.Float))
+                    or (isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False", "None"))
+                )
+                call = call.func
+            else:
+                call = call.value
+    return found
+
+
 def undone(
     pre_effects: list[StateEffect], post_effects: list[StateEffect]
 ) -> list[tuple[StateEffect, StateEffect]]:
     """``(acquire, release)`` for every release of a post-hook that undoes something its
-    pre-hook acquired (see :func:`acquired` and :func:`pair_matches`), in the post-hook's order."""
+    pre-hook acquired (see :func:`acquired` and :func:`pair_matches`), in the post-hook's order.
+    Not when the post-hook makes the pre-hook's acquire itself too (both hooks run one
+    helper, ``+= n`` in one branch and ``= None`` in another): it repeats the change
+    instead of undoing it, and a skipped run of it leaves nothing a next run would not."""
     acquires = acquired(pre_effects)
     if not acquires:
         return []
+    repeated = [e for e in post_effects if e.acquires]
     result = []
     for release in post_effects:
         if release.releases:
             for acquire in acquires:
+                if any(_same_change(acquire, e) for e in repeated):
+                    continue
                 if pair_matches(acquire, release):
                     result.append((acquire, release))
                     break

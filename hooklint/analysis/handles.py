@@ -257,6 +257,7 @@ class HandleModel:
         # query with more budget (the answer would depend on which was asked first).
         self._removes_memo: dict[tuple[int, int], tuple[set[str], set[str]]] = {}
         self._returns_memo: dict[tuple[int, int], tuple[bool, frozenset[str]]] = {}
+        self._objects_memo: dict[int, tuple[str, frozenset[str]] | None] = {}
         self._acquisitions: dict[int, list[Acquisition]] = {}
         self._removals: dict[int, list[Removal]] = {}
         self._others: dict[int, FunctionInfo | None] = {}
@@ -943,12 +944,16 @@ class HandleModel:
             return None
         return self._constructed_class(values)
 
-    def _element_class(self, site: Site, container: cst.BaseExpression, scope_id: int) -> str | None:
+    def _element_class(
+        self, site: Site | None, container: cst.BaseExpression, scope_id: int, depth: int = 0
+    ) -> str | None:
         """The one same-file class of the objects in a local list or a ``self.*`` list
         of the site's class, when every way the file fills it says so: bound to empty
-        displays or to displays and comprehensions of ``Cls(...)``, and ``append``/``add``
-        given ``Cls(...)`` or a local the same block bound to one just before
-        (``hook = Steer(layer); hook.register(); hooks.append(hook)``)."""
+        displays or to displays and comprehensions of ``Cls(...)``, or (a local) to what
+        a same-file helper returns (:meth:`returned_objects`, ``taps =
+        make_taps(model)``), and ``append``/``add`` given ``Cls(...)`` or a local the
+        same block bound to one just before (``hook = Steer(layer); hook.register();
+        hooks.append(hook)``).  ``site`` is only read for a ``self.*`` list."""
         if isinstance(container, cst.Name) and container.value not in ("self", "cls"):
             info = self._infos.get(scope_id)
             values = assigned_values(info.node, container.value) if info is not None else None
@@ -956,6 +961,7 @@ class HandleModel:
         elif (
             isinstance(container, cst.Attribute)
             and _is_name(container.value, "self")
+            and site is not None
             and site.class_name is not None
         ):
             bindings = self.facts.self_attribute_bindings(site.class_name, container.attr.value)
@@ -979,6 +985,12 @@ class HandleModel:
                 built += [e.value for e in value.elements]
             elif isinstance(value, cst.ListComp):
                 built.append(value.elt)
+            elif isinstance(value, cst.Call) and isinstance(container, cst.Name):
+                helper = next((self.callee(c) for c in self.calls_in(scope_id) if c.node is value), None)
+                made = self.returned_objects(helper, depth) if helper is not None else None
+                if made is None:
+                    return None
+                built.append(cst.Call(func=cst.Name(made[0])))  # an object of that class
             else:
                 return None
         for fill in fills:
@@ -1275,6 +1287,13 @@ class HandleModel:
                         helper=helper,
                         use=call.use,
                     )
+                )
+                continue
+            made = self.returned_objects(helper, depth)
+            if made is not None:  # ``taps = make_taps(model)``: objects it hooked through
+                flow = Flow(stores=set(made[1]), target=f"{self.facts.code(call.node.func)}()")
+                found.append(
+                    Acquisition(call.node, call.site, flow, helper=helper, use=call.use, on_other=True)
                 )
                 continue
             factory = self._built_by_factory(helper)
@@ -2046,6 +2065,38 @@ class HandleModel:
         ):
             return None  # the object's end removes them (``__del__``): no span to protect
         return init, Flow(stores=stores, target=f"{class_name}()")
+
+    def returned_objects(self, helper: FunctionInfo, depth: int = 0) -> tuple[str, frozenset[str]] | None:
+        """``taps = make_taps(model)``: a same-file helper whose every ``return`` hands
+        back one local list of objects of one same-file class (:meth:`_element_class`),
+        on which it calls a method that keeps handles in stores of that class that a
+        method of the class removes (``tap.attach(module)``; later ``tap.detach()``):
+        the class and those stores.  None otherwise (also past
+        :data:`HELPER_DEPTH`, and for a helper that reaches itself)."""
+        key = id(helper.node)
+        if key in self._objects_memo:
+            return self._objects_memo[key]
+        self._objects_memo[key] = None  # a helper that reaches itself returns nothing more
+        if depth > HELPER_DEPTH:
+            return None
+        returned = {
+            r.value.value if isinstance(r.value, cst.Name) else None
+            for r in self.facts.body_nodes(helper.node)
+            if isinstance(r, cst.Return)
+        }
+        name = returned.pop() if len(returned) == 1 else None
+        class_name = self._element_class(None, cst.Name(name), key, depth + 1) if name else None
+        if class_name is None:
+            return None
+        stores = frozenset().union(
+            *(
+                a.flow.stores
+                for a in self.acquisitions(key, depth + 1)
+                if a.on_other and a.helper is not None and a.helper.class_name == class_name
+            )
+        )
+        found = self._objects_memo[key] = (class_name, stores) if stores else None
+        return found
 
     def _built_by_factory(self, helper: FunctionInfo) -> str | None:
         """The same-file class whose object every ``return`` of ``helper`` builds

@@ -50,11 +50,13 @@ from hooklint.analysis.handles import (
 )
 from hooklint.analysis.hook_roles import holds_registering_object
 from hooklint.analysis.module_kinds import NOT_MODULE, UNKNOWN, class_kind
+from hooklint.analysis.scopes import loop_iterable
 from hooklint.analysis.vocabulary import (
     CONTAINER_REMOVALS,
     CONTEXTMANAGERS,
     MODULE_ADDITIONS,
     NOT_MODULE_BASES,
+    PARAMETER_LISTS,
     UNHOOK_WORDS,
     lifecycle_teardowns,
 )
@@ -414,9 +416,16 @@ def _left_behind(
 ) -> str | bool:
     """False when the hook does not outlive the lifecycle (or another rule reports it);
     otherwise where its handle is kept (a store's code), or True (discarded, lost)."""
-    if registration.api.owner != "module" or registration.wrapper is not None:
-        return False  # process-wide hooks: HL009; tensor and optimizer hooks: not judged
-    if lifecycle.kind in ("owner", "constructor") and not is_given(
+    if registration.wrapper is not None:
+        return False
+    if registration.api.owner == "tensor" and lifecycle.kind == "constructor":
+        # a tensor hook on each parameter of a given module (an optimizer that updates
+        # in backward): the parameters keep it as a module keeps its hooks
+        if not _parameter_of_given(facts, model, registration, via):
+            return False
+    elif registration.api.owner != "module":
+        return False  # process-wide hooks: HL009; other tensor and optimizer hooks: not judged
+    elif lifecycle.kind in ("owner", "constructor") and not is_given(
         facts, model, registration.receiver, registration.site, registration.call, via
     ):
         return False  # an object hooking itself or its parts when built: they go together
@@ -450,6 +459,23 @@ def _left_behind(
     if local and lifecycle.kind != "contextmanager":
         return True
     return ", ".join(sorted(model.store_codes(flow.stores)))
+
+
+def _parameter_of_given(facts: ModuleFacts, model: HandleModel, registration: Registration, via) -> bool:
+    """The tensor hook's receiver is a loop variable over the parameters of a module the
+    constructor was given (``for p in model.parameters(): p.register_hook(...)``, also
+    ``named_parameters()``, whose pairs' second item it is)."""
+    receiver = registration.receiver
+    if not isinstance(receiver, cst.Name):
+        return False
+    iterable = loop_iterable(registration.site, receiver.value)
+    if not (
+        isinstance(iterable, cst.Call)
+        and isinstance(iterable.func, cst.Attribute)
+        and iterable.func.attr.value in PARAMETER_LISTS
+    ):
+        return False
+    return is_given(facts, model, iterable.func.value, registration.site, registration.call, via)
 
 
 def _removed_by_name(facts: ModuleFacts, codes: list[str]) -> bool:

@@ -39,6 +39,29 @@ def leaves_loop_after(path, depth: int) -> bool:
     return False
 
 
+def jump_out_of(statements) -> str | None:
+    """The keyword of a jump inside ``statements`` (one block's run of statements) that
+    leaves them, so that a later statement of their block is skipped without anything
+    raised: ``return``, or ``continue``/``break`` not inside a loop of their own (it
+    then ends a pass of a loop around the block).  Nested defs, lambdas and classes
+    are not entered; None when there is none."""
+    pending = [(s, False) for s in reversed(list(statements))]
+    while pending:
+        node, in_loop = pending.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.SimpleStatementLine):  # a jump is a leaf: read the line
+            for small in node.body:
+                if isinstance(small, cst.Return):
+                    return "return"
+                if isinstance(small, (cst.Continue, cst.Break)) and not in_loop:
+                    return "continue" if isinstance(small, cst.Continue) else "break"
+            continue
+        inner = in_loop or is_loop(node)
+        pending.extend((child, inner) for child in reversed(list(child_nodes(node))))
+    return None
+
+
 def raises_first(statement: cst.If) -> bool:
     """The body of the ``if`` starts with a ``raise``."""
     body = statement.body.body

@@ -249,6 +249,9 @@ PART_LOOKUPS = frozenset(
     }
 )
 #: ``Module`` methods that walk a module's own parts (``m.named_parameters()``).
+#: A module's methods that walk its parameters (a tensor hook put on each of them).
+PARAMETER_LISTS = frozenset({"parameters", "named_parameters"})
+
 MODULE_PARTS = frozenset(
     {
         "parameters",

@@ -73,7 +73,9 @@ class PostHookWithoutAlwaysCall(Rule):
     (`self.start = now()`, or `self.starts[name] = now()` under a key fixed outside
     the hook, such as its factory's parameter) is not a take: it overwrites what the
     previous call left,
-    and so is any state the pre-hook resets unconditionally before changing it.
+    and so is any state the pre-hook resets unconditionally before changing it. A
+    post-hook that makes the pre-hook's take itself too (both run one counting helper)
+    repeats it rather than undoing it.
     Helpers defined in other files are not followed. State that lives for one call
     of a function that also removes the hooks in `finally` (or scopes them with
     `with`) is not flagged: a local `stack = []` of that function, or of a same-file
@@ -238,6 +240,32 @@ class PostHookWithoutAlwaysCall(Rule):
         )
 
     VALID = [
+        # Both hooks run one helper: the post-hook repeats the pre-hook's count (and its
+        # reset), it does not give anything back.
+        Valid(
+            """
+class Tally:
+    def __init__(self):
+        self.items = 0
+
+    def _add(self, args):
+        if not args:
+            self.items = None
+            return
+        if self.items is not None:
+            self.items += len(args[0])
+
+    def install(self, net):
+        net.register_forward_pre_hook(self._before)
+        net.register_forward_hook(self._after)
+
+    def _before(self, module, args):
+        self._add(args)
+
+    def _after(self, module, args, output):
+        self._add(args)
+"""
+        ),
         # A backward pair around a flag: a backward that raises leaves it set, and the
         # next backward's hooks set and clear it again.
         Valid(

@@ -37,6 +37,7 @@ from hooklint.analysis.statements import (
     is_bare_yield,
     is_loop,
     is_simple_line,
+    jump_out_of,
     leaves_before,
     leaves_loop_after,
     only_removes,
@@ -172,7 +173,9 @@ class HookRemovalNotExceptionSafe(Rule):
     that can raise, then `handle.remove()` (or a loop or helper that removes the list)
     that is not in a `finally` block or a `with` statement. This includes a removal
     after the `yield` of a `@contextmanager` function, which is skipped when the body of
-    the caller's `with` raises. A removal in `finally` covers only what its `try`
+    the caller's `with` raises, and a removal that a `return`, `continue` or `break`
+    between can skip without anything raised (the message names the jump; the same
+    fix covers it). A removal in `finally` covers only what its `try`
     runs: hooks put on before the `try`, with code that can raise between the two
     (preparing the input, moving it to a device), are reported too, and the fix starts
     the `try` at that code, reusing its `finally` (other hooks put on for the same
@@ -268,7 +271,9 @@ class HookRemovalNotExceptionSafe(Rule):
     the object's bindings name its class (`self.tracker` that its class only ever sets
     to `RangeTracker(...)` or `None`, a local only bound to `Sampler(...)`; then a method of
     that class named `remove` is that method, not a handle's; a loop variable over a list
-    whose every fill is an object of that class, `hooks.append(Steer(...))`, or a local
+    whose every fill is an object of that class, `hooks.append(Steer(...))`, or that a
+    same-file helper returns (`taps = make_taps(model)`, which calls `tap.attach(m)` on
+    each before it returns the list: the call acquires what `attach` keeps), or a local
     the same block just bound to one, names it too), or else
     when the file has exactly one class whose method of that name registers hooks or removes
     handles (any other method of that name only passes the call on): what it keeps on its
@@ -763,6 +768,11 @@ class HookRemovalNotExceptionSafe(Rule):
             message = (
                 f"`{target}` is removed after `yield` outside `finally`: skipped when the `with` body raises"
             )
+        elif (jump := jump_out_of(between)) is not None:
+            message = (
+                f"`{target}` is removed outside `finally`/`with`: skipped by the `{jump}` before it, "
+                "or if code before it raises"
+            )
         else:
             message = f"`{target}` is removed outside `finally`/`with`: skipped if the code before it raises"
         related = ()
@@ -868,6 +878,62 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # The same early `continue`, the removal in `finally`: it runs on the way out.
+        Valid(
+            """
+def count_rows(model, batches, seen):
+    for batch in batches:
+        handle = model.register_forward_hook(lambda m, a, out: seen.append(out.shape[0]))
+        try:
+            if len(batch) == 0:
+                continue
+            model(batch)
+        finally:
+            handle.remove()
+"""
+        ),
+        # A helper hooks each module through an object of its own and returns the
+        # objects; the caller detaches them in `finally`.
+        Valid(
+            """
+class Meter:
+    def __init__(self, label):
+        self.label = label
+        self.peaks = []
+        self.handle = None
+
+    def start(self, module):
+        self.handle = module.register_forward_hook(self.take)
+
+    def stop(self):
+        if self.handle is not None:
+            self.handle.remove()
+            self.handle = None
+
+    def take(self, module, args, output):
+        self.peaks.append(float(output.abs().max()))
+
+
+def meters_for(net):
+    meters = []
+    for label, layer in net.named_children():
+        meter = Meter(label)
+        meter.start(layer)
+        meters.append(meter)
+    return meters
+
+
+def peak_table(net, inputs):
+    meters = meters_for(net)
+    try:
+        for x in inputs:
+            net(x)
+    finally:
+        for meter in meters:
+            meter.stop()
+    return {m.label: max(m.peaks) for m in meters}
+"""
+        ),
         # A factory method builds the hooking object; its hooks come off in `finally`.
         Valid(
             """
@@ -2672,6 +2738,73 @@ def nudged_logits(model, block, directions, tokens):
         ),
     ]
     INVALID = [
+        # A pass that meets an empty batch moves on before the removal: the hook stays,
+        # and the next pass adds another. No exception needed; the fix covers both.
+        Invalid(
+            """
+def count_rows(model, batches, seen):
+    for batch in batches:
+        handle = model.register_forward_hook(lambda m, a, out: seen.append(out.shape[0]))
+        if len(batch) == 0:
+            continue
+        model(batch)
+        handle.remove()
+""",
+            line=3,
+            message="skipped by the `continue` before it",
+            expected="""
+def count_rows(model, batches, seen):
+    for batch in batches:
+        with model.register_forward_hook(lambda m, a, out: seen.append(out.shape[0])):
+            if len(batch) == 0:
+                continue
+            model(batch)
+""",
+        ),
+        # The same helper, the objects detached after the loop of forwards, outside
+        # `finally`: a failing forward leaves every meter's hook on the network.
+        Invalid(
+            """
+class Meter:
+    def __init__(self, label):
+        self.label = label
+        self.peaks = []
+        self.handle = None
+
+    def start(self, module):
+        self.handle = module.register_forward_hook(self.take)
+
+    def stop(self):
+        if self.handle is not None:
+            self.handle.remove()
+            self.handle = None
+
+    def take(self, module, args, output):
+        self.peaks.append(float(output.abs().max()))
+
+
+class Profiler:
+    def __init__(self, net):
+        self.net = net
+
+    def _meters(self):
+        meters = []
+        for label, layer in self.net.named_children():
+            meter = Meter(label)
+            meter.start(layer)
+            meters.append(meter)
+        return meters
+
+    def peaks(self, inputs):
+        meters = self._meters()
+        for x in inputs:
+            self.net(x)
+        for meter in meters:
+            meter.stop()
+        return {m.label: max(m.peaks) for m in meters}
+""",
+            line=32,
+        ),
         # The same without `finally`: the list's class says what `nudge.remove()` runs.
         Invalid(
             """

@@ -24,7 +24,10 @@ class ConstructorHookNeverRemoved(Rule):
     a same-file function hands back (`self.model, self.n = _split(model)` with
     `return model, len(model)`) or by the `__init__` of a same-file base that
     `super().__init__(model)` runs), directly or through a
-    same-file installer it calls (also through `model.apply(fn)`), when
+    same-file installer it calls (also through `model.apply(fn)`), and tensor hooks it
+    puts on each parameter of such a module (`for p in model.parameters():
+    p.register_post_accumulate_grad_hook(self._step)`, an optimizer that steps in
+    backward: the parameters keep the hook as a module does), when
 
     - the handle is discarded (or lost in a local),
     - the hook holds the object: a bound method (`self._count`, also inside
@@ -160,6 +163,9 @@ class ConstructorHookNeverRemoved(Rule):
             return f"`{owner}` hooks a given module; only `__del__`, which the hook blocks, removes it{more}"
         kept = "drops the handle" if not hook.via else "keeps no handle"
         lost = "the hook is never removed" if count == 1 else f"never removed ({count} registrations)"
+        if hook.registration.api.owner == "tensor":
+            lost = "never removed" if count == 1 else f"never removed ({count} registrations)"
+            return f"`{owner}` hooks each parameter of a given module and {kept}: {lost}"
         return f"`{owner}` hooks a module its `__init__` was given and {kept}: {lost}"
 
     def _finding(self, hook: OutlivingHook, count: int) -> Finding:
@@ -170,6 +176,28 @@ class ConstructorHookNeverRemoved(Rule):
         )
 
     VALID = [
+        # An optimizer that steps each parameter from its gradient hook keeps the handles
+        # and takes them off in `close()`: HL016's business, not this rule's.
+        Valid(
+            """
+import torch
+
+
+class StepInBackward(torch.optim.Optimizer):
+    def __init__(self, net, lr):
+        super().__init__(net.parameters(), {"lr": lr})
+        self.handles = [p.register_post_accumulate_grad_hook(self._step_one) for p in net.parameters()]
+
+    def _step_one(self, param):
+        param.data.add_(param.grad, alpha=-self.defaults["lr"])
+        param.grad = None
+
+    def close(self):
+        for handle in self.handles:
+            handle.remove()
+        self.handles = []
+"""
+        ),
         # The same walk down a dotted path, from a model the object builds itself: its
         # hooks go with it.
         Valid(
@@ -452,6 +480,27 @@ class LinearTaps:
         ),
     ]
     INVALID = [
+        # The same optimizer without a way out: building a second one (a new learning
+        # rate, a new phase) leaves the first one's hooks on every parameter, still
+        # stepping the weights with the old settings, and keeps the old object alive.
+        Invalid(
+            """
+import torch
+
+
+class StepInBackward(torch.optim.Optimizer):
+    def __init__(self, net, lr):
+        super().__init__(net.parameters(), {"lr": lr})
+        for param in net.parameters():
+            param.register_post_accumulate_grad_hook(self._step_one)
+
+    def _step_one(self, param):
+        param.data.add_(param.grad, alpha=-self.defaults["lr"])
+        param.grad = None
+""",
+            line=8,
+            message="hooks each parameter of a given module and drops the handle",
+        ),
         # A list the constructor starts empty and fills with parts of the given model:
         # what a loop over it hooks is given (removed only by `__del__`, which the hook,
         # a closure over `self`, keeps from running).
