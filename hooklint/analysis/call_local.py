@@ -45,7 +45,7 @@ _DISPLAYS = (
     cst.Float,
     cst.SimpleString,
 )
-_ROOT = re.compile(r"([A-Za-z_]\w*)(\[.*)?$")
+_ROOT = re.compile(r"([A-Za-z_]\w*)([.\[].*)?$")
 
 
 def state_dies_with_call(facts: ModuleFacts, registrations: list[Registration], keys: list[str]) -> bool:
@@ -71,9 +71,9 @@ def _dies_with_call(facts: ModuleFacts, model: HandleModel, registration: Regist
             return False
         if root in assigned and root not in current.params:
             return (
-                _fresh(current, root)
+                _fresh(facts, current, root)
                 and _removed_by(model, registration, _chain(info, current))
-                and not _escapes(current, root)
+                and not _escapes(current, root, _finally_removing(model, registration, current))
             )
         if root in current.params:
             if current is not info:
@@ -127,7 +127,7 @@ def _helper_of_callers_local(
         if (
             value.value not in assigned
             or value.value in caller.params
-            or not _fresh(caller, value.value)
+            or not _fresh(facts, caller, value.value)
             or _escapes(caller, value.value)
         ):
             return False
@@ -145,29 +145,64 @@ def _helper_of_callers_local(
     return True
 
 
-def _fresh(info: FunctionInfo, name: str) -> bool:
+def _fresh(facts: ModuleFacts, info: FunctionInfo, name: str) -> bool:
     """Every plain assignment of ``name`` in the function (``stack = []``, ``stack, seen
     = [], set()``: :func:`~hooklint.analysis.scopes.assigned_values`) makes a new object
-    (a literal, a display or comprehension, or a builtin container call), not another
-    name for shared state (``stack = self.stack``)."""
+    (a literal, a display or comprehension, a builtin container call, or an object of
+    a class of the file, ``rec = Recorder()``), not another name for shared state
+    (``stack = self.stack``)."""
     values = assigned_values(info.node, name)
-    return bool(values) and all(_new_object(v) for v in values)
+    return bool(values) and all(_new_object(facts, v) for v in values)
 
 
-def _new_object(value: cst.BaseExpression) -> bool:
+def _new_object(facts: ModuleFacts, value: cst.BaseExpression) -> bool:
     if isinstance(value, _DISPLAYS):
         return True
     if isinstance(value, cst.Call):
         func = value.func
+        if isinstance(func, cst.Name) and func.value in facts.classes:
+            return True
         code = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
         return code in NEW_CONTAINER_CALLS
     return False
 
 
-def _escapes(info: FunctionInfo, name: str) -> bool:
-    """``name`` is returned, yielded, or stored on an attribute or subscript."""
+def _finally_removing(
+    model: HandleModel, registration: Registration, info: FunctionInfo
+) -> list[cst.CSTNode]:
+    """The statements of ``info`` that run only after a ``try`` without handlers whose
+    ``finally`` removes the registration's handles, in that ``try``'s block: when
+    ``forward`` raises, that ``try`` passes the exception on and they never run."""
+    flow = model.acquisition_of(registration).flow
+    removals = {id(r.call) for r in model.removals_of(flow.stores, id(info.node)) if r.site.in_finally}
+    if not removals:
+        return []
+    later: list[cst.CSTNode] = []
+    for node in (info.node, *descendants(info.node.body, into_functions=False)):
+        body = getattr(getattr(node, "body", None), "body", None)
+        if not isinstance(body, (list, tuple)):
+            continue
+        for index, statement in enumerate(body):
+            if (
+                isinstance(statement, cst.Try)
+                and not statement.handlers
+                and statement.finalbody is not None
+                and any(id(n) in removals for n in descendants(statement.finalbody))
+            ):
+                later.extend(body[index + 1 :])
+    return later
+
+
+def _escapes(info: FunctionInfo, name: str, after: list[cst.CSTNode] = ()) -> bool:
+    """``name`` is returned, yielded, or stored on an attribute or subscript; not by a
+    ``return`` among (or inside) the statements ``after``, which run only when the
+    forward did not raise (:func:`_finally_removing`)."""
+    late = {id(n) for statement in after for n in descendants(statement, into_functions=False)}
+    late |= {id(statement) for statement in after}
     for node in descendants(info.node.body, into_functions=False):
         value = None
+        if isinstance(node, cst.Return) and id(node) in late:
+            continue
         if isinstance(node, (cst.Return, cst.Yield)):
             value = node.value
         elif isinstance(node, cst.Assign) and any(

@@ -51,6 +51,7 @@ from hooklint.analysis.vocabulary import (
     ITERATING_BUILTINS,
     KEYED_STORE_METHODS,
     LOADERS,
+    PART_LOOKUPS,
     PLAIN_BASES,
     REMOVAL_WORDS,
     REMOVE_METHOD,
@@ -2945,13 +2946,15 @@ def _fresh_object(value: cst.BaseExpression, info: FunctionInfo, bound: set[str]
     node = _made(value)  # ``build(...).to(device)``: the object is ``build(...)``'s
     if not isinstance(node, cst.Call) or depth > _BUILD_DEPTH:
         return False
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value in LOADERS:
+        # ``AutoModel.from_pretrained(name)``: loaded anew, whatever names it, also
+        # through a class a local holds (``model_cls = getattr(transformers, arch)``)
+        return True
     root = node.func
     while isinstance(root, cst.Attribute):
         root = root.value
     if not isinstance(root, cst.Name) or root.value in bound or root.value in ("self", "cls", "getattr"):
         return False
-    if isinstance(node.func, cst.Attribute) and node.func.attr.value in LOADERS:
-        return True  # ``AutoModel.from_pretrained(name)``: loaded anew, whatever names it
     return all(_fresh_part(arg.value, info, bound, depth) for arg in node.args)
 
 
@@ -3037,12 +3040,21 @@ def _root_names(node: cst.BaseExpression) -> set[str | None]:
 
 
 def _receiver_root(registration: Registration) -> cst.Name | None:
-    """The name a registration's receiver starts from (``model`` of ``model.blocks[0]``),
-    or None when it does not start from a name."""
+    """The name a registration's receiver starts from (``model`` of ``model.blocks[0]``,
+    also of a part looked up by name, ``model.get_submodule(name)``), or None when it
+    does not start from a name."""
     receiver = registration.receiver
-    while isinstance(receiver, (cst.Attribute, cst.Subscript)):
-        receiver = receiver.value
-    return receiver if isinstance(receiver, cst.Name) else None
+    while True:
+        if isinstance(receiver, (cst.Attribute, cst.Subscript)):
+            receiver = receiver.value
+        elif (
+            isinstance(receiver, cst.Call)
+            and isinstance(receiver.func, cst.Attribute)
+            and receiver.func.attr.value in PART_LOOKUPS
+        ):
+            receiver = receiver.func.value
+        else:
+            return receiver if isinstance(receiver, cst.Name) else None
 
 
 def _held_at(scope: _HandleSummary, raw: str, name: str, info: FunctionInfo, at: int) -> list:

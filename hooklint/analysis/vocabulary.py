@@ -249,9 +249,6 @@ PART_LOOKUPS = frozenset(
     }
 )
 #: ``Module`` methods that walk a module's own parts (``m.named_parameters()``).
-#: A module's methods that walk its parameters (a tensor hook put on each of them).
-PARAMETER_LISTS = frozenset({"parameters", "named_parameters"})
-
 MODULE_PARTS = frozenset(
     {
         "parameters",
@@ -264,6 +261,8 @@ MODULE_PARTS = frozenset(
         "named_children",
     }
 )
+#: A module's methods that walk its parameters (a tensor hook put on each of them).
+PARAMETER_LISTS = frozenset({"parameters", "named_parameters"})
 #: Class methods that load a new model from a name or a config
 #: (``AutoModel.from_pretrained(model_id)``): what they return is the caller's own,
 #: whatever their arguments name.

@@ -80,7 +80,10 @@ class PostHookWithoutAlwaysCall(Rule):
     of a function that also removes the hooks in `finally` (or scopes them with
     `with`) is not flagged: a local `stack = []` of that function, or of a same-file
     helper's caller that passes its local in and removes the handles the helper
-    returns (`hooklint.analysis.call_local`); the stale state dies with the call.
+    returns (`hooklint.analysis.call_local`), or an object of a class of the file
+    built there (`trace = Trace()`); the stale state dies with the call. It may be
+    returned after that `finally` when its `try` has no handler: a raising forward
+    ends the call.
     The same holds when that function (or one nested in it that registers the
     hooks) removes them outside `finally`: a raising forward then leaves the hooks
     on, and they alone still reach the stale state; that is one bug, HL004's.
@@ -240,6 +243,39 @@ class PostHookWithoutAlwaysCall(Rule):
         )
 
     VALID = [
+        # The stack lives on an object built for this call; the hooks come off in a
+        # `finally` with no handler, so a raising forward ends the call too, and the
+        # result is read only after a forward that returned.
+        Valid(
+            """
+class Trace:
+    def __init__(self):
+        self.open = []
+        self.deepest = 0
+
+
+def deepest_nesting(net, x):
+    trace = Trace()
+    handles = []
+
+    def arrive(module, args):
+        trace.open.append(module)
+        trace.deepest = max(trace.deepest, len(trace.open))
+
+    def depart(module, args, output):
+        trace.open.pop()
+
+    for part in net.modules():
+        handles.append(part.register_forward_pre_hook(arrive))
+        handles.append(part.register_forward_hook(depart))
+    try:
+        net(x)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return trace.deepest
+"""
+        ),
         # Both hooks run one helper: the post-hook repeats the pre-hook's count (and its
         # reset), it does not give anything back.
         Valid(
@@ -754,6 +790,71 @@ def deepest_paths(model, x):
         ),
     ]
     INVALID = [
+        # The same, but the forward's error is swallowed and the trace handed back:
+        # the caller gets a stack still holding the modules whose forward raised.
+        Invalid(
+            """
+class Trace:
+    def __init__(self):
+        self.open = []
+        self.deepest = 0
+
+
+def deepest_nesting(net, x):
+    trace = Trace()
+    handles = []
+
+    def arrive(module, args):
+        trace.open.append(module)
+        trace.deepest = max(trace.deepest, len(trace.open))
+
+    def depart(module, args, output):
+        trace.open.pop()
+
+    for part in net.modules():
+        handles.append(part.register_forward_pre_hook(arrive))
+        handles.append(part.register_forward_hook(depart))
+    try:
+        net(x)
+    except RuntimeError:
+        pass
+    finally:
+        for handle in handles:
+            handle.remove()
+    return trace
+""",
+            line=20,
+            expected="""
+class Trace:
+    def __init__(self):
+        self.open = []
+        self.deepest = 0
+
+
+def deepest_nesting(net, x):
+    trace = Trace()
+    handles = []
+
+    def arrive(module, args):
+        trace.open.append(module)
+        trace.deepest = max(trace.deepest, len(trace.open))
+
+    def depart(module, args, output):
+        trace.open.pop()
+
+    for part in net.modules():
+        handles.append(part.register_forward_pre_hook(arrive))
+        handles.append(part.register_forward_hook(depart, always_call=True))
+    try:
+        net(x)
+    except RuntimeError:
+        pass
+    finally:
+        for handle in handles:
+            handle.remove()
+    return trace
+""",
+        ),
         # The same pair on a stack that outlives the call (`self.path`).
         Invalid(
             """

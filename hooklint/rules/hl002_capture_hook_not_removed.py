@@ -131,7 +131,7 @@ class CaptureHookNotRemoved(Rule):
     flagged; built from literals, literal lists, tuples and dicts, names the function
     does not bind, or its own locals that hold new objects: `cfg = Config(4)`, `Net(cfg,
     [1, 1])`), also the hooks on its parts that a loop walks (`for block in
-    model.blocks:`), so does a tensor the call computes (an activation, `torch.from_numpy(x)`,
+    model.blocks:`) or a lookup by name finds (`model.get_submodule(name)`), so does a tensor the call computes (an activation, `torch.from_numpy(x)`,
     an element of a model's outputs, through plain aliases; not a parameter looked
     up, `next(model.parameters())`, nor what `p.to(device)` may hand back as `p`;
     and a tensor the statement before binds in this call, `x = layer(x)`, when the
@@ -321,6 +321,23 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # The parts hooked are looked up by name in a model this call loads and never
+        # hands out: the hooks and what they keep go with it.
+        Valid(
+            """
+from transformers import AutoModel
+
+
+def layer_outputs(checkpoint, names, batches):
+    net = AutoModel.from_pretrained(checkpoint)
+    seen = {name: [] for name in names}
+    for name in names:
+        net.get_submodule(name).register_forward_hook(lambda m, a, out, name=name: seen[name].append(out.detach()))
+    for batch in batches:
+        net(**batch)
+    return seen
+"""
+        ),
         # The extractor builds its own backbone, only ever calls it, and takes what the
         # hooks captured on every call: the store holds one call's maps.
         Valid(
@@ -1120,6 +1137,31 @@ class Collect:
         ),
     ]
     INVALID = [
+        # The same lookup on the caller's model: every call leaves one more hook per name.
+        Invalid(
+            """
+def layer_outputs(net, names, batches):
+    seen = {name: [] for name in names}
+    for name in names:
+        net.get_submodule(name).register_forward_hook(lambda m, a, out, name=name: seen[name].append(out.detach()))
+    for batch in batches:
+        net(batch)
+    return seen
+""",
+            line=4,
+            expected="""
+import contextlib
+
+def layer_outputs(net, names, batches):
+    seen = {name: [] for name in names}
+    with contextlib.ExitStack() as stack:
+        for name in names:
+            stack.enter_context(net.get_submodule(name).register_forward_hook(lambda m, a, out, name=name: seen[name].append(out.detach())))
+        for batch in batches:
+            net(batch)
+    return seen
+""",
+        ),
         # The same extractor on a backbone it is given: whoever else runs the backbone
         # fills the store, and the hooks stay on the caller's model. One finding for the
         # two layers hooked into one store.

@@ -189,7 +189,8 @@ class HookRemovalNotExceptionSafe(Rule):
     Hooks on the call's own object are left alone: a copy (`copy.deepcopy(model)`,
     also a parameter rebound to one), a new build (from literals, f-strings, imported
     names or the call's own new objects, `spec = Spec(8); net = Net(spec)`) or a model
-    loaded by name (`AutoModel.from_pretrained(name)`), hooked itself,
+    loaded by name (`AutoModel.from_pretrained(name)`, also through a class a local
+    holds, `cls = getattr(transformers, arch); net = cls.from_pretrained(name)`), hooked itself,
     through its parts or a loop over them (`enumerate(net.blocks)` too), or by a
     same-file class built on it (`taps = Taps(net)`), or by a plain function that
     hands back the handles (`hs = watch(net, seen)`, of this file or another; the other
@@ -878,6 +879,25 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # The model class is picked by name, then loaded: the model is this call's own,
+        # and a failing forward drops it with its hooks.
+        Valid(
+            """
+import transformers
+
+
+def mean_widths(checkpoint, arch, batches):
+    model_class = getattr(transformers, arch)
+    model = model_class.from_pretrained(checkpoint)
+    widths = []
+    handles = [m.register_forward_hook(lambda m, a, out: widths.append(out.shape[-1])) for m in model.modules()]
+    for batch in batches:
+        model(**batch)
+    for handle in handles:
+        handle.remove()
+    return sum(widths) / max(len(widths), 1)
+"""
+        ),
         # The same early `continue`, the removal in `finally`: it runs on the way out.
         Valid(
             """
