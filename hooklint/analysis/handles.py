@@ -55,6 +55,7 @@ from hooklint.analysis.vocabulary import (
     PLAIN_BASES,
     REMOVAL_WORDS,
     REMOVE_METHOD,
+    SELF_RETURNING,
     SETUP_WORDS,
     STORE_METHODS,
     STORE_VIEWS,
@@ -1570,6 +1571,9 @@ class HandleModel:
                 return False
         elif made:
             values = scope.values.get(raw, []) or self._unpacked_values(info, name)
+            values = (
+                [(p, v) for p, v in values if not _rebinds_itself(v, name)] if len(values) > 1 else values
+            )
             if not values:
                 return False
             bound = _bound_here(info, scope)
@@ -1774,6 +1778,8 @@ class HandleModel:
             return False
         scope = self._summary(scope_id)
         bindings = _held_at(scope, raw, name, info, at)
+        if len(bindings) > 1:  # ``model = model.to(device)`` keeps the object it had
+            bindings = [(p, v) for p, v in bindings if not _rebinds_itself(v, name)] or bindings
         if not bindings and name not in info.params:
             # bound only by unpacking what one call returns (``net, x = build()``): the
             # call's whole result is new when the call builds anew
@@ -1910,6 +1916,8 @@ class HandleModel:
                 if name not in chains_bound(statement):
                     continue
                 value = _assigned_value(statement, name)
+                if value is None:
+                    value = _unpacked_from_call(statement, name)  # ``h, c = cell(x, state)``
                 if value is None:  # bound inside a block: every binding must compute one
                     return "." not in name and self._computed_tensor(name, scope_id, info, 0)
                 return _computes_tensor(
@@ -3065,6 +3073,16 @@ def _held_at(scope: _HandleSummary, raw: str, name: str, info: FunctionInfo, at:
     return bindings[-1:] if name in info.params else bindings
 
 
+def _rebinds_itself(value: cst.BaseExpression, name: str) -> bool:
+    """``name.to(device)``, ``name.eval().half()``: module methods that hand back the
+    object ``name`` already holds (:data:`SELF_RETURNING`), so ``name = value`` keeps it."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        if value.func.attr.value not in SELF_RETURNING:
+            return False
+        value = value.func.value
+    return _is_name(value, name)
+
+
 def _made(value: cst.BaseExpression) -> cst.BaseExpression:
     """The call a chain of method calls starts from (``copy.deepcopy(m).eval().to(d)``:
     ``copy.deepcopy(m)``, whose object the module methods hand back)."""
@@ -3169,6 +3187,24 @@ def _assigned_value(statement: cst.BaseStatement, name: str) -> cst.BaseExpressi
     return None
 
 
+def _unpacked_from_call(statement: cst.BaseStatement, name: str) -> cst.Call | None:
+    """The call of ``a, name = call(...)`` (a plain tuple or list target holding the
+    local ``name``, not starred) when that is all ``statement`` is: each element of what
+    the call returns is as new as the call's value (an LSTM cell's ``h, c``)."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    small = statement.body[0]
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Call)):
+        return None
+    target = small.targets[0].target
+    if isinstance(target, (cst.Tuple, cst.List)) and any(
+        isinstance(e, cst.Element) and isinstance(e.value, cst.Name) and e.value.value == name
+        for e in target.elements
+    ):
+        return small.value
+    return None
+
+
 def _self_attribute(node: cst.CSTNode) -> bool:
     """``self.x``: one attribute of ``self``."""
     return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
@@ -3214,15 +3250,22 @@ def _computes_tensor(value: cst.BaseExpression, computed, info: FunctionInfo, ow
 
 def _on_call_values(call: cst.Call, info: FunctionInfo) -> bool:
     """A positional argument of ``call`` is one of this call's values: a parameter or
-    a local of the function (a model called on them returns a new tensor)."""
+    a local of the function, or reached from one (``x.view(-1, d)``, ``states[-1]``;
+    not from ``self``): a model called on them returns a new tensor."""
     names = None
     for arg in call.args:
-        if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name):
-            if arg.value.value in info.params:
-                return True
-            names = _local_names(info) if names is None else names
-            if arg.value.value in names:
-                return True
+        if arg.keyword is not None or arg.star:
+            continue
+        root = arg.value
+        while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+            root = root.func if isinstance(root, cst.Call) else root.value
+        if not isinstance(root, cst.Name) or (root is not arg.value and root.value in ("self", "cls")):
+            continue
+        if root.value in info.params:
+            return True
+        names = _local_names(info) if names is None else names
+        if root.value in names:
+            return True
     return False
 
 

@@ -261,6 +261,11 @@ MODULE_PARTS = frozenset(
         "named_children",
     }
 )
+#: ``Module`` methods that hand back the module itself (``model = model.to(device)``
+#: rebinds the name to the same object).
+SELF_RETURNING = frozenset(
+    {"to", "cuda", "cpu", "xpu", "half", "float", "double", "bfloat16", "eval", "train", "requires_grad_"}
+)
 #: A module's methods that walk its parameters (a tensor hook put on each of them).
 PARAMETER_LISTS = frozenset({"parameters", "named_parameters"})
 #: Class methods that load a new model from a name or a config

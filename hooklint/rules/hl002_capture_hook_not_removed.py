@@ -131,7 +131,9 @@ class CaptureHookNotRemoved(Rule):
     flagged; built from literals, literal lists, tuples and dicts, names the function
     does not bind, or its own locals that hold new objects: `cfg = Config(4)`, `Net(cfg,
     [1, 1])`), also the hooks on its parts that a loop walks (`for block in
-    model.blocks:`) or a lookup by name finds (`model.get_submodule(name)`), so does a tensor the call computes (an activation, `torch.from_numpy(x)`,
+    model.blocks:`) or a lookup by name finds (`model.get_submodule(name)`), also after
+    `model = model.to(device)` (module methods that hand the module back keep the
+    object), so does a tensor the call computes (an activation, `torch.from_numpy(x)`,
     an element of a model's outputs, through plain aliases; not a parameter looked
     up, `next(model.parameters())`, nor what `p.to(device)` may hand back as `p`;
     and a tensor the statement before binds in this call, `x = layer(x)`, when the
@@ -321,6 +323,23 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # Moving the model this call loads (`encoder = encoder.to(device).eval()`) keeps
+        # the same object: the hook still goes with it.
+        Valid(
+            """
+from transformers import AutoModel
+
+
+def pooled_outputs(checkpoint, texts, device):
+    encoder = AutoModel.from_pretrained(checkpoint)
+    encoder = encoder.to(device).eval()
+    pooled = []
+    encoder.pooler.register_forward_hook(lambda m, a, out: pooled.append(out.detach().cpu()))
+    for batch in texts:
+        encoder(**batch)
+    return pooled
+"""
+        ),
         # The parts hooked are looked up by name in a model this call loads and never
         # hands out: the hooks and what they keep go with it.
         Valid(
@@ -1137,6 +1156,28 @@ class Collect:
         ),
     ]
     INVALID = [
+        # The same move of the caller's model: the hook stays on it after the call.
+        Invalid(
+            """
+def pooled_outputs(encoder, texts, device):
+    encoder = encoder.to(device).eval()
+    pooled = []
+    encoder.pooler.register_forward_hook(lambda m, a, out: pooled.append(out.detach().cpu()))
+    for batch in texts:
+        encoder(**batch)
+    return pooled
+""",
+            line=4,
+            expected="""
+def pooled_outputs(encoder, texts, device):
+    encoder = encoder.to(device).eval()
+    pooled = []
+    with encoder.pooler.register_forward_hook(lambda m, a, out: pooled.append(out.detach().cpu())):
+        for batch in texts:
+            encoder(**batch)
+    return pooled
+""",
+        ),
         # The same lookup on the caller's model: every call leaves one more hook per name.
         Invalid(
             """

@@ -97,7 +97,8 @@ class HookRegisteredPerCall(Rule):
     A registration on something new on every pass is fine: the loop variable of
     `for module in model.modules()`, the item a `while` loop takes off its work list
     (`node = queue.pop()`: a graph walk), a tensor the loop's body computes before
-    hooking it (`loss = model(batch).mean()`), a function argument of `forward`, a tensor
+    hooking it (`loss = model(batch).mean()`, also unpacked from a module's call on the
+    pass's values, `h, c = self.cell(x.flatten(1), state)`), a function argument of `forward`, a tensor
     created in the call (an activation, also kept on `self` just before it is hooked:
     `self.out = self.proj(x)`; also one a method of the class returns that
     it computes in its call, `spike = self.fire()`; not one that returns `self.weight`),
@@ -452,6 +453,30 @@ class HookRegisteredPerCall(Rule):
         return with_over_rest_of_block(facts, registration)
 
     VALID = [
+        # Each pass unpacks a new hidden state from the cell and hooks it: one hook per
+        # tensor, gone with it.
+        Valid(
+            """
+import torch
+
+
+class Stepper(torch.nn.Module):
+    def __init__(self, width, steps):
+        super().__init__()
+        self.cell = torch.nn.LSTMCell(width, width)
+        self.steps = steps
+
+    def forward(self, feats, state):
+        outputs = []
+        for _ in range(self.steps):
+            hidden, cell = self.cell(feats.flatten(1), state)
+            if hidden.requires_grad:
+                hidden.register_hook(lambda grad: grad.clamp(-5, 5))
+            state = (hidden, cell)
+            outputs.append(hidden)
+        return outputs
+"""
+        ),
         # `tap.register_hook()` takes no hook: it is the tap object's own method (it
         # puts back the hook it just took off), not torch's `Tensor.register_hook`.
         Valid(
@@ -1210,6 +1235,30 @@ def watch_each_weight(block, report):
         ),
     ]
     INVALID = [
+        # The same hook put on the caller's tensor, the same one on every pass.
+        Invalid(
+            """
+import torch
+
+
+class Stepper(torch.nn.Module):
+    def __init__(self, width, steps):
+        super().__init__()
+        self.cell = torch.nn.LSTMCell(width, width)
+        self.steps = steps
+
+    def forward(self, feats, state):
+        outputs = []
+        for _ in range(self.steps):
+            hidden, cell = self.cell(feats.flatten(1), state)
+            if feats.requires_grad:
+                feats.register_hook(lambda grad: grad.clamp(-5, 5))
+            state = (hidden, cell)
+            outputs.append(hidden)
+        return outputs
+""",
+            line=15,
+        ),
         # The same walk with a hook that names nothing of the part: the same hook, once
         # more for every parameter.
         Invalid(

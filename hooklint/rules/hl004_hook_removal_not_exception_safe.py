@@ -190,7 +190,8 @@ class HookRemovalNotExceptionSafe(Rule):
     also a parameter rebound to one), a new build (from literals, f-strings, imported
     names or the call's own new objects, `spec = Spec(8); net = Net(spec)`) or a model
     loaded by name (`AutoModel.from_pretrained(name)`, also through a class a local
-    holds, `cls = getattr(transformers, arch); net = cls.from_pretrained(name)`), hooked itself,
+    holds, `cls = getattr(transformers, arch); net = cls.from_pretrained(name)`; `net =
+    net.to(device)` after it keeps the same object), hooked itself,
     through its parts or a loop over them (`enumerate(net.blocks)` too), or by a
     same-file class built on it (`taps = Taps(net)`), or by a plain function that
     hands back the handles (`hs = watch(net, seen)`, of this file or another; the other
