@@ -165,6 +165,13 @@ def _try_level(path) -> int | None:
     return None
 
 
+#: Methods whose failure leaves no one to remove what they kept on ``self``, and why.
+_SETUP_THAT_MAY_FAIL = {
+    "__init__": "the caller never gets the object to remove them",
+    "__enter__": "`with` then never runs `__exit__` to remove them",
+}
+
+
 class HookRemovalNotExceptionSafe(Rule):
     """A hook's handle is removed after code that can raise, outside `finally`/`with`.
 
@@ -254,7 +261,9 @@ class HookRemovalNotExceptionSafe(Rule):
     Bindings are per scope: a `handle` of another function is another handle.
     A constructor that keeps handles on `self` (for another method to remove) and
     then reaches an explicit `raise` or `assert` outside `try` is reported too: when it
-    raises, its caller never gets the object, so nothing can remove the hooks (a
+    raises, its caller never gets the object, so nothing can remove the hooks; so is
+    an `__enter__` that does so, since `with` runs `__exit__` only after `__enter__`
+    returned (a
     call that might raise is not enough there: only an argument check after the
     hooks are on; in a loop that hooks one layer per pass, a check of what the loop
     changes, whose later pass raises after the earlier ones hooked, also in a
@@ -459,12 +468,13 @@ class HookRemovalNotExceptionSafe(Rule):
     def _constructor_raises_after_hooking(self, facts: ModuleFacts, model: HandleModel) -> list[Finding]:
         """``__init__`` keeps handles on ``self`` (which another method removes) and
         then reaches a ``raise`` or ``assert``: when it raises, the object never
-        reaches its caller, so no method of it can remove the hooks.  Only an explicit
+        reaches its caller, so no method of it can remove the hooks.  So does
+        ``__enter__``: when it raises, ``with`` never runs ``__exit__``.  Only an explicit
         ``raise``/``assert`` outside ``try`` counts (argument checks after the hooks
         are installed), not every call that might raise."""
         found = []
         for init in facts.functions:
-            if init.name != "__init__" or init.class_name is None or init.parent is not None:
+            if init.name not in _SETUP_THAT_MAY_FAIL or init.class_name is None or init.parent is not None:
                 continue
             for acquisition in model.acquisitions(id(init.node)):
                 flow = acquisition.flow
@@ -488,9 +498,9 @@ class HookRemovalNotExceptionSafe(Rule):
                     Finding(
                         node=acquisition.node,
                         message=(
-                            f"`__init__` keeps hooks in `{target}`, then may "
+                            f"`{init.name}` keeps hooks in `{target}`, then may "
                             f"`{type(raised).__name__.lower()}`: "  # ``raise`` or ``assert``
-                            "the caller never gets the object to remove them"
+                            + _SETUP_THAT_MAY_FAIL[init.name]
                         ),
                         related=(raised,),
                     )
@@ -880,6 +890,28 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # `__enter__` checks its arguments before it hooks anything.
+        Valid(
+            """
+class Patched:
+    def __init__(self, layers, scales):
+        self.layers = layers
+        self.scales = scales
+        self.handles = []
+
+    def __enter__(self):
+        if any(scale <= 0 for scale in self.scales):
+            raise ValueError("scales must be positive")
+        for layer, scale in zip(self.layers, self.scales):
+            self.handles.append(layer.register_forward_hook(lambda m, a, out, s=scale: out * s))
+        return self
+
+    def __exit__(self, *exc):
+        for handle in self.handles:
+            handle.remove()
+        self.handles = []
+"""
+        ),
         # The model class is picked by name, then loaded: the model is this call's own,
         # and a failing forward drops it with its hooks.
         Valid(
@@ -2759,6 +2791,31 @@ def nudged_logits(model, block, directions, tokens):
         ),
     ]
     INVALID = [
+        # The check runs per layer, after the earlier layers are hooked: when it raises,
+        # `with` never runs `__exit__`, and those hooks stay on the caller's layers.
+        Invalid(
+            """
+class Patched:
+    def __init__(self, layers, scales):
+        self.layers = layers
+        self.scales = scales
+        self.handles = []
+
+    def __enter__(self):
+        for layer, scale in zip(self.layers, self.scales):
+            if scale <= 0:
+                raise ValueError("scales must be positive")
+            self.handles.append(layer.register_forward_hook(lambda m, a, out, s=scale: out * s))
+        return self
+
+    def __exit__(self, *exc):
+        for handle in self.handles:
+            handle.remove()
+        self.handles = []
+""",
+            line=11,
+            message="`with` then never runs `__exit__` to remove them",
+        ),
         # A pass that meets an empty batch moves on before the removal: the hook stays,
         # and the next pass adds another. No exception needed; the fix covers both.
         Invalid(
