@@ -259,7 +259,7 @@ class HandleModel:
         # query with more budget (the answer would depend on which was asked first).
         self._removes_memo: dict[tuple[int, int], tuple[set[str], set[str]]] = {}
         self._returns_memo: dict[tuple[int, int], tuple[bool, frozenset[str]]] = {}
-        self._objects_memo: dict[int, tuple[str, frozenset[str]] | None] = {}
+        self._objects_memo: dict[tuple[int, int], tuple[str, frozenset[str]] | None] = {}
         self._acquisitions: dict[int, list[Acquisition]] = {}
         self._removals: dict[int, list[Removal]] = {}
         self._others: dict[int, FunctionInfo | None] = {}
@@ -2082,12 +2082,12 @@ class HandleModel:
         method of the class removes (``tap.attach(module)``; later ``tap.detach()``):
         the class and those stores.  None otherwise (also past
         :data:`HELPER_DEPTH`, and for a helper that reaches itself)."""
-        key = id(helper.node)
-        if key in self._objects_memo:
-            return self._objects_memo[key]
-        self._objects_memo[key] = None  # a helper that reaches itself returns nothing more
         if depth > HELPER_DEPTH:
             return None
+        key, memo = id(helper.node), (id(helper.node), depth)  # per depth, as _returned
+        if memo in self._objects_memo:
+            return self._objects_memo[memo]
+        self._objects_memo[memo] = None  # a helper that reaches itself returns nothing more
         returned = {
             r.value.value if isinstance(r.value, cst.Name) else None
             for r in self.facts.body_nodes(helper.node)
@@ -2104,7 +2104,7 @@ class HandleModel:
                 if a.on_other and a.helper is not None and a.helper.class_name == class_name
             )
         )
-        found = self._objects_memo[key] = (class_name, stores) if stores else None
+        found = self._objects_memo[memo] = (class_name, stores) if stores else None
         return found
 
     def _built_by_factory(self, helper: FunctionInfo) -> str | None:
