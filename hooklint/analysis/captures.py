@@ -32,7 +32,7 @@ from hooklint.analysis.facts import HookBody, ModuleFacts, Registration, paramet
 from hooklint.analysis.hook_roles import holds_registering_object, hook_callable
 from hooklint.analysis.names import argument_for, dotted_name, is_attribute
 from hooklint.analysis.scopes import local_names, paired_elements, target_names
-from hooklint.analysis.vocabulary import MODULE_HOOK_DICTS, STORE_VERBS
+from hooklint.analysis.vocabulary import MODULE_HOOK_DICTS, STORE_VERBS, UNHOOK_WORDS
 from hooklint.analysis.walk import contains, descendants
 
 _CONCAT = frozenset(
@@ -904,15 +904,33 @@ def touches_hook_dict(nodes) -> bool:
 
 def unhooked_by_dict(facts: ModuleFacts, class_name: str | None) -> bool:
     """Whether a method of ``class_name`` reaches into a module's hook dicts
-    (``del layer._forward_hooks[key]``, ``m._forward_pre_hooks.clear()``): hooks taken
-    off there need no handle, so a discarded one is not evidence of a hook left on."""
+    (``del layer._forward_hooks[key]``, ``m._forward_pre_hooks.clear()``), itself or
+    through a module function of the file it calls, or calls a function whose name
+    says it takes every hook off (``unregister_all_hooks(self.model)``, also imported
+    from another file): hooks taken off there need no handle, so a discarded one is not
+    evidence of a hook left on."""
     if class_name is None:
         return False
-    return any(
-        touches_hook_dict(facts.body_nodes(info.node))
-        for info in facts.functions
-        if info.class_name == class_name
-    )
+    methods = [info for info in facts.functions if info.class_name == class_name]
+    if any(touches_hook_dict(facts.body_nodes(info.node)) for info in methods):
+        return True
+    inside = {id(info.node) for info in methods}
+    for call in facts.calls:
+        # a function handed the module (not a method of the object: ``self.remove_hooks()``
+        # empties only what a hook manager kept, HL002's own case)
+        if (
+            id(call.site.function) not in inside
+            or not isinstance(call.node.func, cst.Name)
+            or not call.node.args
+        ):
+            continue
+        name = call.node.func.value.lower().lstrip("_")
+        if "hook" in name and name.startswith(UNHOOK_WORDS):
+            return True
+        helper = facts.module_function(call.node.func.value)
+        if helper is not None and touches_hook_dict(facts.body_nodes(helper.node)):
+            return True
+    return False
 
 
 def store_reads(

@@ -675,6 +675,7 @@ class HandleModel:
             or _builtin(node) in COLLECTION_BUILTINS
             or _builtin(node) in ITERATING_BUILTINS  # ``enumerate(net)``: walked, not handed out
             or (call.use.role == "bound" and self._is_record(node))
+            or _part_lookup(node) is not None  # ``reduce(getattr, path, net)``: a part looked up
         ):
             return
         if _says_remove(call):
@@ -1763,6 +1764,8 @@ class HandleModel:
         values = [v for p, v in self._summary(scope_id).values.get(raw, []) if p < at]
         if len(values) == 1 and isinstance(values[0], (cst.Attribute, cst.Subscript)):
             return _root_names(values[0])  # a part of another local's object
+        if len(values) == 1 and _part_lookup(values[0]) is not None:
+            return _root_names(_part_lookup(values[0]))  # ``sub = clone.get_submodule(name)``
         return {name}
 
     def _own_until(
@@ -3055,14 +3058,34 @@ def _receiver_root(registration: Registration) -> cst.Name | None:
     while True:
         if isinstance(receiver, (cst.Attribute, cst.Subscript)):
             receiver = receiver.value
-        elif (
-            isinstance(receiver, cst.Call)
-            and isinstance(receiver.func, cst.Attribute)
-            and receiver.func.attr.value in PART_LOOKUPS
-        ):
-            receiver = receiver.func.value
+        elif _part_lookup(receiver) is not None:
+            receiver = _part_lookup(receiver)
         else:
             return receiver if isinstance(receiver, cst.Name) else None
+
+
+def _part_lookup(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``X`` of a part of ``X`` looked up by name: ``X.get_submodule(name)`` (a method
+    of :data:`PART_LOOKUPS`), ``functools.reduce(getattr, path.split("."), X)`` or
+    ``reduce(getattr, [X, *path.split(".")])``; else None."""
+    if not isinstance(node, cst.Call):
+        return None
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value in PART_LOOKUPS:
+        return node.func.value
+    args = node.args
+    if (
+        dotted_name(node.func) not in ("reduce", "functools.reduce")
+        or not args
+        or not _is_name(args[0].value, "getattr")
+    ):
+        return None
+    if len(args) >= 3:
+        return args[2].value
+    walked = args[1].value if len(args) == 2 else None
+    if isinstance(walked, (cst.List, cst.Tuple)) and walked.elements:
+        first = walked.elements[0]
+        return None if isinstance(first, cst.StarredElement) else first.value
+    return None
 
 
 def _held_at(scope: _HandleSummary, raw: str, name: str, info: FunctionInfo, at: int) -> list:

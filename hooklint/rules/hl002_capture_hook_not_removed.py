@@ -87,7 +87,10 @@ class CaptureHookNotRemoved(Rule):
     `with ...disable_hooks():` (the capture is paused, not growing).
 
     Not flagged: handles removed in `finally`, by `with`, through an `ExitStack` or
-    a removal helper; handles that are returned or passed on (the caller's to
+    a removal helper; a discarded handle of a class whose methods take hooks off
+    without handles (emptying a module's hook dicts, themselves or through a function
+    of the file, or calling a function named for it, `unregister_all_hooks(self.net)`,
+    also one imported from another file); handles that are returned or passed on (the caller's to
     remove); hooks on a model the function builds and never hands out (also one of
     the values a build returns, unpacked: `net, scale = make_net(f"cfg-{n}")`), which
     die with the call; stores obtained per call (a local, an argument, `ContextVar.get()`);
@@ -323,6 +326,32 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # `__exit__` takes the hooks off without their handles, through a helper of the
+        # file that empties each part's forward-hook dict.
+        Valid(
+            """
+def strip_forward_hooks(net):
+    for part in net.modules():
+        part._forward_hooks.clear()
+
+
+class RecordShapes:
+    def __init__(self, net):
+        self.net = net
+        self.shapes = []
+
+    def _keep(self, module, args, output):
+        self.shapes.append(tuple(output.shape))
+
+    def __enter__(self):
+        for part in self.net.modules():
+            part.register_forward_hook(self._keep)
+        return self.shapes
+
+    def __exit__(self, *exc):
+        strip_forward_hooks(self.net)
+"""
+        ),
         # Moving the model this call loads (`encoder = encoder.to(device).eval()`) keeps
         # the same object: the hook still goes with it.
         Valid(
@@ -1156,6 +1185,28 @@ class Collect:
         ),
     ]
     INVALID = [
+        # The same recorder whose `__exit__` only drops the list: every `with` adds one
+        # more hook to each part, and all of them keep appending.
+        Invalid(
+            """
+class RecordShapes:
+    def __init__(self, net):
+        self.net = net
+        self.shapes = []
+
+    def _keep(self, module, args, output):
+        self.shapes.append(tuple(output.shape))
+
+    def __enter__(self):
+        for part in self.net.modules():
+            part.register_forward_hook(self._keep)
+        return self.shapes
+
+    def __exit__(self, *exc):
+        self.shapes = []
+""",
+            line=11,
+        ),
         # The same move of the caller's model: the hook stays on it after the call.
         Invalid(
             """

@@ -199,7 +199,9 @@ class HookRemovalNotExceptionSafe(Rule):
     loaded by name (`AutoModel.from_pretrained(name)`, also through a class a local
     holds, `cls = getattr(transformers, arch); net = cls.from_pretrained(name)`; `net =
     net.to(device)` after it keeps the same object), hooked itself,
-    through its parts or a loop over them (`enumerate(net.blocks)` too), or by a
+    through its parts or a loop over them (`enumerate(net.blocks)` too) or parts looked
+    up by name (`net.get_submodule(path)`, `functools.reduce(getattr, path.split("."),
+    net)`), or by a
     same-file class built on it (`taps = Taps(net)`), or by a plain function that
     hands back the handles (`hs = watch(net, seen)`, of this file or another; the other
     arguments literals or locals that hold only literals), that nothing returns, stores or passes on before the
@@ -890,6 +892,29 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # Layers found by a dotted path in the call's own copy: a failing forward drops
+        # the copy with its hooks.
+        Valid(
+            """
+import copy
+import functools
+
+
+def calibrated_copy(net, layer_paths, sample):
+    twin = copy.deepcopy(net)
+    outputs = {}
+    handles = []
+    for path in layer_paths:
+        layer = functools.reduce(getattr, path.split("."), twin)
+        handles.append(layer.register_forward_hook(lambda m, a, out: outputs.__setitem__(m, out)))
+    twin(sample)
+    for layer, out in outputs.items():
+        layer.offset = out.mean()
+    for handle in handles:
+        handle.remove()
+    return twin
+"""
+        ),
         # `__enter__` checks its arguments before it hooks anything.
         Valid(
             """
@@ -2791,6 +2816,46 @@ def nudged_logits(model, block, directions, tokens):
         ),
     ]
     INVALID = [
+        # The same path walk on the caller's model: a failing forward leaves its hooks.
+        Invalid(
+            """
+import functools
+
+
+def calibrate(net, layer_paths, sample):
+    outputs = {}
+    handles = []
+    for path in layer_paths:
+        layer = functools.reduce(getattr, path.split("."), net)
+        handles.append(layer.register_forward_hook(lambda m, a, out: outputs.__setitem__(m, out)))
+    net(sample)
+    for layer, out in outputs.items():
+        layer.offset = out.mean()
+    for handle in handles:
+        handle.remove()
+    return net
+""",
+            line=9,
+            expected="""
+import functools
+
+
+def calibrate(net, layer_paths, sample):
+    outputs = {}
+    handles = []
+    try:
+        for path in layer_paths:
+            layer = functools.reduce(getattr, path.split("."), net)
+            handles.append(layer.register_forward_hook(lambda m, a, out: outputs.__setitem__(m, out)))
+        net(sample)
+        for layer, out in outputs.items():
+            layer.offset = out.mean()
+    finally:
+        for handle in handles:
+            handle.remove()
+    return net
+""",
+        ),
         # The check runs per layer, after the earlier layers are hooked: when it raises,
         # `with` never runs `__exit__`, and those hooks stay on the caller's layers.
         Invalid(
