@@ -746,22 +746,32 @@ def _module_level_imports(statements):
 
 
 def _registers_a_parameter(unit: _Unit, code: str, lines: list[str], tokens: NamePattern) -> bool:
-    """Whether a seed (``code``: its code, strings and comments blanked) passes one of
-    its own parameters to a call on a token's line: an in-file registration wrapper,
-    whose callers pass the hook."""
+    """Whether a seed (``code``: its registrations' arguments, strings and comments
+    blanked) passes one of its own parameters to a call on a token's line: an in-file
+    registration wrapper, whose callers pass the hook; or puts a tensor hook on one
+    (``def watch(t, sink): t.register_hook(...)``), whose callers say what tensor it is."""
     node = unit.node
     if not isinstance(node, _FUNCTIONS):
         return False
     arguments = node.args
     params = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
     params -= {"self", "cls"}
-    if not params or params.isdisjoint(WORD.findall(code)):
+    if not params:
         return False
+    passed = not params.isdisjoint(WORD.findall(code))  # a parameter among the arguments
     for call in ast.walk(node):
         if not isinstance(call, ast.Call) or not tokens.search(lines[call.lineno - 1]):
             continue
         values = list(call.args) + [k.value for k in call.keywords]
-        if any(isinstance(v, ast.Name) and v.id in params for v in values):
+        if passed and any(isinstance(v, ast.Name) and v.id in params for v in values):
+            return True
+        func = call.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in vocabulary.TENSOR_HOOK_METHODS
+            and isinstance(func.value, ast.Name)
+            and func.value.id in params
+        ):
             return True
     return False
 

@@ -28,6 +28,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from hooklint.analysis.vocabulary import TENSOR_HOOK_METHODS
 from hooklint.guarded_regex import (
     NO_NAME_OR_SELF_DOT,
     CalledNames,
@@ -312,6 +313,14 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
         level = [d for d in candidates if d.name not in kept_words and callers.search(d.text)]
         kept_words.update(d.name for d in level)
         registers = acquiring_calls(owned)
+    # Callers of a function that hooks a tensor it is given (``def watch(t, sink):
+    # t.register_hook(...)``): what they pass says whether it is a new activation.
+    hooking = [
+        d.name for d in definitions if d.relevant and not d.is_class and _hooks_a_tensor_parameter(d.text)
+    ]
+    if hooking:
+        calls_them = re.compile(r"\b(?:" + "|".join(map(re.escape, hooking)) + r")\s*\(")
+        kept_words.update(d.name for d in candidates if calls_them.search(d.text))
     # The methods of a class that run a registering method of it (``self._watch()``), a
     # few calls up: a loop there decides whether the method's handle store starts anew
     # on every pass (:func:`hooklint.analysis.passes.rebound_per_pass`).
@@ -401,6 +410,23 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
     for d in candidates:
         _blank(lines, d.first, d.last, d.indent if d.is_method else None)
     return "".join(lines)
+
+
+#: ``def name(params):`` (decorators and annotations allowed): the parameter list.
+_SIGNATURE = re.compile(r"^\s*(?:@[^\n]*\n\s*)*(?:async\s+)?def\s+\w+\s*\((.*?)\)\s*(?:->[^:]*)?:", re.S)
+#: ``t.register_hook(``: a tensor hook put on a name.
+_TENSOR_HOOKED = re.compile(
+    r"\b([A-Za-z_]\w*)\s*\.\s*(?:" + "|".join(sorted(TENSOR_HOOK_METHODS)) + r")\s*\("
+)
+
+
+def _hooks_a_tensor_parameter(text: str) -> bool:
+    """A def whose code puts a tensor hook on one of its parameters (not ``self``)."""
+    signature = _SIGNATURE.match(text)
+    if signature is None:
+        return False
+    params = set(WORD.findall(signature.group(1))) - {"self", "cls"}
+    return not params.isdisjoint(_TENSOR_HOOKED.findall(text))
 
 
 def _without_callees(

@@ -1024,12 +1024,13 @@ def drained_by_its_runs(facts: ModuleFacts, registration: Registration, store: s
     ):
         return False
     attr = store[len("self.") :]
+    setup = _construction(facts, class_name)
     runners = []
     for info in facts.functions:
         if (
             info.class_name != class_name
             or info.parent is not None
-            or info.name == "__init__"
+            or info.name in setup
             or info.node is registration.site.function
             or not info.params
         ):
@@ -1045,6 +1046,28 @@ def drained_by_its_runs(facts: ModuleFacts, registration: Registration, store: s
         _empties_through(facts, class_name, info.name, lambda node, me: _empties(node, me, attr))
         for info in runners
     )
+
+
+def _construction(facts: ModuleFacts, class_name: str) -> set[str]:
+    """``__init__`` and the methods of the class it runs through ``self.m()``, at any
+    depth (``self._build()``, ``self._install_hooks()``): the object's construction."""
+    found, todo = set(), ["__init__"]
+    while todo:
+        name = todo.pop()
+        info = facts.method(class_name, name)
+        if name in found or info is None or not info.params:
+            continue
+        found.add(name)
+        me = info.params[0]
+        todo += [
+            n.func.attr.value
+            for n in facts.body_nodes(info.node)
+            if isinstance(n, cst.Call)
+            and isinstance(n.func, cst.Attribute)
+            and isinstance(n.func.value, cst.Name)
+            and n.func.value.value == me
+        ]
+    return found
 
 
 def _empties_through(facts: ModuleFacts, class_name: str, start: str, empties) -> bool:

@@ -1542,8 +1542,12 @@ class HandleModel:
             return False
         scope_id = self.scope_id(registration.site)
         info = self._infos.get(scope_id)
-        if info is None or receiver.value in info.params:
+        if info is None:
             return False
+        if receiver.value in info.params:
+            # a tensor parameter that every call of the file hands a tensor it computed
+            # (``watch(h, sink)`` after ``h = cell(x, h)``): an activation, gone after backward
+            return registration.api.owner == "tensor" and self._given_computed_tensors(info, receiver.value)
         if registration.api.owner == "tensor":
             return self._kept_here(receiver.value, scope_id, info, tensor=True)
         walked = loop_iterable(registration.site, receiver.value)
@@ -1556,6 +1560,35 @@ class HandleModel:
                 and all(root not in info.params and self._kept_here(root, scope_id, info) for root in roots)
             )
         return self._kept_here(receiver.value, scope_id, info)
+
+    def _given_computed_tensors(self, info: FunctionInfo, param: str) -> bool:
+        """Every call of ``info`` in the file (at least one; a method called on ``self``
+        or on an object of its class) passes for ``param`` a tensor the caller computes
+        in that call (:func:`_computes_tensor`).  Callers in other files are not seen:
+        the file's own use is the evidence, and without it nothing is assumed."""
+        calls = [
+            c
+            for c in self.facts.calls
+            if (self.callee(c) or self.other_object_method(c)) is info and c.node is not None
+        ]
+        if not calls or info.parent is not None:
+            return False
+        params = (
+            [p for p in info.params if p not in ("self", "cls")] if info.class_name else list(info.params)
+        )
+        for call in calls:
+            argument = argument_for(call.node, params, param)
+            caller_id = self.scope_id(call.site)
+            caller = self._infos.get(caller_id)
+            if argument is None or caller is None:
+                return False
+            if not _computes_tensor(
+                argument,
+                lambda n, caller=caller, caller_id=caller_id: self._computed_tensor(n, caller_id, caller, 0),
+                caller,
+            ):
+                return False
+        return True
 
     def _kept_here(
         self, name: str, scope_id: int, info: FunctionInfo, tensor: bool = False, made: bool = True

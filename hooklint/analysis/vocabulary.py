@@ -93,6 +93,9 @@ _TENSOR = [
     HookApi("register_post_accumulate_grad_hook", "post_accumulate_grad", "tensor", (2, 1)),
     HookApi("register_prehook", "node_pre", "autograd_node", (2, 0), keywords=frozenset({"fn"})),
 ]
+#: The methods that put a hook on a tensor (the screen keeps callers of a function that
+#: hooks a tensor it is given: they say whether it is a new activation).
+TENSOR_HOOK_METHODS = frozenset(api.name for api in _TENSOR if api.owner == "tensor")
 _OPTIMIZER = [
     HookApi("register_step_pre_hook", "step_pre", "optimizer", (2, 0)),
     HookApi("register_step_post_hook", "step_post", "optimizer", (2, 0)),

@@ -106,7 +106,8 @@ class CaptureHookNotRemoved(Rule):
     `self.X = []`, `self.X[key] = []`), or a callable object the module holds
     (`self.saver`) whose store the forward empties (`self.saver.X.clear()`, or a
     method of the object that empties it: `self.saver.reset()`); an object's hooks on
-    a module it builds itself (`self.net`, not given to it) that it only ever calls,
+    a module it builds itself (`self.net`, not given to it) that it only ever calls
+    outside its construction (`__init__` and the methods it runs, `self._build()`),
     each method that calls it emptying the store; hooks that remove
     themselves (or all hooks) unconditionally on their first call; a recorder's method that stores only under `if self.<flag>:`,
     a flag its class turns on only in `__enter__` (which empties the store) and off in
@@ -137,7 +138,8 @@ class CaptureHookNotRemoved(Rule):
     model.blocks:`) or a lookup by name finds (`model.get_submodule(name)`), also after
     `model = model.to(device)` (module methods that hand the module back keep the
     object), so does a tensor the call computes (an activation, `torch.from_numpy(x)`,
-    an element of a model's outputs, through plain aliases; not a parameter looked
+    an element of a model's outputs, through plain aliases, also a tensor parameter of
+    a function that every call of the file hands such a tensor; not a parameter looked
     up, `next(model.parameters())`, nor what `p.to(device)` may hand back as `p`;
     and a tensor the statement before binds in this call, `x = layer(x)`, when the
     store is emptied at the start of the call: it holds this call's gradients; a
@@ -326,6 +328,60 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # The object builds its backbone and taps it in helpers its constructor runs;
+        # the one method that runs the backbone empties what the taps kept.
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+class PatchScorer:
+    def __init__(self):
+        self._make_backbone()
+        self._tap_layers()
+
+    def _make_backbone(self):
+        self.backbone = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 8, 3))
+        self.backbone.eval()
+
+    def _tap_layers(self):
+        self.maps = []
+        self.backbone[0].register_forward_hook(lambda m, a, out: self.maps.append(out))
+        self.backbone[2].register_forward_hook(lambda m, a, out: self.maps.append(out))
+
+    def score(self, image):
+        with torch.no_grad():
+            self.backbone(image)
+        low, high = self.maps
+        self.maps.clear()
+        return float(low.mean() + high.mean())
+"""
+        ),
+        # A helper hooks the tensor it is given; its one caller hands it each step's new
+        # state, an activation that goes (hook and all) once backward is done.
+        Valid(
+            """
+import torch
+
+
+def record_grad_norm(tensor, norms):
+    def keep(grad):
+        norms.append(float(grad.norm()))
+
+    tensor.register_hook(keep)
+
+
+def unrolled_norms(cell, inputs, steps):
+    norms = []
+    state = torch.zeros(1, 8)
+    for x in inputs[:steps]:
+        state = cell(x, state)
+        record_grad_norm(state, norms)
+    state.sum().backward()
+    return norms
+"""
+        ),
         # `__exit__` takes the hooks off without their handles, through a helper of the
         # file that empties each part's forward-hook dict.
         Valid(
@@ -1185,6 +1241,53 @@ class Collect:
         ),
     ]
     INVALID = [
+        # The same scorer that reads the last two maps and keeps the rest: the list grows
+        # by two tensors on every call.
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+class PatchScorer:
+    def __init__(self):
+        self._make_backbone()
+        self._tap_layers()
+
+    def _make_backbone(self):
+        self.backbone = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 8, 3))
+        self.backbone.eval()
+
+    def _tap_layers(self):
+        self.maps = []
+        self.backbone[0].register_forward_hook(lambda m, a, out: self.maps.append(out))
+        self.backbone[2].register_forward_hook(lambda m, a, out: self.maps.append(out))
+
+    def score(self, image):
+        with torch.no_grad():
+            self.backbone(image)
+        low, high = self.maps[-2:]
+        return float(low.mean() + high.mean())
+""",
+            line=16,
+        ),
+        # The same helper given the model's weights, which live on: every call adds one
+        # more hook to each weight, and each keeps appending.
+        Invalid(
+            """
+def record_grad_norm(tensor, norms):
+    def keep(grad):
+        norms.append(float(grad.norm()))
+
+    tensor.register_hook(keep)
+
+
+def watch_weights(model, norms):
+    for weight in model.parameters():
+        record_grad_norm(weight, norms)
+""",
+            line=5,
+        ),
         # The same recorder whose `__exit__` only drops the list: every `with` adds one
         # more hook to each part, and all of them keep appending.
         Invalid(
