@@ -289,7 +289,8 @@ class HookRemovalNotExceptionSafe(Rule):
     each before it returns the list: the call acquires what `attach` keeps), or a local
     the same block just bound to one, names it too), or else
     when the file has exactly one class whose method of that name registers hooks or removes
-    handles (any other method of that name only passes the call on): what it keeps on its
+    handles (any other method of that name only passes the call on, or is a base class's
+    placeholder, `raise NotImplementedError`): what it keeps on its
     `self` is that class's store (the message says `Probe.active`), and a handle wrapped
     in a record class of the file (`Entry(handle, sticky)`) is still that handle. A class whose `__enter__` keeps
     handles on `self` that `__exit__` does not remove is flagged too (not when `__exit__`
@@ -892,6 +893,45 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # Probes of one subclass (the base only declares the methods) attached before
+        # the forward and collected in `finally`.
+        Valid(
+            """
+class Probe:
+    def attach(self):
+        raise NotImplementedError()
+
+    def collect(self):
+        raise NotImplementedError()
+
+
+class OutputProbe(Probe):
+    def __init__(self, layer):
+        self.layer = layer
+        self.seen = None
+        self.handle = None
+
+    def attach(self):
+        self.handle = self.layer.register_forward_hook(self._keep)
+
+    def _keep(self, module, args, output):
+        self.seen = output.detach()
+
+    def collect(self):
+        self.handle.remove()
+        return self.seen
+
+
+def probe_outputs(model, probes, batch):
+    for probe in probes:
+        probe.attach()
+    try:
+        model(batch)
+    finally:
+        outputs = [probe.collect() for probe in probes]
+    return outputs
+"""
+        ),
         # Layers found by a dotted path in the call's own copy: a failing forward drops
         # the copy with its hooks.
         Valid(
@@ -2816,6 +2856,43 @@ def nudged_logits(model, block, directions, tokens):
         ),
     ]
     INVALID = [
+        # The same probes collected after the forward, outside `finally`: the base
+        # class's placeholders do not hide which `attach` and `collect` run.
+        Invalid(
+            """
+class Probe:
+    def attach(self):
+        raise NotImplementedError()
+
+    def collect(self):
+        raise NotImplementedError()
+
+
+class OutputProbe(Probe):
+    def __init__(self, layer):
+        self.layer = layer
+        self.seen = None
+        self.handle = None
+
+    def attach(self):
+        self.handle = self.layer.register_forward_hook(self._keep)
+
+    def _keep(self, module, args, output):
+        self.seen = output.detach()
+
+    def collect(self):
+        self.handle.remove()
+        return self.seen
+
+
+def probe_outputs(model, probes, batch):
+    for probe in probes:
+        probe.attach()
+    model(batch)
+    return [probe.collect() for probe in probes]
+""",
+            line=28,
+        ),
         # The same path walk on the caller's model: a failing forward leaves its hooks.
         Invalid(
             """
