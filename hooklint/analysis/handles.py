@@ -61,6 +61,7 @@ from hooklint.analysis.vocabulary import (
     STORE_VIEWS,
 )
 from hooklint.analysis.walk import descendants
+from hooklint.analysis.wrappers import is_abstract
 
 #: How many calls deep removal helpers and handle-returning helpers are followed.
 HELPER_DEPTH = 3
@@ -903,7 +904,7 @@ class HandleModel:
             # wrapper handing the call to the object it wraps, not to another of itself
             return None
         for method in methods:
-            if method is not acting[0] and not self._passes_on(method) and not _abstract(method.node):
+            if method is not acting[0] and not self._passes_on(method) and not is_abstract(method.node):
                 return None  # another class's method of that name, which may be the one called
         return acting[0]
 
@@ -3259,32 +3260,6 @@ def _unpacked_from_call(statement: cst.BaseStatement, name: str) -> cst.Call | N
     ):
         return small.value
     return None
-
-
-def _abstract(function: cst.FunctionDef) -> bool:
-    """A method with nothing to run (a base class's placeholder for its subclasses):
-    its body is a docstring and ``raise NotImplementedError``, ``pass`` or ``...``."""
-    statements = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
-    if statements and _is_docstring(statements[0]):
-        statements = statements[1:]
-    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
-        return False
-    small = statements[0].body[0]
-    if isinstance(small, cst.Pass) or (isinstance(small, cst.Expr) and isinstance(small.value, cst.Ellipsis)):
-        return True
-    if isinstance(small, cst.Raise) and small.exc is not None:
-        raised = small.exc.func if isinstance(small.exc, cst.Call) else small.exc
-        return _is_name(raised, "NotImplementedError")
-    return False
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
 
 
 def _self_attribute(node: cst.CSTNode) -> bool:
