@@ -489,11 +489,10 @@ class HookRemovalNotExceptionSafe(Rule):
                 )
                 if raised is None:
                     continue
-                cleanup = [
-                    r.call
-                    for r in model.removals_of(owned, id(init.node))
-                    if r.site.order > acquisition.site.order
-                ]
+                # Any removal just before the ``raise`` in its block runs after the
+                # registration (in a loop, a later pass's ``self.close()`` comes first in
+                # the text): ``raise_after`` only finds what runs after it.
+                cleanup = [r.call for r in model.removals_of(owned, id(init.node))]
                 if removed_before(init.node, raised, cleanup):
                     continue  # ``self.close()`` then ``raise``: the hooks are off first
                 target = model.store_codes(owned)[0]
@@ -893,6 +892,32 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # The per-layer check takes the earlier layers' hooks off before it raises (a
+        # later pass runs `self.close()` after the earlier passes hooked).
+        Valid(
+            """
+class Patched:
+    def __init__(self, layers, scales):
+        self.layers = layers
+        self.scales = scales
+        self.handles = []
+
+    def __enter__(self):
+        for layer, scale in zip(self.layers, self.scales):
+            if scale <= 0:
+                self.close()
+                raise ValueError("scales must be positive")
+            self.handles.append(layer.register_forward_hook(lambda m, a, out, s=scale: out * s))
+        return self
+
+    def close(self):
+        while self.handles:
+            self.handles.pop().remove()
+
+    def __exit__(self, *exc):
+        self.close()
+"""
+        ),
         # Probes of one subclass (the base only declares the methods) attached before
         # the forward and collected in `finally`.
         Valid(
