@@ -759,6 +759,12 @@ def _registers_a_parameter(unit: _Unit, code: str, lines: list[str], tokens: Nam
     if not params:
         return False
     passed = not params.isdisjoint(WORD.findall(code))  # a parameter among the arguments
+    if not passed and not any(
+        method in line
+        for line in lines[node.lineno - 1 : node.end_lineno]
+        for method in vocabulary.TENSOR_HOOK_METHODS
+    ):
+        return False  # neither: no need to walk the def
     for call in ast.walk(node):
         if not isinstance(call, ast.Call) or not tokens.search(lines[call.lineno - 1]):
             continue
