@@ -1560,7 +1560,8 @@ class HandleModel:
                 and self._kept_here(receiver.value, scope_id, info, made=False)
                 and all(root not in info.params and self._kept_here(root, scope_id, info) for root in roots)
             )
-        return self._kept_here(receiver.value, scope_id, info)
+        at = self._summary(scope_id).positions.get(id(registration.call))
+        return self._kept_here(receiver.value, scope_id, info, at=at)
 
     def _given_computed_tensors(self, info: FunctionInfo, param: str) -> bool:
         """Every call of ``info`` in the file (at least one; a method called on ``self``
@@ -1592,20 +1593,33 @@ class HandleModel:
         return True
 
     def _kept_here(
-        self, name: str, scope_id: int, info: FunctionInfo, tensor: bool = False, made: bool = True
+        self,
+        name: str,
+        scope_id: int,
+        info: FunctionInfo,
+        tensor: bool = False,
+        made: bool = True,
+        at: int | None = None,
     ) -> bool:
         """``name`` is a local of the scope that never leaves it (no event: returned,
         stored, passed on; not used by a nested def) and, when ``made``, every binding of
-        it builds a new object (or, for a ``tensor``, computes one in this call)."""
+        it builds a new object (or, for a ``tensor``, computes one in this call).  ``at``
+        (the registration's place): a binding written at the top of the function body
+        before it replaces the earlier ones (:func:`_since_top_binding`), whose objects
+        and uses no longer matter."""
         raw = f"{self.owner(name, scope_id)}|{name}"
         if not raw.startswith(f"def:{scope_id}|") or (not tensor and len(self._members(raw)) > 1):
             return False
         scope = self._summary(scope_id)
+        start = -1
         if tensor:
             if not self._computed_tensor(name, scope_id, info, 0):
                 return False
         elif made:
             values = scope.values.get(raw, []) or self._unpacked_values(info, name)
+            if at is not None:
+                start = _since_top_binding(values, info, name, at)
+                values = [(p, v) for p, v in values if p >= start]
             values = (
                 [(p, v) for p, v in values if not _rebinds_itself(v, name)] if len(values) > 1 else values
             )
@@ -1627,7 +1641,7 @@ class HandleModel:
                 if not all(_fresh_object(v, info, bound) for _, v in values):
                     return False
         # A tensor handed to a call (``model(inputs)``) is read there, as any input is.
-        events = [e for e in scope.events.get(raw, ()) if not (tensor and e[0] == "passed")]
+        events = [e for e in scope.events.get(raw, ()) if not (tensor and e[0] == "passed") and e[2] > start]
         return not events and not any(
             name in self._bound(nested)[0] or _mentions(nested.node, name) for nested in info.nested.values()
         )
@@ -1815,6 +1829,9 @@ class HandleModel:
             return False
         scope = self._summary(scope_id)
         bindings = _held_at(scope, raw, name, info, at)
+        if len(bindings) > 1:  # a top-level rebinding replaces what the name held before
+            start = _since_top_binding(bindings, info, name, at)
+            bindings = [(p, v) for p, v in bindings if p >= start]
         if len(bindings) > 1:  # ``model = model.to(device)`` keeps the object it had
             bindings = [(p, v) for p, v in bindings if not _rebinds_itself(v, name)] or bindings
         if not bindings and name not in info.params:
@@ -3120,6 +3137,25 @@ def _part_lookup(node: cst.BaseExpression) -> cst.BaseExpression | None:
         first = walked.elements[0]
         return None if isinstance(first, cst.StarredElement) else first.value
     return None
+
+
+def _since_top_binding(values: list, info: FunctionInfo, name: str, at: int) -> int:
+    """The place of the last of ``values`` (``(place, value)`` bindings of ``name``)
+    before ``at`` that is a plain ``name = value`` line of the function's own top-level
+    body: it runs on every call and replaces whatever ``name`` held before (``model =
+    Reference(path)``, then ``model = AutoModel.from_pretrained(path)``; not ``model =
+    model.to(device)``, which keeps it); -1 when none."""
+    body = info.node.body.body if isinstance(info.node.body, cst.IndentedBlock) else ()
+    top = {
+        id(small.value)
+        for statement in body
+        if isinstance(statement, cst.SimpleStatementLine)
+        for small in statement.body
+        if isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and _is_name(small.targets[0].target, name)
+    }
+    return max((p for p, v in values if p < at and id(v) in top and not _rebinds_itself(v, name)), default=-1)
 
 
 def _held_at(scope: _HandleSummary, raw: str, name: str, info: FunctionInfo, at: int) -> list:

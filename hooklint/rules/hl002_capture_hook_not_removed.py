@@ -137,7 +137,8 @@ class CaptureHookNotRemoved(Rule):
     [1, 1])`), also the hooks on its parts that a loop walks (`for block in
     model.blocks:`) or a lookup by name finds (`model.get_submodule(name)`), also after
     `model = model.to(device)` (module methods that hand the module back keep the
-    object), so does a tensor the call computes (an activation, `torch.from_numpy(x)`,
+    object; a binding on its own line of the function's body replaces what the name
+    held before), so does a tensor the call computes (an activation, `torch.from_numpy(x)`,
     an element of a model's outputs, through plain aliases, also a tensor parameter of
     a function that every call of the file hands such a tensor; not a parameter looked
     up, `next(model.parameters())`, nor what `p.to(device)` may hand back as `p`;
@@ -328,6 +329,25 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # The name first holds a shared model (read for its layer names), then, on its
+        # own line, the model this call loads: the hooks go on the loaded one.
+        Valid(
+            """
+from transformers import AutoModel
+
+
+def first_token_states(checkpoint, registry, names, batches):
+    model = registry.lookup(checkpoint)
+    layer_names = [model.layer_name(n) for n in names]
+    model = AutoModel.from_pretrained(checkpoint)
+    states = []
+    for name in layer_names:
+        model.get_submodule(name).register_forward_hook(lambda m, a, out: states.append(out[:, 0]))
+    for batch in batches:
+        model(**batch)
+    return states
+"""
+        ),
         # The object builds its backbone and taps it in helpers its constructor runs;
         # the one method that runs the backbone empties what the taps kept.
         Valid(
@@ -1241,6 +1261,43 @@ class Collect:
         ),
     ]
     INVALID = [
+        # Here the shared model may replace the loaded one (under an `if`): the hooks may
+        # stay on the registry's model after the call.
+        Invalid(
+            """
+from transformers import AutoModel
+
+
+def first_token_states(checkpoint, registry, names, batches):
+    model = AutoModel.from_pretrained(checkpoint)
+    if registry is not None:
+        model = registry.lookup(checkpoint)
+    states = []
+    for name in names:
+        model.get_submodule(name).register_forward_hook(lambda m, a, out: states.append(out[:, 0]))
+    for batch in batches:
+        model(**batch)
+    return states
+""",
+            line=10,
+            expected="""
+from transformers import AutoModel
+import contextlib
+
+
+def first_token_states(checkpoint, registry, names, batches):
+    model = AutoModel.from_pretrained(checkpoint)
+    if registry is not None:
+        model = registry.lookup(checkpoint)
+    states = []
+    with contextlib.ExitStack() as stack:
+        for name in names:
+            stack.enter_context(model.get_submodule(name).register_forward_hook(lambda m, a, out: states.append(out[:, 0])))
+        for batch in batches:
+            model(**batch)
+    return states
+""",
+        ),
         # The same scorer that reads the last two maps and keeps the rest: the list grows
         # by two tensors on every call.
         Invalid(
