@@ -64,6 +64,7 @@ from hooklint.sparse import (
     base_words,
     last_name,
     owner_calls,
+    parameters,
 )
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -753,9 +754,7 @@ def _registers_a_parameter(unit: _Unit, code: str, lines: list[str], tokens: Nam
     node = unit.node
     if not isinstance(node, _FUNCTIONS):
         return False
-    arguments = node.args
-    params = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
-    params -= {"self", "cls"}
+    params = parameters(node)
     if not params:
         return False
     passed = not params.isdisjoint(WORD.findall(code))  # a parameter among the arguments

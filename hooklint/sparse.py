@@ -220,6 +220,7 @@ class _Definition:
     bases: tuple[str, ...] = ()  # the names a class's bases mention
     owner: str | None = None  # the class of a method
     decorators: tuple[str, ...] = ()  # the last names of its decorators
+    params: frozenset[str] = frozenset()  # a function's parameters, ``self``/``cls`` left out
 
 
 def _relevant(text: str, tokens: re.Pattern) -> bool:
@@ -269,7 +270,18 @@ def _definitions(
         )
         decorators = tuple(last_name(d) for d in statement.decorator_list)
         yield _Definition(
-            statement.name, first, last, indent, text, is_method, relevant, is_class, bases, owner, decorators
+            statement.name,
+            first,
+            last,
+            indent,
+            text,
+            is_method,
+            relevant,
+            is_class,
+            bases,
+            owner,
+            decorators,
+            frozenset() if is_class else parameters(statement),
         )
         if relevant and isinstance(statement, ast.ClassDef):
             extended = any(tokens.search(word) for word in base_words(statement))
@@ -316,7 +328,9 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
     # Callers of a function that hooks a tensor it is given (``def watch(t, sink):
     # t.register_hook(...)``): what they pass says whether it is a new activation.
     hooking = [
-        d.name for d in definitions if d.relevant and not d.is_class and _hooks_a_tensor_parameter(d.text)
+        d.name
+        for d in definitions
+        if d.relevant and not d.is_class and not d.params.isdisjoint(_TENSOR_HOOKED.findall(d.text))
     ]
     if hooking:
         calls_them = re.compile(r"\b(?:" + "|".join(map(re.escape, hooking)) + r")\s*\(")
@@ -412,21 +426,18 @@ def relevant_source(text: str, tree: ast.Module, tokens: re.Pattern) -> str:
     return "".join(lines)
 
 
-#: ``def name(params):`` (decorators and annotations allowed): the parameter list.
-_SIGNATURE = re.compile(r"^\s*(?:@[^\n]*\n\s*)*(?:async\s+)?def\s+\w+\s*\((.*?)\)\s*(?:->[^:]*)?:", re.S)
 #: ``t.register_hook(``: a tensor hook put on a name.
 _TENSOR_HOOKED = re.compile(
     r"\b([A-Za-z_]\w*)\s*\.\s*(?:" + "|".join(sorted(TENSOR_HOOK_METHODS)) + r")\s*\("
 )
 
 
-def _hooks_a_tensor_parameter(text: str) -> bool:
-    """A def whose code puts a tensor hook on one of its parameters (not ``self``)."""
-    signature = _SIGNATURE.match(text)
-    if signature is None:
-        return False
-    params = set(WORD.findall(signature.group(1))) - {"self", "cls"}
-    return not params.isdisjoint(_TENSOR_HOOKED.findall(text))
+def parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """A def's parameters that a call's arguments name (positional and keyword ones),
+    ``self``/``cls`` left out."""
+    arguments = node.args
+    named = arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+    return frozenset(a.arg for a in named) - {"self", "cls"}
 
 
 def _without_callees(

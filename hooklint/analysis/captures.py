@@ -1048,31 +1048,10 @@ def drained_by_its_runs(facts: ModuleFacts, registration: Registration, store: s
     )
 
 
-def _construction(facts: ModuleFacts, class_name: str) -> set[str]:
-    """``__init__`` and the methods of the class it runs through ``self.m()``, at any
-    depth (``self._build()``, ``self._install_hooks()``): the object's construction."""
-    found, todo = set(), ["__init__"]
-    while todo:
-        name = todo.pop()
-        info = facts.method(class_name, name)
-        if name in found or info is None or not info.params:
-            continue
-        found.add(name)
-        me = info.params[0]
-        todo += [
-            n.func.attr.value
-            for n in facts.body_nodes(info.node)
-            if isinstance(n, cst.Call)
-            and isinstance(n.func, cst.Attribute)
-            and isinstance(n.func.value, cst.Name)
-            and n.func.value.value == me
-        ]
-    return found
-
-
-def _empties_through(facts: ModuleFacts, class_name: str, start: str, empties) -> bool:
-    """The method ``start`` of the class, or a method it calls through ``self.m()`` (at
-    any depth), holds a node that ``empties(node, self_name)`` accepts."""
+def _self_reached(facts: ModuleFacts, class_name: str, start: str, into_functions: bool = True):
+    """The method ``start`` of the class and the methods it runs through ``self.m()``,
+    at any depth, each once: ``(method, its self name, its nodes)``, the nodes of
+    nested defs included unless ``into_functions`` is false."""
     todo, seen = [start], set()
     while todo:
         name = todo.pop()
@@ -1082,18 +1061,31 @@ def _empties_through(facts: ModuleFacts, class_name: str, start: str, empties) -
         info = facts.method(class_name, name)
         if info is None or not info.params:
             continue
-        self_name = info.params[0]
-        for node in descendants(info.node.body):
-            if empties(node, self_name):
-                return True
-            if (
-                isinstance(node, cst.Call)
-                and isinstance(node.func, cst.Attribute)
-                and isinstance(node.func.value, cst.Name)
-                and node.func.value.value == self_name
-            ):
-                todo.append(node.func.attr.value)
-    return False
+        me = info.params[0]
+        nodes = list(descendants(info.node.body)) if into_functions else facts.body_nodes(info.node)
+        yield info, me, nodes
+        todo += [
+            n.func.attr.value
+            for n in nodes
+            if isinstance(n, cst.Call)
+            and isinstance(n.func, cst.Attribute)
+            and isinstance(n.func.value, cst.Name)
+            and n.func.value.value == me
+        ]
+
+
+def _construction(facts: ModuleFacts, class_name: str) -> set[str]:
+    """``__init__`` and the methods of the class it runs through ``self.m()``, at any
+    depth (``self._build()``, ``self._install_hooks()``): the object's construction."""
+    return {info.name for info, _, _ in _self_reached(facts, class_name, "__init__", into_functions=False)}
+
+
+def _empties_through(facts: ModuleFacts, class_name: str, start: str, empties) -> bool:
+    """The method ``start`` of the class, or a method it calls through ``self.m()`` (at
+    any depth), holds a node that ``empties(node, self_name)`` accepts."""
+    return any(
+        empties(node, me) for _, me, nodes in _self_reached(facts, class_name, start) for node in nodes
+    )
 
 
 def _empties_held(facts: ModuleFacts, node: cst.CSTNode, self_name: str, held, attr: str) -> bool:

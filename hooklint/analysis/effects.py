@@ -47,6 +47,7 @@ from hooklint.analysis.names import dotted_name, is_super_call, literal_getattr,
 from hooklint.analysis.scopes import target_names
 from hooklint.analysis.vocabulary import (
     ACQUIRING_VERBS,
+    CONSTANT_NAMES,
     CONTAINER_ADDS,
     CONTAINER_REMOVALS,
     FALSY_CONSTANTS,
@@ -1090,7 +1091,7 @@ def _literal_arguments(calls: tuple) -> set[str]:
                     arg.value.value  # a literal's text
                     for arg in call.args
                     if isinstance(arg.value, (cst.SimpleString, cst.Integer, cst.Float))
-                    or (isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False", "None"))
+                    or (isinstance(arg.value, cst.Name) and arg.value.value in CONSTANT_NAMES)
                 )
                 call = call.func
             else:

@@ -159,6 +159,12 @@ class FunctionInfo:
     def params(self) -> list[str]:
         return parameter_names(self.node.params)
 
+    @property
+    def called_params(self) -> list[str]:
+        """The parameters a call's arguments fill: a method's without ``self``/``cls``."""
+        params = self.params
+        return [p for p in params if p not in ("self", "cls")] if self.class_name else params
+
 
 @dataclass
 class HookBody:

@@ -121,7 +121,7 @@ class _Given:
         caller = self.model.info(self.model.scope_id(call.site))
         if caller is None:
             return False
-        params = [p for p in info.params if p not in ("self", "cls")] if info.class_name else info.params
+        params = info.called_params
         if self.model.applied(call) is info:
             # ``X.apply(fn)``: ``fn``'s first parameter is each submodule of ``X``.
             if not params or params[0] != name:

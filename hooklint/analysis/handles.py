@@ -984,6 +984,7 @@ class HandleModel:
         if not values:
             return None
         built: list = []
+        returned: set[str] = set()  # the classes of lists same-file helpers return
         for value in values:
             if isinstance(value, (cst.List, cst.Tuple)):
                 built += [e.value for e in value.elements]
@@ -994,7 +995,7 @@ class HandleModel:
                 made = self.returned_objects(helper, depth) if helper is not None else None
                 if made is None:
                     return None
-                built.append(cst.Call(func=cst.Name(made[0])))  # an object of that class
+                returned.add(made[0])
             else:
                 return None
         for fill in fills:
@@ -1003,9 +1004,9 @@ class HandleModel:
                     return None  # filled some other way (``extend``, ``insert``)
                 continue
             built.append(_built_just_before(fill))
-        if not built or any(b is None for b in built):
+        if not (built or returned) or any(b is None for b in built):
             return None
-        return self._constructed_class(built)
+        return self._constructed_class(built, returned)
 
     def _attribute_class(self, class_name: str, attribute: str) -> str | None:
         values = []
@@ -1016,9 +1017,10 @@ class HandleModel:
                 values.append(value)
         return self._constructed_class(values)
 
-    def _constructed_class(self, values: list) -> str | None:
-        """The one same-file class every value constructs (``None`` left out)."""
-        found = set()
+    def _constructed_class(self, values: list, known: set[str] | None = None) -> str | None:
+        """The one same-file class every value constructs (``None`` left out), the
+        classes in ``known`` (objects a value holds by other means) included."""
+        found = set(known or ())
         for value in values:
             if isinstance(value, cst.Name) and value.value == "None":
                 continue
@@ -1568,18 +1570,11 @@ class HandleModel:
         or on an object of its class) passes for ``param`` a tensor the caller computes
         in that call (:func:`_computes_tensor`).  Callers in other files are not seen:
         the file's own use is the evidence, and without it nothing is assumed."""
-        calls = [
-            c
-            for c in self.facts.calls
-            if (self.callee(c) or self.other_object_method(c)) is info and c.node is not None
-        ]
+        calls = [c for c in self.facts.calls if (self.callee(c) or self.other_object_method(c)) is info]
         if not calls or info.parent is not None:
             return False
-        params = (
-            [p for p in info.params if p not in ("self", "cls")] if info.class_name else list(info.params)
-        )
         for call in calls:
-            argument = argument_for(call.node, params, param)
+            argument = argument_for(call.node, info.called_params, param)
             caller_id = self.scope_id(call.site)
             caller = self._infos.get(caller_id)
             if argument is None or caller is None:
@@ -1812,8 +1807,8 @@ class HandleModel:
         values = [v for p, v in self._summary(scope_id).values.get(raw, []) if p < at]
         if len(values) == 1 and isinstance(values[0], (cst.Attribute, cst.Subscript)):
             return _root_names(values[0])  # a part of another local's object
-        if len(values) == 1 and _part_lookup(values[0]) is not None:
-            return _root_names(_part_lookup(values[0]))  # ``sub = clone.get_submodule(name)``
+        if len(values) == 1 and (looked_up := _part_lookup(values[0])) is not None:
+            return _root_names(looked_up)  # ``sub = clone.get_submodule(name)``
         return {name}
 
     def _own_until(
@@ -3109,8 +3104,8 @@ def _receiver_root(registration: Registration) -> cst.Name | None:
     while True:
         if isinstance(receiver, (cst.Attribute, cst.Subscript)):
             receiver = receiver.value
-        elif _part_lookup(receiver) is not None:
-            receiver = _part_lookup(receiver)
+        elif (looked_up := _part_lookup(receiver)) is not None:
+            receiver = looked_up
         else:
             return receiver if isinstance(receiver, cst.Name) else None
 
