@@ -337,10 +337,22 @@ def _spec_end(text: str, position: int, quote: str, raw: bool) -> int:
     return length
 
 
+def names_a_registration(literal: str) -> bool:
+    """Whether a plain string literal (its source text) may name a registration method:
+    ``getattr(m, "register_forward_hook")``, which the facts read as one (an identifier
+    holding ``register_`` and ``hook``)."""
+    if "register_" not in literal or "hook" not in literal:
+        return False
+    body = literal.lstrip("rRbBuU")
+    quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
+    return body.endswith(quote) and body[len(quote) : -len(quote)].isidentifier()
+
+
 @dataclass
 class Lexed:
     """A text's lines, its code with strings and comments blanked (f-strings kept: a
-    name built there is code; blanking keeps every offset and line break), and which
+    name built there is code; so is a plain string that names a registration method,
+    :func:`names_a_registration`; blanking keeps every offset and line break), and which
     lines a string literal covers."""
 
     lines: list[str]  # with their line breaks
@@ -380,7 +392,7 @@ def lex(text: str) -> Lexed:
         pieces.append(text[cursor : span.start])
         chunk = text[span.start : span.end]
         multiline = "\n" in chunk or "\r" in chunk
-        if span.kind == FSTRING:
+        if span.kind == FSTRING or (span.kind == STRING and names_a_registration(chunk)):
             pieces.append(chunk)
         elif multiline:  # blanks, keeping the line breaks
             pieces.extend(

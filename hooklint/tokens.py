@@ -6,17 +6,52 @@ A token is literal text, with ``*`` standing for any identifier characters
 (:mod:`hooklint.entry`) can pass over a file without any token importing nothing else.
 """
 
-#: Every hook registration API's name matches this prefilter token
-#: (``register_forward_hook``, ``register_module_full_backward_pre_hook``, ``register_hook``...).
-REGISTRATION_TOKEN = "register_*hook"
-#: ``getattr(module, f"register_{kind}_hook")``.
-DYNAMIC_REGISTRATION_TOKEN = "register_{"
+#: The names of torch's hook registration APIs: the prefilter tokens of a registration
+#: (the names :mod:`hooklint.analysis.vocabulary`'s tables hold, which recognise one:
+#: ``tests/test_tokens.py`` keeps the two equal; kept here, where importing costs nothing).
+#: Exact names, not ``register_*hook``: a call of ``comm.register_comm_hook(...)`` or
+#: ``self._register_hook(...)`` registers no torch hook, and a file holding only such
+#: names is none of a rule's business.
+REGISTRATION_NAMES = (
+    "_register_load_state_dict_pre_hook",
+    "_register_state_dict_hook",
+    "register_backward_hook",
+    "register_forward_hook",
+    "register_forward_pre_hook",
+    "register_full_backward_hook",
+    "register_full_backward_pre_hook",
+    "register_hook",
+    "register_load_state_dict_post_hook",
+    "register_load_state_dict_pre_hook",
+    "register_module_backward_hook",
+    "register_module_buffer_registration_hook",
+    "register_module_forward_hook",
+    "register_module_forward_pre_hook",
+    "register_module_full_backward_hook",
+    "register_module_full_backward_pre_hook",
+    "register_module_module_registration_hook",
+    "register_module_parameter_registration_hook",
+    "register_multi_grad_hook",
+    "register_optimizer_step_post_hook",
+    "register_optimizer_step_pre_hook",
+    "register_post_accumulate_grad_hook",
+    "register_prehook",
+    "register_state_dict_post_hook",
+    "register_state_dict_pre_hook",
+    "register_step_post_hook",
+    "register_step_pre_hook",
+)
+#: A registration method named by a string: ``getattr(module, "register_forward_hook")``
+#: (the facts take any ``register_...hook`` name so given as a registration).
+REGISTRATION_STRINGS = ('register_*hook"', "register_*hook'")
+#: Every registration: a call or binding of an API (``REGISTRATION_NAMES``), a method
+#: named by a string, and ``getattr(module, f"register_{kind}_hook")``.
+REGISTRATION_TOKENS = (*REGISTRATION_NAMES, *REGISTRATION_STRINGS, "register_{")
 #: Every rule's prefilter tokens (``tests/test_lazy_imports.py`` keeps this true): a
 #: file with none of them, nor of a configured registration wrapper, is none of any
 #: rule's business, and is passed over before any rule (or libcst) is imported.
 ANY_RULE_TOKENS = (
-    REGISTRATION_TOKEN,
-    DYNAMIC_REGISTRATION_TOKEN,
+    *REGISTRATION_TOKENS,
     "always_call",
     "register_module_",
     "register_optimizer_step_",

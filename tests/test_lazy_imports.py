@@ -59,6 +59,48 @@ def test_a_file_with_a_hook_token_is_parsed_and_linted(tmp_path):
     assert code == 1 and "HL002" in stdout
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        "ddp.register_comm_hook(state, render)",  # DDP's communication hook: no handle
+        "registry.register_custom_hook(render)",  # another library's method
+    ],
+)
+def test_a_file_naming_only_other_register_hook_methods_is_not_parsed(tmp_path, call):
+    # Only torch's registration APIs (tokens.REGISTRATION_NAMES) make a candidate: a name
+    # that merely looks like one registers nothing the rules could report.
+    (tmp_path / "other.py").write_text(
+        f"class Kernel:\n    def emit(self, ddp, registry, state, render):\n        {call}\n"
+    )
+    code, loaded, _ = _check(tmp_path, "other.py")
+    assert code == 0
+    assert loaded == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "model._register_state_dict_hook(keep)",  # a private torch API, exactly named
+        'getattr(model, "register_custom_hook")(keep)',  # a method named by a string
+        'getattr(model, f"register_{kind}_hook")(keep)',
+    ],
+)
+def test_a_registration_by_exact_name_or_by_string_is_linted(tmp_path, call):
+    (tmp_path / "hooked.py").write_text(
+        f"def run(model, keep, kind, x):\n    handle = {call}\n    model(x)\n    handle.remove()\n"
+    )
+    code, loaded, stdout = _check(tmp_path, "hooked.py")
+    assert "libcst" in loaded
+    assert code == 1 and "hooked.py:2:14: HL004" in stdout
+
+
+def test_registration_names_are_the_vocabularys_api_names():
+    from hooklint.analysis.vocabulary import GLOBAL_APIS, METHOD_APIS
+    from hooklint.tokens import REGISTRATION_NAMES
+
+    assert sorted(REGISTRATION_NAMES) == sorted({*METHOD_APIS, *GLOBAL_APIS})
+
+
 def test_a_broken_file_without_a_token_is_still_reported_without_libcst(tmp_path):
     (tmp_path / "broken.py").write_text("def f(:\n    pass\n")
     code, loaded, stdout = _check(tmp_path, "broken.py")

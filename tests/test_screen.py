@@ -256,7 +256,9 @@ def test_a_token_inside_a_longer_name_does_not_seed():
 
 def test_a_token_that_ends_another_functions_name_does_not_seed():
     # `inline_saved_tensors_hooks(` is its own function, not torch's context manager;
-    # a name's leading underscores still belong to the token (`__register_hook(`).
+    # a name's leading underscores still belong to a token (`_disable_saved_tensors_hooks(`),
+    # but not to a registration API's name, which is exact (`m._register_hook(` is
+    # another method; `m._register_state_dict_hook(` is torch's).
     screened = screen(
         """
         def inline(graph):
@@ -268,12 +270,19 @@ def test_a_token_that_ends_another_functions_name_does_not_seed():
         def private(m, h):
             return m.__register_hook(h)
 
+        def other(m, h):
+            return m._register_hook(h)
+
+        def torchs(m, h):
+            return m._register_state_dict_hook(h)
+
         def forbid(m):
-            disable_saved_tensors_hooks("no saving here").__enter__()
+            _disable_saved_tensors_hooks("no saving here").__enter__()
         """
     )
     assert "def inline" not in screened and "def maybe" not in screened
-    assert "def private" in screened and "def forbid" in screened
+    assert "def private" not in screened and "def other" not in screened
+    assert "def torchs" in screened and "def forbid" in screened
 
 
 def test_only_a_use_of_a_token_seeds_not_a_mention():
@@ -431,9 +440,13 @@ def test_fstrings_stay_code_and_other_strings_are_blanked():
 
     lexed = lex(
         'getattr(m, f"register_{kind}_hook")(h)  # register_forward_hook(\nx = "register_forward_hook("\n'
+        "getattr(m, 'register_forward_hook')(h)\nwarn('register_forward_hook failed')\n"
     )
     assert lexed.code([1]).rstrip() == 'getattr(m, f"register_{kind}_hook")(h)'
     assert lexed.code([2]).rstrip() == "x ="
+    # a string that names a registration method is code too (the facts read it so)
+    assert lexed.code([3]).rstrip() == "getattr(m, 'register_forward_hook')(h)"
+    assert lexed.code([4]).rstrip() == "warn(" + " " * len("'register_forward_hook failed'") + ")"
     assert not lexed.droppable(0) and not lexed.droppable(1)
 
 

@@ -35,7 +35,7 @@ from hooklint.analysis.vocabulary import (
     STORE_METHODS,
 )
 from hooklint.analysis.walk import NODE, SEQUENCE, fields, value_kind
-from hooklint.lexical import is_prose
+from hooklint.lexical import names_a_registration
 
 OTHER = HandleUse("other")
 DISCARDED = HandleUse("discarded")
@@ -390,18 +390,19 @@ def _iterated(facts: ModuleFacts, iterable: cst.BaseExpression) -> str:
 
 def _is_getattr_dispatch(func: cst.BaseExpression) -> bool:
     """``getattr(module, f"register_{kind}_hook")``, ``getattr(module, "register_forward_hook")``
-    (a string holding whitespace names no attribute: :func:`hooklint.lexical.is_prose`)."""
+    (:func:`hooklint.lexical.names_a_registration`: a string holding whitespace names no
+    attribute)."""
     if not (isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "getattr"):
         return False
     if len(func.args) < 2:
         return False
     name = func.args[1].value
-    text = ""
-    if isinstance(name, cst.SimpleString) and not is_prose(name.value):
-        text = name.value
-    elif isinstance(name, cst.FormattedString):
+    if isinstance(name, cst.SimpleString):
+        return names_a_registration(name.value)
+    if isinstance(name, cst.FormattedString):
         text = "".join(p.value for p in name.parts if isinstance(p, cst.FormattedStringText))
-    return "register_" in text and "hook" in text
+        return "register_" in text and "hook" in text
+    return False
 
 
 # -- resolving hook callables ----------------------------------------------------------

@@ -12,10 +12,12 @@ import re
 from functools import lru_cache
 
 from hooklint.engine.settings import Settings
-from hooklint.rules.base import ANY_RULE_TOKENS, DYNAMIC_REGISTRATION_TOKEN, REGISTRATION_TOKEN
+from hooklint.rules.base import ANY_RULE_TOKENS
+from hooklint.tokens import REGISTRATION_NAMES, REGISTRATION_TOKENS
 
 #: What makes a definition a seed of the screening parse, whatever rules are selected.
-SEED_TOKENS = (REGISTRATION_TOKEN, DYNAMIC_REGISTRATION_TOKEN)
+SEED_TOKENS = REGISTRATION_TOKENS
+_REGISTRATION_NAMES = frozenset(REGISTRATION_NAMES)
 
 
 def prefilter_tokens(rules, wrappers: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -53,7 +55,10 @@ def seed_regex(tokens: tuple[str, ...]):
     an f-string name (``register_{``).  The prefilter may match
     ``register_hook`` in a dict key or ``saved_tensors_hooks`` inside a longer name; a
     seed may not.  A token ending in ``_`` is a prefix (``register_module_``); a
-    leading ``_`` is allowed (``_register_state_dict_hook``).  ``.names`` matches the
+    name's leading ``_`` is allowed before other tokens (``saved_tensors_hooks`` in
+    ``_saved_tensors_hooks``: :class:`hooklint.screen.NamePattern`), not before a
+    registration API's name, which must be exact (``_register_state_dict_hook`` is
+    one, ``_register_hook`` is not).  ``.names`` matches the
     whole names anywhere (for imports)."""
     from hooklint.screen import NamePattern
 
@@ -67,10 +72,14 @@ def seed_regex(tokens: tuple[str, ...]):
             uses.append(part)  # ``register_{``, ``.forward(``: already a use
             continue
         part += r"(?![A-Za-z0-9_])"
+        if token in _REGISTRATION_NAMES and not token.startswith("_"):
+            # an API's exact name: ``self._register_hook(`` is another method (the
+            # look-behind comes last, where it costs the search nothing)
+            part += f"(?<!_{re.escape(token)})"
         names.append(part)
         if token == "always_call":
             uses.append(part + r"(?=\s*=)")
-        elif token == REGISTRATION_TOKEN:
+        elif token in _REGISTRATION_NAMES:
             uses.append(part + _CALLED_OR_BOUND)
         else:
             uses.append(part + r"(?=\s*\()")
@@ -93,11 +102,11 @@ def _prefilter_checks(tokens: tuple[str, ...]) -> tuple[tuple[str, re.Pattern], 
     groups = []
     for anchor in anchors:
         members = sorted(t for t in tokens if anchor in t.split("*", 1)[0])
-        if all(t.startswith(anchor) for t in members):  # one literal prefix: the fast search
-            rest = "|".join(_token_regex(t[len(anchor) :]) for t in members)
-            groups.append((anchor, re.compile(f"{re.escape(anchor)}(?:{rest})")))
-        else:
-            groups.append((anchor, re.compile("|".join(_token_regex(t) for t in members))))
+        # A text holding a member holds its anchor followed by the member's rest
+        # (``_register_state_dict_hook``: ``register_`` then ``state_dict_hook``): the
+        # search skips ahead to the anchor's literal text.
+        rest = "|".join(_token_regex(t.split(anchor, 1)[1]) for t in members)
+        groups.append((anchor, re.compile(f"{re.escape(anchor)}(?:{rest})")))
     return tuple(groups)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 # The prefilter tokens live in hooklint.tokens (light: the console script's pre-commit path reads them).
-from hooklint.tokens import ANY_RULE_TOKENS, DYNAMIC_REGISTRATION_TOKEN, REGISTRATION_TOKEN  # noqa: F401
+from hooklint.tokens import ANY_RULE_TOKENS, REGISTRATION_TOKENS  # noqa: F401
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -134,7 +134,7 @@ class Rule:
     some_fixes_unsafe: ClassVar[bool] = False
     #: Tokens of which a file must contain at least one for the rule to apply: literal
     #: text, where ``*`` stands for any run of identifier characters.
-    prefilter: ClassVar[tuple[str, ...]] = (REGISTRATION_TOKEN, DYNAMIC_REGISTRATION_TOKEN)
+    prefilter: ClassVar[tuple[str, ...]] = REGISTRATION_TOKENS
     #: With cross-file analysis, a file that removes handles (``h.remove()``) and holds
     #: none of the ``prefilter`` tokens is still a candidate: what it removes may come
     #: from another file's helper (``h = attach(model)``), which is this rule's evidence.
