@@ -670,6 +670,19 @@ OWNER_SHAPES = {
         """,
         {"HL003"},
     ),
+    # A registration method named by a plain string: the facts read it as one, so the
+    # screen must keep the function (strings are otherwise blanked before seeding).
+    "a registration method named by a string": (
+        """\
+        def first_output(model, x):
+            seen = []
+            handle = getattr(model, "register_forward_hook")(lambda mod, args, out: seen.append(out))
+            model(x)
+            handle.remove()
+            return seen[0]
+        """,
+        {"HL004"},
+    ),
 }
 
 
