@@ -1347,7 +1347,25 @@ class HandleModel:
         positions = self._returned_positions(helper) if helper is not None else None
         flow = self.flow(call.use, scope_id, call.node, positions)
         flow.single = False  # a helper hands back a collection
+        if helper is not None and call.use.role == "discarded":
+            # ``self.add_capture(name)``, its value unused: the handles it returns are
+            # also in the stores of ``self`` it keeps them in (``self.hooks.append(h)``)
+            kept = self._kept_on_self(call, scope_id, helper)
+            if kept:
+                flow.stores |= kept
+                flow.target = flow.target or f"{self.facts.code(call.node.func)}()"
         return flow
+
+    def _kept_on_self(self, call: CallSite, scope_id: int, helper: FunctionInfo) -> set[str]:
+        """The stores of the caller's ``self`` that a method of its class, called on
+        ``self``, keeps the handles it returns in."""
+        func = call.node.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+            return set()
+        owner = self.owner(func.value.value, scope_id)
+        if not owner.startswith("class:") or owner != f"class:{helper.class_name}":
+            return set()
+        return {store for store in self._returned(helper, 0)[1] if store.startswith(owner + "|")}
 
     def _returned_positions(self, helper: FunctionInfo) -> frozenset[int] | None:
         """Where in the tuples a helper returns its handles sit (``return handles,

@@ -19,6 +19,7 @@ from hooklint.analysis.facts import CallSite, ModuleFacts, Registration, Site, p
 from hooklint.analysis.scopes import target_names
 from hooklint.analysis.statements import chains_bound, raises_first
 from hooklint.analysis.vocabulary import (
+    CLOCK_READINGS,
     CONSTANT_NAMES,
     CONTEXTMANAGERS,
     GRAD_MODE_SWITCHES,
@@ -183,8 +184,9 @@ def _simple_value(node: cst.BaseExpression | None) -> bool:
     empty slots (:func:`_skeleton`), a test of identity, equality or membership between
     them (``"x" in kinds``), ``not`` of one, a conditional of them, ``getattr(obj,
     "name", default)`` (the missing attribute is its default), a grad-mode context not
-    yet entered (``torch.no_grad()``, ``contextlib.nullcontext()``), and a forward
-    (pre-)hook registration on a name (:func:`_plain_forward_registration`)."""
+    yet entered (``torch.no_grad()``, ``contextlib.nullcontext()``), a clock's reading
+    (``time.monotonic()``: :data:`~hooklint.analysis.vocabulary.CLOCK_READINGS`), and a
+    forward (pre-)hook registration on a name (:func:`_plain_forward_registration`)."""
     if node is None or isinstance(node, _LITERALS):
         return True
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
@@ -206,7 +208,7 @@ def _simple_value(node: cst.BaseExpression | None) -> bool:
         return _simple_value(node.expression)
     if isinstance(node, cst.IfExp):
         return _simple_value(node.test) and _simple_value(node.body) and _simple_value(node.orelse)
-    if _grad_mode_context(node) or _null_context(node):
+    if _grad_mode_context(node) or _null_context(node) or _clock_reading(node):
         return True
     if isinstance(node, cst.FormattedString):  # ``f"{side}_{n}"`` of names
         return all(
@@ -412,6 +414,13 @@ def _grad_mode_context(item: cst.BaseExpression) -> bool:
         and item.func.value.value == "torch"
         and item.func.attr.value in GRAD_MODE_SWITCHES
     )
+
+
+def _clock_reading(node: cst.BaseExpression) -> bool:
+    """``time.monotonic()``, ``perf_counter()``... without arguments."""
+    from hooklint.analysis.names import dotted_name
+
+    return isinstance(node, cst.Call) and not node.args and dotted_name(node.func) in CLOCK_READINGS
 
 
 def _null_context(item: cst.BaseExpression) -> bool:

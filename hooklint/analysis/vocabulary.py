@@ -574,6 +574,23 @@ NO_GRAD_CONTEXTS = frozenset({"no_grad", "inference_mode", "calibration_forward_
 #: torch's grad-mode contexts (``torch.no_grad()``): entering and leaving one switches a
 #: thread-local flag, which does not fail.
 GRAD_MODE_SWITCHES = frozenset({"no_grad", "inference_mode", "enable_grad"})
+#: Reading a clock, as written (without arguments): it does not fail
+#: (``start = time.monotonic()`` between hooks going on and the ``try`` that takes
+#: them off raises nothing).  A bare ``time()`` may be anything: not listed.
+CLOCK_READINGS = frozenset(
+    {
+        *(
+            f"time.{clock}{ns}"
+            for clock in ("time", "monotonic", "perf_counter", "process_time")
+            for ns in ("", "_ns")
+        ),
+        *(f"{clock}{ns}" for clock in ("monotonic", "perf_counter", "process_time") for ns in ("", "_ns")),
+        "timeit.default_timer",
+        "default_timer",
+        "datetime.now",
+        "datetime.datetime.now",
+    }
+)
 #: Tensor methods whose result is a new tensor, never the receiver or a view of it
 #: (``.cpu()``, ``.to()``, ``.contiguous()`` may return the receiver; ``.view()`` and
 #: indexing share its storage): computed under no-grad, it holds no graph.

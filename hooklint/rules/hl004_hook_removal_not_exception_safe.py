@@ -892,6 +892,53 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # The same method (it keeps each handle on `self` and returns it), the taps
+        # removed in `finally`.
+        Valid(
+            """
+class Tapper:
+    def __init__(self, net):
+        self.net = net
+        self.taps = []
+
+    def tap(self, name, sink):
+        handle = self.net.get_submodule(name).register_forward_hook(lambda mod, args, out: sink.append(out))
+        self.taps.append(handle)
+        return handle
+
+    def snapshot(self, batch, names):
+        sink = []
+        try:
+            for name in names:
+                self.tap(name, sink)
+            self.net(batch)
+        finally:
+            while self.taps:
+                self.taps.pop().remove()
+        return sink
+"""
+        ),
+        # Reading a clock between the hooks going on and the `try` raises nothing.
+        Valid(
+            """
+import time
+
+
+def timed_features(net, block, batches, every):
+    kept = []
+    handle = block.register_forward_hook(lambda mod, args, out: kept.append(out.mean()))
+    started = time.monotonic()
+    try:
+        for batch in batches:
+            net(batch)
+            if time.monotonic() - started > every:
+                print(len(kept))
+                started = time.monotonic()
+    finally:
+        handle.remove()
+    return kept
+"""
+        ),
         # The per-layer check takes the earlier layers' hooks off before it raises (a
         # later pass runs `self.close()` after the earlier passes hooked).
         Valid(
@@ -3198,6 +3245,89 @@ def first_input(layer, x, device, amp):
 """,
             line=6,
             message="`handle` is removed in `finally`, but its `try` starts after code that can raise",
+        ),
+        # A method that keeps each handle on `self` and also returns it, its value unused
+        # by the caller: the handles are in `self.taps`, removed after the forward.
+        Invalid(
+            """
+class Tapper:
+    def __init__(self, net):
+        self.net = net
+        self.taps = []
+        self.seen = {}
+
+    def tap(self, name):
+        layer = self.net.get_submodule(name)
+        handle = layer.register_forward_hook(lambda mod, args, out: self.seen.update({name: out}))
+        self.taps.append(handle)
+        return handle
+
+    def snapshot(self, batch, names):
+        for name in names:
+            self.tap(name)
+        self.net(batch)
+        for handle in self.taps:
+            handle.remove()
+        self.taps = []
+        return dict(self.seen)
+""",
+            line=15,
+            message="`self.taps` is removed outside `finally`/`with`: skipped if the code before it raises",
+            expected="""
+class Tapper:
+    def __init__(self, net):
+        self.net = net
+        self.taps = []
+        self.seen = {}
+
+    def tap(self, name):
+        layer = self.net.get_submodule(name)
+        handle = layer.register_forward_hook(lambda mod, args, out: self.seen.update({name: out}))
+        self.taps.append(handle)
+        return handle
+
+    def snapshot(self, batch, names):
+        try:
+            for name in names:
+                self.tap(name)
+            self.net(batch)
+        finally:
+            for handle in self.taps:
+                handle.remove()
+        self.taps = []
+        return dict(self.seen)
+""",
+        ),
+        # An object's method can raise, unlike a clock (`time.monotonic()`, VALID).
+        Invalid(
+            """
+def timed_features(net, block, batches, timer):
+    kept = []
+    handle = block.register_forward_hook(lambda mod, args, out: kept.append(out.mean()))
+    started = timer.start()
+    try:
+        for batch in batches:
+            net(batch)
+            timer.lap(started)
+    finally:
+        handle.remove()
+    return kept
+""",
+            line=3,
+            message="`handle` is removed in `finally`, but its `try` starts after code that can raise",
+            expected="""
+def timed_features(net, block, batches, timer):
+    kept = []
+    handle = block.register_forward_hook(lambda mod, args, out: kept.append(out.mean()))
+    try:
+        started = timer.start()
+        for batch in batches:
+            net(batch)
+            timer.lap(started)
+    finally:
+        handle.remove()
+    return kept
+""",
         ),
         # Handles dropped, hooks taken off by emptying every module's dict after the
         # forward, outside `finally`: a forward that raises leaves them all on.
