@@ -355,8 +355,10 @@ def per_call_store(
     """The local of the registering function that ``capture`` writes into, when that
     function makes it anew on every call (every binding of the name there is ``{}``,
     ``[]``, ``dict()``, ``defaultdict(...)``...) and the hook reaches it as a closure
-    (a def or lambda nested in the function) or through the parameter of the same-file
-    hook factory the registration calls with it (``keep(name, outputs)``).  Each call
+    (a def or lambda nested in the function, also one that a factory nested there
+    builds, ``get_activation(name)`` closing over ``outputs``) or through the parameter
+    of the same-file hook factory the registration calls with it (``keep(name,
+    outputs)``).  Each call
     of the function then hooks a store of its own: None for anything else."""
     function = registration.site.function
     if function is None or not capture.store.isidentifier():
@@ -365,12 +367,15 @@ def per_call_store(
     if hook.via == "factory":
         factory = hook.function.parent if hook.function is not None else None
         made = registration.hook_arg
-        if factory is None or not isinstance(made, cst.Call) or name not in factory.params:
+        if factory is None or not isinstance(made, cst.Call):
             return None
-        passed = argument_for(made, factory.params, name)
-        if not isinstance(passed, cst.Name):
-            return None
-        name = passed.value
+        if name in factory.params:
+            passed = argument_for(made, factory.params, name)
+            if not isinstance(passed, cst.Name):
+                return None
+            name = passed.value
+        elif not _nested_in(facts, hook, function) or _binds(hook.function, name) or _binds(factory, name):
+            return None  # not a closure over the function's own local, through a factory nested in it
     elif hook.via not in ("function", "lambda") or not _nested_in(facts, hook, function):
         return None
     info = facts.function_for(function)
@@ -386,6 +391,13 @@ def per_call_store(
     if name in local_names(function)[1]:
         return None  # ``global``/``nonlocal``: shared after all
     return name
+
+
+def _binds(info, name: str) -> bool:
+    """Whether a def binds ``name`` itself (a parameter, a local, a ``global`` or
+    ``nonlocal`` declaration): then it is not a free name of the def around it."""
+    found, declared = local_names(info.node)
+    return name in info.params or name in found or name in declared
 
 
 def _nested_in(facts: ModuleFacts, hook: HookBody, function: cst.FunctionDef) -> bool:

@@ -149,6 +149,11 @@ class _Collector:
     def _lambda(self, node: cst.Lambda) -> None:
         self.inside("lambda", node, node.body)
 
+    def _raise(self, node: cst.Raise | cst.Assert) -> None:
+        if self.functions:
+            self.facts.raising.add(id(self.functions[-1].node))
+        self.children(node)
+
     def _for(self, node: cst.For) -> None:
         def visit() -> None:
             self.visit_all((node.iter, node.target))
@@ -538,6 +543,8 @@ _HANDLERS = {
     cst.AnnAssign: _Collector._ann_assign,
     cst.AugAssign: _Collector._aug_assign,
     cst.Return: _Collector._return,
+    cst.Raise: _Collector._raise,
+    cst.Assert: _Collector._raise,
     cst.Yield: _Collector._yield,
     cst.Call: _Collector._call,
     cst.List: _Collector._collection,

@@ -299,6 +299,8 @@ class ModuleFacts:
     calls: list[CallSite] = field(default_factory=list)
     #: ``X.remove()`` calls, keyed by the code of ``X`` (``h``, ``self._handle``...).
     removals: dict[str, list[CallSite]] = field(default_factory=dict)
+    #: ``id`` of each def whose own code (not a nested def's) holds a ``raise`` or an ``assert``.
+    raising: set[int] = field(default_factory=set)
     #: The rest of the project as this file sees it (a
     #: :class:`hooklint.project.resolve.FileView`), or None: analysed alone.
     project: object = field(default=None, repr=False, compare=False)

@@ -329,6 +329,28 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # A factory nested in the function builds each hook over the call's dict, and
+        # the hooks come off in `finally`.
+        Valid(
+            """
+def block_maps(net, batch):
+    maps = {}
+
+    def recorder(label):
+        def record(module, args, output):
+            maps[label] = output.detach()
+
+        return record
+
+    handles = [block.register_forward_hook(recorder(label)) for label, block in net.named_children()]
+    try:
+        net(batch)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return maps
+"""
+        ),
         # The name first holds a shared model (read for its layer names), then, on its
         # own line, the model this call loads: the hooks go on the loaded one.
         Valid(
@@ -2148,6 +2170,44 @@ def layer_outputs(model, names, batch):
 """,
             line=15,
             message="stores into `outputs`, new per `layer_outputs` call",
+        ),
+        # A factory nested in the function builds each hook, closing over the call's dict.
+        Invalid(
+            """
+def block_maps(net, batch):
+    maps = {}
+
+    def recorder(label):
+        def record(module, args, output):
+            maps[label] = output.detach()
+
+        return record
+
+    for label, block in net.named_children():
+        block.register_forward_hook(recorder(label))
+    net(batch)
+    return maps
+""",
+            expected="""
+import contextlib
+
+def block_maps(net, batch):
+    maps = {}
+
+    def recorder(label):
+        def record(module, args, output):
+            maps[label] = output.detach()
+
+        return record
+
+    with contextlib.ExitStack() as stack:
+        for label, block in net.named_children():
+            stack.enter_context(block.register_forward_hook(recorder(label)))
+        net(batch)
+    return maps
+""",
+            line=11,
+            message="stores into `maps`, new per `block_maps` call; handle discarded",
         ),
         # The window never empties the buffer: every `with` adds to what the last left.
         Invalid(

@@ -112,6 +112,22 @@ def _prepares_for(facts: ModuleFacts, gap, try_statement, handles: str) -> bool:
     return False
 
 
+def _returns_store(info, flow) -> bool:
+    """A ``return`` of ``info``'s own body mentions the local name of one of the
+    flow's stores (``return Group(handles)``)."""
+    import libcst as cst
+
+    from hooklint.analysis.walk import descendants
+
+    names = {store.rpartition("|")[2] for store in flow.stores if store.startswith(f"def:{id(info.node)}|")}
+    return any(
+        isinstance(node, cst.Return)
+        and node.value is not None
+        and any(isinstance(n, cst.Name) and n.value in names for n in descendants(node.value))
+        for node in descendants(info.node, into_functions=False)
+    )
+
+
 def _checks(statement, handles: str) -> bool:
     """``statement`` is an ``assert``, or an ``if`` whose body raises, that tests
     ``handles`` (the code of the handle store)."""
@@ -271,7 +287,12 @@ class HookRemovalNotExceptionSafe(Rule):
     changes, whose later pass raises after the earlier ones hooked, also in a
     handler that re-raises or in a method of the class that `__init__` calls; not
     when the `raise` follows, in its block, a call that removes them: `self.close()`
-    then `raise`). `super().m(...)` runs the first same-file base's `m`.
+    then `raise`). So is a function that hands the handles of the hooks it registers
+    back to its caller (returns them, or an object built on them, `return
+    Group(handles)`) and reaches such a `raise` or `assert` after a registration: the
+    caller never gets the handles (not when the registration's branch returns first,
+    nor when the hooks come off before the `raise`). `super().m(...)` runs the first
+    same-file base's `m`.
     `self.register_hooks(...)` followed by a same-class removal method
     (`self.cleanup()`) is a setup/teardown pair, as is a call of a same-class method
     whose body keeps every handle it registers on `self`, whatever its name, called
@@ -401,7 +422,11 @@ class HookRemovalNotExceptionSafe(Rule):
             and not may_clear(facts)
             and not any(f.name == "__enter__" and f.class_name for f in facts.functions)
         ):
-            return  # nothing here removes a hook, and no `__enter__` keeps one: nothing to report
+            # nothing here removes a hook, and no `__enter__` keeps one: only a function
+            # that registers and raises can hand the caller hooks it cannot remove
+            if any(id(r.site.function) in facts.raising for r in facts.registrations):
+                yield from self._returned_after_raising(facts, handle_model(facts))
+            return
         model = handle_model(facts)
         # One finding per bug: what one statement removes of the same hook registered
         # again, or of hooks registered side by side (a pre-hook and a post-hook in one
@@ -429,6 +454,7 @@ class HookRemovalNotExceptionSafe(Rule):
                     groups.setdefault(key, group)
         exits = list(self._exit_leaves_hooks(facts, model))
         exits += self._constructor_raises_after_hooking(facts, model)
+        exits += self._returned_after_raising(facts, model)
         exits += self._cleared_in_bulk(facts, model)
         yield from exits
         reported = {id(f.node) for f in exits}
@@ -503,6 +529,45 @@ class HookRemovalNotExceptionSafe(Rule):
                             f"`{init.name}` keeps hooks in `{target}`, then may "
                             f"`{type(raised).__name__.lower()}`: "  # ``raise`` or ``assert``
                             + _SETUP_THAT_MAY_FAIL[init.name]
+                        ),
+                        related=(raised,),
+                    )
+                )
+                break
+        return found
+
+    @staticmethod
+    def _returned_after_raising(facts: ModuleFacts, model: HandleModel) -> list[Finding]:
+        """A function that hands the handles of the hooks it registers back to its
+        caller (returns them, or an object built on them) and reaches an explicit
+        ``raise``/``assert`` after a registration, outside ``try``: when it raises, the
+        caller never gets the handles, and nothing removes those hooks.  Not when the
+        registration's path leaves first (``return`` after it), nor when a removal
+        comes before the ``raise`` in its block."""
+        found = []
+        for info in facts.functions:
+            if info.parent is not None or info.name in _SETUP_THAT_MAY_FAIL or is_contextmanager(facts, info):
+                continue
+            for acquisition in model.acquisitions(id(info.node)):
+                flow = acquisition.flow
+                if acquisition.registration is None or not flow.stores or model.removals_of(flow.stores):
+                    continue
+                if not (
+                    flow.escapes == "returned" or (flow.escapes == "passed" and _returns_store(info, flow))
+                ):
+                    continue
+                raised = raise_after(info.node, acquisition.site.statement)
+                if raised is None:
+                    continue
+                path = statement_path(facts, statement_site(acquisition.site))
+                if path is None or leaves_before(path):
+                    continue  # ``return reg(...)`` in its branch: the ``raise`` is another path's
+                found.append(
+                    Finding(
+                        node=acquisition.node,
+                        message=(
+                            f"`{info.name}` returns the handles of hooks it registers, but may "
+                            f"`{type(raised).__name__.lower()}` after registering: nothing removes them then"
                         ),
                         related=(raised,),
                     )
@@ -916,6 +981,28 @@ class Tapper:
             while self.taps:
                 self.taps.pop().remove()
         return sink
+"""
+        ),
+        # Handles handed back to the caller: a branch that returns its hook comes first,
+        # and the check that raises takes the hooks already on off before raising.
+        Valid(
+            """
+def add_hook(module, kind, fn):
+    if kind == "output":
+        return module.register_forward_hook(fn)
+    if kind == "input":
+        return module.register_forward_pre_hook(fn)
+    raise ValueError(kind)
+
+
+def add_scales(blocks, head, scales):
+    handles = [blocks[i].register_forward_hook(lambda mod, args, out, s=s: out * s) for i, s in scales]
+    if head is None:
+        for handle in handles:
+            handle.remove()
+        raise ValueError("this model has no head")
+    handles.append(head.register_forward_hook(lambda mod, args, out: out.float()))
+    return handles
 """
         ),
         # Reading a clock between the hooks going on and the `try` raises nothing.
@@ -3297,6 +3384,26 @@ class Tapper:
         self.taps = []
         return dict(self.seen)
 """,
+        ),
+        # The handles go back to the caller, but a check after the loop that hooks the
+        # blocks raises first: the caller never gets them, and the blocks stay hooked.
+        Invalid(
+            """
+def add_scales(blocks, head, scales, head_scale):
+    handles = []
+    for index, scale in scales.items():
+        handles.append(blocks[index].register_forward_hook(lambda mod, args, out, s=scale: out * s))
+    if head_scale is not None:
+        if head is None:
+            raise ValueError("this model has no head to scale")
+        handles.append(head.register_forward_hook(lambda mod, args, out: out * head_scale))
+    return handles
+""",
+            line=4,
+            message=(
+                "`add_scales` returns the handles of hooks it registers, but may `raise` after registering: "
+                "nothing removes them then"
+            ),
         ),
         # An object's method can raise, unlike a clock (`time.monotonic()`, VALID).
         Invalid(
