@@ -10,8 +10,9 @@ mixin from outside the project (outside), a ``super()`` post-hook whose body is
 in the base class's file (super_post_hook), and a base class's method that returns a
 handle and another, run by ``Module.apply``, that keeps handles on ``self``
 (base_acquire), and a constructor that hooks the model a plain base class of another
-file keeps from the caller (plain_base_constructor), and a backward hook made by a
-factory of another module (imported_hook_factory).
+file keeps from the caller (plain_base_constructor), a backward hook made by a
+factory of another module (imported_hook_factory), and a capture class of another module
+whose object holds its hooks until its ``remove()`` (imported_capture_class).
 """
 
 from __future__ import annotations
@@ -68,6 +69,12 @@ EXPECTED = {
     # `grad_input` (the deprecated API's wrong gradients do not matter to it).
     "imported_hook_factory/invalid": [("tally/wiring.py", 6, 5, "HL007", "`register_backward_hook` reports")],
     "imported_hook_factory/valid": [],
+    # A capture class of another module: its constructor keeps the handles on `self`,
+    # its `remove()` takes them off; the object stands for its handles.
+    "imported_capture_class/invalid": [
+        ("capkit/study.py", 5, 11, "HL004", "(hooks from `LayerCapture`, capture.py:1)")
+    ],
+    "imported_capture_class/valid": [],
 }
 #: What the same packages give with each file analysed alone (--no-cross-file).
 ALONE = {
@@ -87,6 +94,7 @@ ALONE = {
     "plain_base_constructor/invalid": [],  # the base (and what it keeps) is unknown
     # what the factory's hook reads is unknown: reported as if it read `grad_input`
     "imported_hook_factory/valid": [("tally/wiring.py", 6, 5, "HL007")],
+    "imported_capture_class/invalid": [],  # what building the object does is unknown
 }
 
 
@@ -388,8 +396,10 @@ def test_a_module_with_hook_code_is_parsed_only_for_a_name_it_may_define_with_so
     other = tmp_path / "app" / "other.py"
     view = _view(other)
     assert view.helper_names() == ()
-    # a class and a value are no def: not looked up (only the file's own outline is kept)
-    assert set(store._memory) == {(view.path, False)}
+    # a value is no def or class: not looked up; the class is (its object may hold the
+    # hooks its constructor registers), read from the module's outline alone: its
+    # `__init__` holds no hook code, so no hook facts are computed
+    assert set(store._memory) == {(view.path, False), (str(tmp_path / "lib" / "mixed.py"), False)}
     assert str(tmp_path / "lib" / "mixed.py") in view.dependencies()
     use = tmp_path / "app" / "use.py"
     view = _view(use)
@@ -519,9 +529,9 @@ def test_the_text_pre_scan_gives_the_helpers_that_resolution_gives(case, tmp_pat
         store._memory.clear()
         full = [view.helper_names() for view in _every_file_view(root)]
     assert fast == full
-    # (the cases whose evidence is a wrapper, a removal helper or a handle-acquiring
-    # helper: not an imported hook body, a base's state change, a base that only
-    # forgets its handles)
+    # (the cases whose evidence is a wrapper, a removal helper, a handle-acquiring
+    # helper or a class whose object holds its hooks: not an imported hook body, a
+    # base's state change, a base that only forgets its handles)
     assert any(fast) == (
         case
         in (
@@ -535,6 +545,8 @@ def test_the_text_pre_scan_gives_the_helpers_that_resolution_gives(case, tmp_pat
             "star_import_helper/valid",
             "base_acquire/invalid",
             "base_acquire/valid",
+            "imported_capture_class/invalid",
+            "imported_capture_class/valid",
         )
     )
 

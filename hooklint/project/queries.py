@@ -149,7 +149,12 @@ def external_acquisition(view: FileView, call) -> tuple[str, Place, bool, list[s
     """``(name, place, returns, fills)`` of another file's function or method that
     ``call`` reaches (``net.apply(self.m)`` reaches ``m``) when it acquires hooks: it
     returns the handles it registers (``returns``), or is a method that keeps every
-    handle it registers in these ``self.*`` stores (``fills``)."""
+    handle it registers in these ``self.*`` stores (``fills``); or of another file's
+    class whose object holds the hooks its constructor registers until its
+    ``remove()`` (read as returning them: :func:`_constructed_ref`)."""
+    constructed = _constructed_ref(view, call)
+    if constructed is not None:
+        return constructed.name, place(view, constructed), True, []
     ref = callee_ref(view, call) or _applied_ref(view, call)
     entry = view.facts_of(ref) if ref is not None else None
     if not entry or not (entry.get("returns_handles") or entry.get("fills")):
@@ -157,6 +162,17 @@ def external_acquisition(view: FileView, call) -> tuple[str, Place, bool, list[s
     if entry.get("fills") and ref.kind != "method":
         return None
     return ref.name, place(view, ref), bool(entry.get("returns_handles")), list(entry.get("fills", ()))
+
+
+def _constructed_ref(view: FileView, call) -> Ref | None:
+    """``Capture(model)``: another file's class whose constructor keeps the handles of
+    the hooks it registers and whose ``remove()`` removes them
+    (:meth:`FileView.removable_construction`): the object stands for its handles."""
+    func = call.node.func
+    if not isinstance(func, cst.Name) or func.value not in view.helper_names():
+        return None
+    ref = view.constructed(func.value)
+    return ref if ref is not None and view.removable_construction(ref) is not None else None
 
 
 def _applied_ref(view: FileView, call) -> Ref | None:

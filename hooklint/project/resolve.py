@@ -66,7 +66,7 @@ _COMMENT = re.compile(r"#[^\n]*")
 _WORD = re.compile(r"\w+")
 
 
-_DEF_NAME = Guarded(r"def[\s\\]+(\w+)", not_after_word)
+_DEF_NAME = Guarded(r"(?:def|class)[\s\\]+(\w+)", not_after_word)
 #: ``X.apply(self.m)``: ``Module.apply`` calls the method ``m`` (a setup method that may
 #: keep handles on ``self``).
 _APPLIED_METHOD = re.compile(r"\.apply\(\s*self\s*\.\s*(\w+)\s*\)")
@@ -77,7 +77,8 @@ def _star_import(text: str) -> bool:
 
 
 def _def_names(text: str) -> frozenset:
-    r"""Every name written after a ``def`` keyword (as ``\bdef[\s\\]+(\w+)`` finds them)."""
+    r"""Every name written after a ``def`` or ``class`` keyword (as
+    ``\b(?:def|class)[\s\\]+(\w+)`` finds them): a class may hold hook code in its methods."""
     return frozenset(_DEF_NAME.findall(text))
 
 
@@ -604,11 +605,10 @@ class FileView:
             # Each module of the import chain is read only if its text says it may
             # bind the name to a function with hook code.
             found = self.lookup(self.path, local, hook_code=True)
-            if (
-                found is not None
-                and found.kind == "function"
-                and found.path != self.path
-                and self._is_helper(found)
+            if found is None or found.path == self.path:
+                continue
+            if (found.kind == "function" and self._is_helper(found)) or (
+                found.kind == "class" and self.removable_construction(found) is not None
             ):
                 names.add(local)
         return tuple(sorted(names))
@@ -690,6 +690,33 @@ class FileView:
                 or entry.get("fills")
             )
         )
+
+    def removable_construction(self, ref: Ref) -> frozenset[str] | None:
+        """For another file's class, the ``self.*`` stores its own ``__init__`` keeps
+        every handle it registers in, when its own ``remove()`` method removes them and
+        its ``__del__`` does not (``cap = Capture(model)`` then ``cap.remove()``: the
+        object holds the hooks as a handle does); None otherwise."""
+        methods = ref.entry.get("methods", {}) if ref.entry else {}
+
+        def facts(name: str) -> dict:
+            entry = methods.get(name)
+            method = Ref(ref.path, "method", f"{ref.name}.{name}", entry) if entry is not None else None
+            return (self.facts_of(method) or {}) if method is not None else {}
+
+        fills = set(facts("__init__").get("fills", ()))
+        removed = set(facts("remove").get("removes", {}).get("attrs", ()))
+        if not fills or not fills <= removed:
+            return None
+        if fills & set(facts("__del__").get("removes", {}).get("attrs", ())):
+            return None  # dropping the object removes its hooks
+        return frozenset(fills)
+
+    def constructed(self, dotted: str) -> Ref | None:
+        """A class the checked file imports from another module of the project."""
+        found = self.dotted(self.path, dotted)
+        if found is None or found.kind != "class" or found.path == self.path:
+            return None
+        return found
 
     def _called_words(self) -> set[str]:
         """Every name the text follows with ``(``."""

@@ -271,7 +271,10 @@ class HookRemovalNotExceptionSafe(Rule):
     Probe(model)` acquires, also through a same-file factory whose every `return`
     builds one, `self._make_probe()`; `probe.close()` releases; not when its `__del__` removes
     them too, unless a hook holds the object, a bound method or a closure over `self`:
-    the model keeps the hook, the hook keeps the object, and `__del__` never runs). Removals are `.remove()` on the handle or an element (`d.pop(k).remove()`,
+    the model keeps the hook, the hook keeps the object, and `__del__` never runs); so
+    does building an object of another file's class whose `__init__` keeps every handle
+    it registers on `self` and whose own `remove()` removes them (not when its
+    `__del__` does: `cap = Capture(model)`, then `cap.remove()`). Removals are `.remove()` on the handle or an element (`d.pop(k).remove()`,
     `_, h = d.pop(k)`), loops, `while hs: hs.pop().remove()`, comprehensions and `map`
     over the store, and same-file helpers that remove a parameter or an attribute.
     A loop that registers and then leaves with `break` (finding one module by its
