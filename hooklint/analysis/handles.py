@@ -828,6 +828,15 @@ class HandleModel:
                 return self.facts.method(method.class_name, func.attr.value)  # type: ignore[arg-type]
         if is_super_call(func) and info is not None:
             return self._super_method(info, func.attr.value)  # type: ignore[union-attr]
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value in self.facts.classes
+        ):
+            # ``Manager._add_hooks(...)``: a static or class method of a class of this file
+            method = self.facts.method(func.value.value, func.attr.value)
+            if method is not None and {"staticmethod", "classmethod"} & set(method.decorators):
+                return method
         if isinstance(func, cst.Attribute):
             return self.bound_functions().get(func.attr.value)
         return None

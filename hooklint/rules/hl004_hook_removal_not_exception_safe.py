@@ -248,7 +248,8 @@ class HookRemovalNotExceptionSafe(Rule):
     by comprehensions and `set(...)`/`list(...)` of a generator or of `map` over a
     lambda (`list(map(lambda p: p.register_hook(f), ps))`); dict values and
     tuples inside them; aliases; returned by a helper of the same file (three calls
-    deep), also as one element of a tuple the caller unpacks (`handles, shapes =
+    deep; a static or class method called through its class's name, `Tracer._watch(net)`,
+    is one), also as one element of a tuple the caller unpacks (`handles, shapes =
     helper()`) and also when a def nested in the helper (a recursive walker) fills the
     list the helper returns; put by a same-file helper into the list its caller passes
     (`hook_tree(model, fn, handles)`, also a walker that passes it on to itself); put
@@ -1006,6 +1007,24 @@ def add_scales(blocks, head, scales):
         raise ValueError("this model has no head")
     handles.append(head.register_forward_hook(lambda mod, args, out: out.float()))
     return handles
+"""
+        ),
+        # The same static helper, its handles removed in `finally`.
+        Valid(
+            """
+class Tracer:
+    @staticmethod
+    def _watch(net, seen):
+        return [m.register_forward_pre_hook(lambda mod, args, n=n: seen.add(n)) for n, m in net.named_children()]
+
+    def trace(self, net, sample):
+        seen = set()
+        handles = Tracer._watch(net, seen)
+        try:
+            return self.record(net, sample), seen
+        finally:
+            for handle in handles:
+                handle.remove()
 """
         ),
         # Reading a clock between the hooks going on and the `try` raises nothing.
@@ -3407,6 +3426,42 @@ def add_scales(blocks, head, scales, head_scale):
                 "`add_scales` returns the handles of hooks it registers, but may `raise` after registering: "
                 "nothing removes them then"
             ),
+        ),
+        # A static method of the class, called through the class's name, hands back the
+        # handles; the caller removes them after the trace, outside `finally`.
+        Invalid(
+            """
+class Tracer:
+    @staticmethod
+    def _watch(net, seen):
+        return [m.register_forward_pre_hook(lambda mod, args, n=n: seen.add(n)) for n, m in net.named_children()]
+
+    def trace(self, net, sample):
+        seen = set()
+        handles = Tracer._watch(net, seen)
+        graph = self.record(net, sample)
+        for handle in handles:
+            handle.remove()
+        return graph, seen
+""",
+            line=8,
+            message="`handles` is removed outside `finally`/`with`: skipped if the code before it raises",
+            expected="""
+class Tracer:
+    @staticmethod
+    def _watch(net, seen):
+        return [m.register_forward_pre_hook(lambda mod, args, n=n: seen.add(n)) for n, m in net.named_children()]
+
+    def trace(self, net, sample):
+        seen = set()
+        handles = Tracer._watch(net, seen)
+        try:
+            graph = self.record(net, sample)
+        finally:
+            for handle in handles:
+                handle.remove()
+        return graph, seen
+""",
         ),
         # An object's method can raise, unlike a clock (`time.monotonic()`, VALID).
         Invalid(
