@@ -108,6 +108,17 @@ def test_a_broken_file_without_a_token_is_still_reported_without_libcst(tmp_path
     assert loaded == []
 
 
+def test_a_named_broken_file_whose_token_is_inside_a_longer_name_is_still_reported(tmp_path):
+    # The prefilter passes it (`register_forward_hook` is in the text), the lint stops
+    # before any parse (no token names a call), and a named file is compiled anyway.
+    (tmp_path / "broken.py").write_text("def f(m):\n    m.my_register_forward_hook_thing(1)\n    x = (\n")
+    code, _, stdout = _check(tmp_path, "broken.py")
+    assert code == 1 and "broken.py:3:9: HL000" in stdout
+    (tmp_path / "fine.py").write_text("def f(m):\n    return m.my_register_forward_hook_thing(1)\n")
+    code, _, stdout = _check(tmp_path, "fine.py")
+    assert code == 0 and "HL000" not in stdout
+
+
 def test_many_files_without_a_token_start_no_worker_and_load_nothing(tmp_path):
     names = []
     for index in range(12):  # above the engine's threshold for a process pool

@@ -159,7 +159,8 @@ def is_stub(source: SourceFile) -> bool:
 def check_path(path: str, settings: Settings, explicit: bool = False) -> FileResult:
     """One file's result.  A file named on the command line (``explicit``, as
     pre-commit names each staged file) without any hook token is still compiled by CPython (milliseconds,
-    no libcst), so that a broken file never passes unseen."""
+    no libcst), and so is one whose lint found nothing (the lint may stop before any
+    parse), so that a broken file never passes unseen."""
     shown = display_path(Path(path))
     try:
         source = read_source(Path(path), settings.max_file_size)
@@ -170,7 +171,14 @@ def check_path(path: str, settings: Settings, explicit: bool = False) -> FileRes
             compiled = compile_only(source.text, shown, settings)
             if compiled is not None:
                 return in_cells(source, FileResult(shown, compiled))
-        return check_source(source, shown, settings)
+        result = check_source(source, shown, settings)
+        if explicit and not result.violations and result.error is None and "HL000" in settings.rule_codes:
+            # The lint stops before any parse when no token names a call there (a
+            # token inside a longer name): a named file is still compiled.
+            broken = syntax_check(source.text, shown, ("HL000",))
+            if broken:
+                return in_cells(source, FileResult(shown, broken))
+        return result
     except TooDeeplyNested as exc:
         return FileResult(shown, error=str(exc))
     except RecursionError:
