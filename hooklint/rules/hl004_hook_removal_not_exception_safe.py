@@ -112,18 +112,34 @@ def _prepares_for(facts: ModuleFacts, gap, try_statement, handles: str) -> bool:
     return False
 
 
+#: Builtins whose result is computed from their argument, never the argument itself.
+_COMPUTED_FROM = frozenset({"len", "bool", "int", "str", "repr", "hash", "id", "isinstance", "type"})
+
+
 def _returns_store(info, flow) -> bool:
-    """A ``return`` of ``info``'s own body mentions the local name of one of the
-    flow's stores (``return Group(handles)``)."""
+    """A ``return`` of ``info``'s own body hands back the local name of one of the
+    flow's stores: the name itself, an element of a tuple or list, or an argument of a
+    call (``return Group(handles)``), not a value computed from it (``len(handles)``)."""
     import libcst as cst
 
     from hooklint.analysis.walk import descendants
 
     names = {store.rpartition("|")[2] for store in flow.stores if store.startswith(f"def:{id(info.node)}|")}
+
+    def hands_back(value) -> bool:
+        if isinstance(value, cst.Name):
+            return value.value in names
+        if isinstance(value, (cst.Tuple, cst.List)):
+            return any(hands_back(e.value) for e in value.elements)
+        if isinstance(value, cst.Call):
+            func = value.func
+            if isinstance(func, cst.Name) and func.value in _COMPUTED_FROM:
+                return False
+            return any(hands_back(a.value) for a in value.args)
+        return False
+
     return any(
-        isinstance(node, cst.Return)
-        and node.value is not None
-        and any(isinstance(n, cst.Name) and n.value in names for n in descendants(node.value))
+        isinstance(node, cst.Return) and node.value is not None and hands_back(node.value)
         for node in descendants(info.node, into_functions=False)
     )
 
