@@ -66,6 +66,7 @@ from hooklint.sparse import (
     owner_calls,
     parameters,
 )
+from hooklint.tokens import REGISTRATION_NAMES
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: The vocabulary's lifecycle partners of a name, asked once per name (every method of
@@ -107,10 +108,16 @@ _DROPPABLE = (
 )
 
 
+#: Registration APIs whose name has no leading underscore: one written after an
+#: underscore is another method (``self._register_hook(``).
+_EXACT_NAMES = frozenset(n for n in REGISTRATION_NAMES if not n.startswith("_"))
+
+
 class NamePattern:
     """A regex whose matches must start a name, after its leading underscores if any:
-    ``register_hook`` in ``x.register_hook(`` or ``_register_hook``, not in
-    ``preregister_hook`` or ``maybe_register_hook`` (another function's name).
+    ``saved_tensors_hooks`` in ``x.saved_tensors_hooks(`` or ``_saved_tensors_hooks``,
+    not in ``inline_saved_tensors_hooks`` (another function's name); a registration
+    API's name, exactly (:data:`_EXACT_NAMES`).
 
     A leading look-behind in the regex itself would do the same, but it stops the
     regex engine from skipping ahead to the characters a match can start with, which
@@ -135,6 +142,8 @@ class NamePattern:
     def finditer(self, text: str):
         for match in self.regex.finditer(text):
             start = match.start()
+            if start and text[start - 1] == "_" and match.group() in _EXACT_NAMES:
+                continue  # a registration API's name is exact: ``self._register_hook(`` is another
             if start == 0 or not text[start].isalnum():
                 yield match
                 continue

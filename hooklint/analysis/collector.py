@@ -223,6 +223,8 @@ class _Collector:
 
     def _return(self, node: cst.Return) -> None:
         self.role(node.value, HandleUse("returned"))
+        if node.value is not None and self.functions:
+            self.facts.returning.add(id(self.functions[-1].node))
         self.children(node)
 
     def _yield(self, node: cst.Yield) -> None:

@@ -301,6 +301,8 @@ class ModuleFacts:
     removals: dict[str, list[CallSite]] = field(default_factory=dict)
     #: ``id`` of each def whose own code (not a nested def's) holds a ``raise`` or an ``assert``.
     raising: set[int] = field(default_factory=set)
+    #: ``id`` of each def whose own code returns a value (``return x``).
+    returning: set[int] = field(default_factory=set)
     #: The rest of the project as this file sees it (a
     #: :class:`hooklint.project.resolve.FileView`), or None: analysed alone.
     project: object = field(default=None, repr=False, compare=False)

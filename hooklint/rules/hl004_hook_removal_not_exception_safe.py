@@ -112,6 +112,13 @@ def _prepares_for(facts: ModuleFacts, gap, try_statement, handles: str) -> bool:
     return False
 
 
+def _registers_raises_and_returns(facts: ModuleFacts) -> set[int]:
+    """The defs (``id`` of each) whose own code registers a hook, raises (or asserts)
+    and returns a value: the only ones that can hand handles back after a ``raise``
+    (decided from the facts, before the handle model is built)."""
+    return {id(r.site.function) for r in facts.registrations} & facts.raising & facts.returning
+
+
 #: Builtins whose result is computed from their argument, never the argument itself.
 _COMPUTED_FROM = frozenset({"len", "bool", "int", "str", "repr", "hash", "id", "isinstance", "type"})
 
@@ -444,7 +451,7 @@ class HookRemovalNotExceptionSafe(Rule):
         ):
             # nothing here removes a hook, and no `__enter__` keeps one: only a function
             # that registers and raises can hand the caller hooks it cannot remove
-            if any(id(r.site.function) in facts.raising for r in facts.registrations):
+            if _registers_raises_and_returns(facts):
                 yield from self._returned_after_raising(facts, handle_model(facts))
             return
         model = handle_model(facts)
@@ -565,8 +572,11 @@ class HookRemovalNotExceptionSafe(Rule):
         registration's path leaves first (``return`` after it), nor when a removal
         comes before the ``raise`` in its block."""
         found = []
+        registering = _registers_raises_and_returns(facts)
         for info in facts.functions:
-            if info.parent is not None or info.name in _SETUP_THAT_MAY_FAIL or is_contextmanager(facts, info):
+            if id(info.node) not in registering or info.parent is not None:
+                continue  # only a def that both registers and raises
+            if info.name in _SETUP_THAT_MAY_FAIL or is_contextmanager(facts, info):
                 continue
             for acquisition in model.acquisitions(id(info.node)):
                 flow = acquisition.flow
