@@ -155,14 +155,20 @@ _PASSES_ON = re.compile(r"^\s*[A-Za-z_][\w.]*\s*\(")
 def _constructor_keeps(code: str, registers: re.Pattern) -> bool:
     """Whether a class's code (or its ``__init__``'s) has an ``__init__`` and keeps
     what a line matching ``registers`` returns on ``self`` (``self.handles.append(
-    m.register_forward_hook(fn))``): building the object acquires hooks, which its
-    callers own (a superset: the line may sit in another method)."""
+    m.register_forward_hook(fn))``, also through a local: ``h = m.register_forward_hook(fn)``
+    and a line of ``self`` that names ``h``): building the object acquires hooks, which
+    its callers own (a superset: the lines may sit in another method)."""
     if "__init__" not in code:
         return False
-    for line in _statements(code, registers):
-        if registers.search(line) and any(n.startswith("self.") for n in _binds(line)):
-            return True
-    return False
+    statements = _statements(code, registers)
+    local: set[str] = set()
+    for line in statements:
+        if registers.search(line):
+            bound = _binds(line)
+            if any(n.startswith("self.") for n in bound):
+                return True
+            local |= {n for n in bound if n.isidentifier()}
+    return bool(local) and any("self." in line and _names_one_of(line, local) for line in statements)
 
 
 #: ``.apply(`` (``Module.apply`` runs its function on every submodule), or

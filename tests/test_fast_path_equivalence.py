@@ -670,6 +670,39 @@ OWNER_SHAPES = {
         """,
         {"HL003"},
     ),
+    # A constructor that binds each handle to a local, then keeps it on `self`: its
+    # callers own the hooks (`cap = Capture(model)`, later `cap.remove()`), and the
+    # screen must keep them as for `self.hooks.append(reg(...))`.
+    "a constructor that keeps each handle through a local": (
+        """\
+        class Capture:
+            def __init__(self, blocks, picks):
+                self.seen = {}
+                self.hooks = []
+                for index in picks:
+                    hook = blocks[index].register_forward_hook(self.keeper(index))
+                    self.hooks.append(hook)
+
+            def keeper(self, index):
+                def keep(module, args, output):
+                    self.seen[index] = output.detach()
+
+                return keep
+
+            def remove(self):
+                for hook in self.hooks:
+                    hook.remove()
+                self.hooks.clear()
+
+
+        def run(model, blocks, picks, batches):
+            cap = Capture(blocks, picks)
+            outs = [model(batch) for batch in batches]
+            cap.remove()
+            return outs
+        """,
+        {"HL004"},
+    ),
     # A registration method named by a plain string: the facts read it as one, so the
     # screen must keep the function (strings are otherwise blanked before seeding).
     "a registration method named by a string": (
