@@ -44,6 +44,7 @@ from hooklint.analysis.scopes import (
 )
 from hooklint.analysis.vocabulary import (
     COLLECTION_BUILTINS,
+    COMPUTING_BUILTINS,
     CONSTANT_NAMES,
     CONTAINER_ADDS,
     ELEMENT_METHODS,
@@ -1212,6 +1213,30 @@ class HandleModel:
         stores = nested.union(*(a.flow.stores for a in returned))
         found = self._returns_memo[key] = (bool(returned or nested), frozenset(stores))
         return found
+
+    def hands_back(self, info: FunctionInfo, flow: Flow) -> bool:
+        """A ``return`` of ``info``'s own body hands back the local name of one of the
+        flow's stores: the name itself, an element of a tuple or list, or an argument of
+        a call (``return Group(handles)``), not a value computed from it
+        (``len(handles)``: :data:`~hooklint.analysis.vocabulary.COMPUTING_BUILTINS`)."""
+        owner = f"def:{id(info.node)}|"
+        names = {store[len(owner) :] for store in flow.stores if store.startswith(owner)}
+
+        def handed(value: cst.BaseExpression) -> bool:
+            if isinstance(value, cst.Name):
+                return value.value in names
+            if isinstance(value, (cst.Tuple, cst.List)):
+                return any(handed(e.value) for e in value.elements)
+            if isinstance(value, cst.Call):
+                if isinstance(value.func, cst.Name) and value.func.value in COMPUTING_BUILTINS:
+                    return False
+                return any(handed(a.value) for a in value.args)
+            return False
+
+        return any(
+            isinstance(node, cst.Return) and node.value is not None and handed(node.value)
+            for node in self.facts.body_nodes(info.node)
+        )
 
     def _nested_returned_stores(self, info: FunctionInfo, depth: int) -> set[str]:
         """Stores of ``info``'s own locals that defs nested in it fill with handles

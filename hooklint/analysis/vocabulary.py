@@ -264,6 +264,9 @@ MODULE_PARTS = frozenset(
         "named_children",
     }
 )
+#: Builtins whose result is computed from their argument, never the argument itself
+#: (``return len(handles)`` hands back no handle).
+COMPUTING_BUILTINS = frozenset({"len", "bool", "int", "str", "repr", "hash", "id", "isinstance", "type"})
 #: ``Module`` methods that hand back the module itself (``model = model.to(device)``
 #: rebinds the name to the same object).
 SELF_RETURNING = frozenset(

@@ -713,10 +713,7 @@ class FileView:
 
     def constructed(self, dotted: str) -> Ref | None:
         """A class the checked file imports from another module of the project."""
-        found = self.dotted(self.path, dotted)
-        if found is None or found.kind != "class" or found.path == self.path:
-            return None
-        return found
+        return self._imported_as(dotted, "class")
 
     def _called_words(self) -> set[str]:
         """Every name the text follows with ``(``."""
@@ -741,8 +738,12 @@ class FileView:
     def function(self, dotted: str) -> Ref | None:
         """A function the checked file imports (``helper`` or ``hooks.helper``) from
         another module of the project."""
+        return self._imported_as(dotted, "function")
+
+    def _imported_as(self, dotted: str, kind: str) -> Ref | None:
+        """What ``dotted`` names in the checked file, when it is a ``kind`` of another module."""
         found = self.dotted(self.path, dotted)
-        if found is None or found.kind != "function" or found.path == self.path:
+        if found is None or found.kind != kind or found.path == self.path:
             return None
         return found
 

@@ -119,38 +119,6 @@ def _registers_raises_and_returns(facts: ModuleFacts) -> set[int]:
     return {id(r.site.function) for r in facts.registrations} & facts.raising & facts.returning
 
 
-#: Builtins whose result is computed from their argument, never the argument itself.
-_COMPUTED_FROM = frozenset({"len", "bool", "int", "str", "repr", "hash", "id", "isinstance", "type"})
-
-
-def _returns_store(info, flow) -> bool:
-    """A ``return`` of ``info``'s own body hands back the local name of one of the
-    flow's stores: the name itself, an element of a tuple or list, or an argument of a
-    call (``return Group(handles)``), not a value computed from it (``len(handles)``)."""
-    import libcst as cst
-
-    from hooklint.analysis.walk import descendants
-
-    names = {store.rpartition("|")[2] for store in flow.stores if store.startswith(f"def:{id(info.node)}|")}
-
-    def hands_back(value) -> bool:
-        if isinstance(value, cst.Name):
-            return value.value in names
-        if isinstance(value, (cst.Tuple, cst.List)):
-            return any(hands_back(e.value) for e in value.elements)
-        if isinstance(value, cst.Call):
-            func = value.func
-            if isinstance(func, cst.Name) and func.value in _COMPUTED_FROM:
-                return False
-            return any(hands_back(a.value) for a in value.args)
-        return False
-
-    return any(
-        isinstance(node, cst.Return) and node.value is not None and hands_back(node.value)
-        for node in descendants(info.node, into_functions=False)
-    )
-
-
 def _checks(statement, handles: str) -> bool:
     """``statement`` is an ``assert``, or an ``if`` whose body raises, that tests
     ``handles`` (the code of the handle store)."""
@@ -569,8 +537,8 @@ class HookRemovalNotExceptionSafe(Rule):
         caller (returns them, or an object built on them) and reaches an explicit
         ``raise``/``assert`` after a registration, outside ``try``: when it raises, the
         caller never gets the handles, and nothing removes those hooks.  Not when the
-        registration's path leaves first (``return`` after it), nor when a removal
-        comes before the ``raise`` in its block."""
+        registration's path leaves first (``return`` after it), nor when the function
+        removes them anywhere (the rest of the rule reads that removal)."""
         found = []
         registering = _registers_raises_and_returns(facts)
         for info in facts.functions:
@@ -583,7 +551,7 @@ class HookRemovalNotExceptionSafe(Rule):
                 if acquisition.registration is None or not flow.stores or model.removals_of(flow.stores):
                     continue
                 if not (
-                    flow.escapes == "returned" or (flow.escapes == "passed" and _returns_store(info, flow))
+                    flow.escapes == "returned" or (flow.escapes == "passed" and model.hands_back(info, flow))
                 ):
                     continue
                 raised = raise_after(info.node, acquisition.site.statement)
