@@ -16,6 +16,7 @@ REGISTRATION_NAMES = (
     "_register_load_state_dict_pre_hook",
     "_register_state_dict_hook",
     "register_backward_hook",
+    "register_bytecode_hook",
     "register_forward_hook",
     "register_forward_pre_hook",
     "register_full_backward_hook",

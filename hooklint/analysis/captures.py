@@ -708,9 +708,11 @@ class CaptureLeak:
     fate: HandleFate
 
 
-#: Hook kinds that receive no tensors to capture (state-dict and registration hooks).
+#: Hook kinds that receive no tensors to capture (state-dict and registration hooks,
+#: and dynamo's bytecode hooks, which receive code objects: HL009 reports those).
 _NOT_CAPTURING = frozenset(
     {
+        "bytecode",
         "state_dict_pre",
         "state_dict_post",
         "load_state_dict_pre",

@@ -28,7 +28,7 @@ class HookApi:
 
     name: str
     kind: str  # forward_pre, forward, backward, full_backward, full_backward_pre, tensor, ...
-    owner: str  # module, tensor, optimizer, global_module, global_optimizer, autograd_node
+    owner: str  # module, tensor, optimizer, global_module, global_optimizer, global_dynamo, autograd_node
     since: tuple[int, int] = (1, 8)
     accepts_always_call: bool = False
     #: The most positional arguments torch's signature takes: a call with more is
@@ -41,8 +41,9 @@ class HookApi:
 
     @property
     def is_global(self) -> bool:
-        """A process-wide hook: it fires for every module (or optimizer) in the process."""
-        return self.owner in ("global_module", "global_optimizer")
+        """A process-wide hook: it fires for every module (or optimizer, or frame that
+        dynamo compiles) in the process."""
+        return self.owner in ("global_module", "global_optimizer", "global_dynamo")
 
 
 _HOOK = frozenset({"hook"})
@@ -125,6 +126,9 @@ _GLOBAL = [
         positional=2,
         keywords=frozenset({"tensors", "fn", "mode"}),
     ),
+    # ``torch._dynamo.convert_frame.register_bytecode_hook``: runs on every frame dynamo
+    # compiles, in the whole process.
+    HookApi("register_bytecode_hook", "bytecode", "global_dynamo", (2, 1)),
 ]
 
 #: Methods called on a receiver (``module.register_forward_hook(fn)``).

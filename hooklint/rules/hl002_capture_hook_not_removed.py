@@ -329,6 +329,22 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # A compiler hook receives code objects, not activations: a process-wide hook
+        # never removed is HL009's finding, not a capture.
+        Valid(
+            """
+import torch
+
+
+class CodeLog:
+    def __init__(self):
+        self.seen = []
+        torch._dynamo.convert_frame.register_bytecode_hook(self._log)
+
+    def _log(self, old_code, new_code):
+        self.seen.append(new_code)
+"""
+        ),
         # A factory nested in the function builds each hook over the call's dict, and
         # the hooks come off in `finally`.
         Valid(

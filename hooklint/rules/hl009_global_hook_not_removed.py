@@ -20,13 +20,14 @@ from hooklint.rules.base import Finding, Invalid, Rule, RuleContext, Valid
 
 
 class GlobalHookNotRemoved(Rule):
-    """A process-wide module or optimizer hook is never removed.
+    """A process-wide module, optimizer or compiler hook is never removed.
 
     ## What it does
     Finds `torch.nn.modules.module.register_module_*` hooks (forward, backward,
     and the buffer/module/parameter registration hooks) and
-    `torch.optim.optimizer.register_optimizer_step_pre_hook`/`_post_hook`, import
-    aliases included, whose handle is discarded, is kept but never removed anywhere
+    `torch.optim.optimizer.register_optimizer_step_pre_hook`/`_post_hook`, and
+    `torch._dynamo.convert_frame.register_bytecode_hook` (it runs on every frame
+    dynamo compiles), import aliases included, whose handle is discarded, is kept but never removed anywhere
     in the file, or that are registered at module import time.
     Not flagged: a registration under `with` or an `ExitStack`, a handle returned to
     the caller or removed anywhere in the file (`__exit__`, a `stop()` method), a
@@ -42,7 +43,9 @@ class GlobalHookNotRemoved(Rule):
     process, long after the code that installed it is done: it keeps capturing,
     printing or timing, and whatever its closure holds stays alive. Any global
     forward or backward hook also turns off the fast path of `Module.__call__` for
-    every module, and some fused kernels check for hooks. The PyTorch docs call
+    every module, and some fused kernels check for hooks. A bytecode hook registered
+    with an object's bound method per instance keeps every instance alive, and each
+    one runs on every compilation. The PyTorch docs call
     these hooks "only intended for debugging/profiling"; a registration at import
     time installs one for everyone who imports the module.
 
@@ -81,7 +84,7 @@ class GlobalHookNotRemoved(Rule):
     code = "HL009"
     name = "global-hook-not-removed"
     fix_applicability = "safe"
-    prefilter = ("register_module_", "register_optimizer_step_")
+    prefilter = ("register_module_", "register_optimizer_step_", "register_bytecode_hook")
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
         for registration in facts.registrations:
@@ -132,7 +135,7 @@ class GlobalHookNotRemoved(Rule):
             node=registration.call,
             message=message,
             fix_edits=edits,
-            fix_message="Remove the hook at the end of the block (`with register_module_*(...):`)"
+            fix_message=f"Remove the hook at the end of the block (`with {api}(...):`)"
             if edits
             else "",
         )
@@ -185,6 +188,24 @@ class ShapeProfiler:
         return self
 
     def __exit__(self, *exc):
+        self._handle.remove()
+"""
+        ),
+        # The compiler hook lives as long as its object: `close()` removes it.
+        Valid(
+            """
+from torch._dynamo.convert_frame import register_bytecode_hook
+
+
+class BytecodeRecorder:
+    def __init__(self):
+        self.codes = []
+        self._handle = register_bytecode_hook(self._record)
+
+    def _record(self, old_code, new_code):
+        self.codes.append((old_code.co_name, new_code))
+
+    def close(self):
         self._handle.remove()
 """
         ),
@@ -326,6 +347,27 @@ class GradMonitor:
             expected=None,
             line=5,
             message="never removed",
+        ),
+        # Each wrapper object puts a compiler hook, its own bound method, on the whole
+        # process: every wrapper ever built stays alive and runs on every compilation.
+        Invalid(
+            """
+import torch
+
+
+class CompiledDispatcher:
+    def __init__(self, fn):
+        self.fn = fn
+        self.codes = []
+        torch._dynamo.convert_frame.register_bytecode_hook(self._on_bytecode)
+
+    def _on_bytecode(self, old_code, new_code):
+        if old_code is self.fn.__code__:
+            self.codes.append(new_code)
+""",
+            expected=None,
+            line=8,
+            message="`register_bytecode_hook` is never removed: its handle is discarded",
         ),
         # A timing run in a function: the handle is a local used nowhere else.
         Invalid(
