@@ -299,6 +299,9 @@ def screening_source(
         for unit in units:
             if id(unit) in kept and unit not in seeds and unit not in callers:
                 words.update(WORD.findall(lines.join(unit.own_lines())))
+            elif unit.is_class and any(id(u) in kept for u in unit.walk()):
+                # kept for what it holds: its header (the bases an import names) stays too
+                words.update(WORD.findall(lines.join(unit.own_lines())))
         for statement in module_level:
             if isinstance(statement, _DROPPABLE) and not words.intersection(_bound_names(statement)):
                 if not (

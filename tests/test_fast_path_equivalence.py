@@ -716,6 +716,26 @@ OWNER_SHAPES = {
         """,
         {"HL004"},
     ),
+    # The class's base is imported by its bare name: the screen keeps the class for
+    # its constructor, and must keep the import its header names (the base makes it a
+    # helper object rather than a module of unknown kind).
+    "a helper class whose base is imported by its bare name": (
+        """\
+        from torch.optim import Optimizer
+
+
+        class CountingSGD(Optimizer):
+            def __init__(self, model, lr):
+                super().__init__(model.parameters(), {"lr": lr})
+                self.seen = 0
+
+                def count(module, args):
+                    self.seen += 1
+
+                model.register_forward_pre_hook(count)
+        """,
+        {"HL019"},
+    ),
 }
 
 

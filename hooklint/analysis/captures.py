@@ -1238,7 +1238,9 @@ def runs_what_it_hooked(facts: ModuleFacts, registration: Registration) -> bool:
     """Whether the registering function, after the registration, calls the object the
     hook sits on or the one it was taken from (``model(batch)``, ``model.generate(...)``
     after hooking ``dict(model.named_modules())[name]`` or a loop's ``layer`` of
-    ``model.children()``): it hooks to collect from a run of its own."""
+    ``model.children()``), or, when the hooked object was handed in, another module
+    handed in with it (``model(x)`` after hooking the parameter ``layer``): it hooks to
+    collect from a run of its own."""
     function = registration.site.function
     receiver = registration.receiver
     while isinstance(receiver, (cst.Attribute, cst.Subscript, cst.Call)):
@@ -1261,6 +1263,11 @@ def runs_what_it_hooked(facts: ModuleFacts, registration: Registration) -> bool:
         roots |= {n.value for n in descendants(source) if isinstance(n, cst.Name) and n.value in known}
         if isinstance(source, cst.Name) and source.value in known:
             roots.add(source.value)
+    # A part handed in beside the model it belongs to (``hook(model, layer)``, then
+    # ``model(x)``): running any module the caller handed in runs the hooked part.
+    handed = set(info.params) - {"self", "cls"}
+    if roots & handed:
+        roots |= handed
     for call in facts.calls:
         if call.site.function is not function or call.site.order <= registration.site.order:
             continue

@@ -316,9 +316,20 @@ def _hook_scope(model, hook: HookBody, receiver: str | None, function) -> _State
     raw = parameter_names(hook.node.params)
     if hook.is_method and raw:
         aliases[raw[0]] = receiver or "self"
-    return _StateKeys(
+    scope = _StateKeys(
         model, hook.node, function, aliases, frozenset(), module_param=params[0] if params else None
     )
+    # ``lambda m, a, k=name: ...``: a default is bound once, when the hook is made
+    scope.constants = {
+        p.name.value: FIXED
+        for p in _all_params(hook.node.params)
+        if p.default is not None and not _constant(p.default)
+    }
+    return scope
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    return [*params.posonly_params, *params.params, *params.kwonly_params]
 
 
 class _StateKeys:
@@ -357,16 +368,20 @@ class _StateKeys:
         of the factory that made the hook, a module constant): the same key on every
         call, so setting it overwrites what the last call left instead of adding an
         entry.  A parameter or local of the function (the hooked module, a per-call
-        id) may differ from call to call."""
+        id) may differ from call to call, unless it is :data:`FIXED` (a hook's parameter
+        with a default, ``lambda m, a, k=name: ...``, bound once per registration, or
+        what a call hands a helper from such a name)."""
         if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
             return False
         value = target.slice[0].slice.value
-        return (
-            isinstance(value, cst.Name)
-            and value.value not in self.locals
-            and value.value not in self.aliases
-            and value.value not in self.declared
-        )
+        return isinstance(value, cst.Name) and self.is_fixed(value.value)
+
+    def is_fixed(self, name: str) -> bool:
+        """Whether ``name`` holds the same value on every call of the function: bound
+        outside it, or a parameter bound to a :data:`FIXED` value."""
+        if self.constants.get(name) == FIXED:
+            return True
+        return name not in self.locals and name not in self.aliases and name not in self.declared
 
     def name_key(self, name: str, *, rebinding: bool) -> str | None:
         alias = self.aliases.get(name)
@@ -710,7 +725,11 @@ class _Walker:
             if key is None:
                 return
             op = _assignment_op(target, node.value)
-            if op == "set" and isinstance(node.value, cst.Name) and node.value.value in scope.constants:
+            if (
+                op == "set"
+                and isinstance(node.value, cst.Name)
+                and scope.constants.get(node.value.value) in _CONSTANT_OPS
+            ):
                 op = _CONSTANT_OPS[scope.constants[node.value.value]]
             if (
                 op == "set"
@@ -876,9 +895,8 @@ class _Walker:
         if info is None:
             return []
         if not factory_call:
-            return [
-                (info, self.bind(info, node, bound_self), frozenset(), _constants(info, node, bound_self))
-            ]
+            constants = _constants(info, node, bound_self) + self._fixed_arguments(info, node, bound_self)
+            return [(info, self.bind(info, node, bound_self), frozenset(), tuple(sorted(constants)))]
         result = [
             (info, self.bind(info, func, bound_self), frozenset(), _constants(info, func, bound_self))  # type: ignore[arg-type]
         ]
@@ -895,6 +913,32 @@ class _Walker:
                 aliases[factory_params[0]] = bound_self
             result.append((closure, aliases, frozenset(extra), _constants(closure, node, None)))
         return result
+
+    def _fixed_arguments(self, info: FunctionInfo, call: cst.Call, bound_self) -> tuple:
+        """``(parameter, FIXED)`` for each parameter of ``info`` that ``call`` hands, by
+        position or keyword, a name this scope holds as :data:`FIXED` (a hook's
+        parameter with a default, or what such a name was handed as).  A name merely
+        bound outside the hook (a factory's closure variable) stays fixed only where
+        the hook itself uses it as a key: a helper it is handed to is not followed."""
+        if any(a.star for a in call.args):
+            return ()
+        params = [p.name.value for p in info.node.params.posonly_params] + [
+            p.name.value for p in info.node.params.params
+        ]
+        if bound_self and params:
+            params = params[1:]
+        found = []
+        for param, arg in zip(params, (a for a in call.args if a.keyword is None)):
+            if isinstance(arg.value, cst.Name) and self.scope.constants.get(arg.value.value) == FIXED:
+                found.append((param, FIXED))
+        for arg in call.args:
+            if (
+                arg.keyword is not None
+                and isinstance(arg.value, cst.Name)
+                and self.scope.constants.get(arg.value.value) == FIXED
+            ):
+                found.append((arg.keyword.value, FIXED))
+        return tuple(found)
 
     def function_of(self, func: cst.BaseExpression):
         """The same-file function ``func`` names, and the key of its ``self`` for methods."""
@@ -960,6 +1004,9 @@ class _Walker:
         return aliases
 
 
+#: A parameter's value in :attr:`_StateKeys.constants` that is no ``True``/``False``/``None``
+#: but the same on every call of the hook (a default bound when the hook was made).
+FIXED = "<fixed>"
 #: What an assignment of a parameter bound to a constant does (:attr:`_StateKeys.constants`).
 _CONSTANT_OPS = {"True": "set_true", **{c: "set_false" for c in FALSY_CONSTANTS}}
 
@@ -1106,14 +1153,18 @@ def undone(
     pre-hook acquired (see :func:`acquired` and :func:`pair_matches`), in the post-hook's order.
     Not when the post-hook makes the pre-hook's acquire itself too (both hooks run one
     helper, ``+= n`` in one branch and ``= None`` in another): it repeats the change
-    instead of undoing it, and a skipped run of it leaves nothing a next run would not."""
+    instead of undoing it, and a skipped run of it leaves nothing a next run would not.
+    An acquire the post-hook releases again itself, later in its own order (a marker
+    pushed and popped for the output), is neither a repeat nor does its release undo
+    the pre-hook's: :func:`balanced_inside`."""
     acquires = acquired(pre_effects)
     if not acquires:
         return []
-    repeated = [e for e in post_effects if e.acquires]
+    balanced = balanced_inside(post_effects)
+    repeated = [e for e in post_effects if e.acquires and id(e) not in balanced]
     result = []
     for release in post_effects:
-        if release.releases:
+        if release.releases and id(release) not in balanced:
             for acquire in acquires:
                 if any(_same_change(acquire, e) for e in repeated):
                     continue
@@ -1121,3 +1172,22 @@ def undone(
                     result.append((acquire, release))
                     break
     return result
+
+
+def balanced_inside(effects: list[StateEffect]) -> set[int]:
+    """The ids of the acquires in ``effects`` (one hook's, in its order) that a later
+    release of the same hook undoes (:func:`pair_matches`), and of those releases: each
+    release closes the latest acquire still open that it matches, as a stack does.  Only
+    an acquire that always runs counts (``start() if phase == "start" else stop()``
+    holds two branches, not a pair)."""
+    open_acquires: list[StateEffect] = []
+    balanced: set[int] = set()
+    for effect in effects:
+        if effect.releases:
+            for index in range(len(open_acquires) - 1, -1, -1):
+                if pair_matches(open_acquires[index], effect):
+                    balanced.update((id(open_acquires.pop(index)), id(effect)))
+                    break
+        if effect.acquires and not effect.conditional:  # one branch's acquire may not run
+            open_acquires.append(effect)
+    return balanced

@@ -4,7 +4,8 @@ question about constructors).
 An expression is *given* when it is a parameter of the function, or is reached from
 one: an attribute, item or method result of it (``model.layer4``, ``model.blocks[0]``,
 ``dict(model.named_children())``, ``getattr(model, name)``), a loop or comprehension
-variable over something given (``for name, mod in model.named_modules()``), a local
+variable over something given (``for name, mod in model.named_modules()``), a
+comprehension that collects such variables (``[m for m in model.modules() if ...]``), a local
 assigned from something given, or ``self.<attr>`` that the class's ``__init__`` sets
 from something given (``self.model = model``).  In an *installer* (a same-file function
 the code calls, directly or through ``X.apply(fn)``), a parameter is given when what the
@@ -19,7 +20,7 @@ import libcst as cst
 from hooklint.analysis.facts import CallSite, FunctionInfo, ModuleFacts, Site
 from hooklint.analysis.handles import HandleModel, returned_parameter
 from hooklint.analysis.names import argument_for, is_attribute
-from hooklint.analysis.scopes import assigned_values, loop_iterable
+from hooklint.analysis.scopes import assigned_values, loop_iterable, target_names
 from hooklint.analysis.vocabulary import PART_LOOKUPS, PASS_THROUGH_BUILTINS
 from hooklint.analysis.walk import descendants
 
@@ -72,6 +73,8 @@ class _Given:
             ):
                 return self.given(node.args[0].value, info, site, at, via, depth)
             return False
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            return self._comprehension(node, info, site, at, via, depth)
         if not isinstance(node, cst.Name) or node.value in ("self", "cls"):
             return False
         name = node.value
@@ -88,6 +91,36 @@ class _Given:
                 return self._filled_with_given(name, info, via, depth)
             if value is not None:
                 return self.given(value, info, site, at, via, depth + 1)
+        return False
+
+    def _comprehension(self, node, info: FunctionInfo, site, at, via, depth: int) -> bool:
+        """A comprehension whose elements (a dict's keys or values) are a variable of its own
+        ``for`` clauses, or a part of one, over something given (``[m for m in
+        model.modules() if ...]``, ``{m: n for n, m in model.named_modules()}``), also
+        through an earlier clause's variable (``for b in model.blocks for m in b.children()``)."""
+        bound: dict[str, cst.BaseExpression] = {}
+        clause = node.for_in
+        while clause is not None:
+            for name in target_names(clause.target):
+                bound.setdefault(name, clause.iter)
+            clause = clause.inner_for_in
+        if isinstance(node, cst.DictComp):  # iterated for its keys, looked up for its values
+            return any(self._collected(e, bound, info, site, at, via, depth) for e in (node.key, node.value))
+        return self._collected(node.elt, bound, info, site, at, via, depth)
+
+    def _collected(self, element, bound: dict, info: FunctionInfo, site, at, via, depth: int) -> bool:
+        """``element`` of a comprehension is one of its variables (``bound``: each to
+        what its clause iterates), or a part of one, over something given."""
+        root = _root(element)
+        seen: set[str] = set()
+        while isinstance(root, cst.Name) and root.value in bound and root.value not in seen:
+            seen.add(root.value)
+            iterable = bound[root.value]
+            inner = _root(iterable)
+            if isinstance(inner, cst.Name) and inner.value in bound:
+                root = inner  # over an earlier clause's variable: what that one iterates
+                continue
+            return self.given(iterable, info, site, at, via, depth + 1)
         return False
 
     def _filled_with_given(self, name: str, info: FunctionInfo, via, depth: int) -> bool:

@@ -58,6 +58,32 @@ def exits_early(statement: cst.CSTNode) -> bool:
     return isinstance(last, _EXITS)
 
 
+def only_when_unset(facts: ModuleFacts, statement: cst.CSTNode, store: str) -> bool:
+    """``if handle is None: raise ...`` (or ``if not handles:``), without ``else``, whose
+    body never mentions ``store`` (the code of a handle store): it runs only when
+    nothing was put there, so nothing it raises leaves one of the store's hooks on."""
+    if not isinstance(statement, cst.If) or statement.orelse is not None:
+        return False
+    test = statement.test
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        tested = test.expression
+    elif (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Is)
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+    ):
+        tested = test.left
+    else:
+        return False
+    return facts.code(tested) == store and not any(
+        facts.code(n) == store
+        for n in descendants(statement.body)
+        if isinstance(n, (cst.Name, cst.Attribute))
+    )
+
+
 def early_exit_guards(statements: Iterable[cst.CSTNode]) -> list[cst.BaseExpression]:
     """The tests of the early exits among ``statements`` (those before a statement in its block)."""
     return [statement.test for statement in statements if exits_early(statement)]  # type: ignore[attr-defined]
@@ -271,6 +297,24 @@ def under_main_guard(site: Site) -> bool:
         isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == "__name__"
         for test in if_tests_around(site)
     )
+
+
+def in_script_that_stops_on_error(site: Site) -> bool:
+    """The site runs in a script's main block (``if __name__ == "__main__":``, also in a
+    ``def`` inside it) that catches nothing (no ``try`` with a handler there): whatever
+    raises ends the program, and nothing it registered outlives it."""
+    for frame in site.frames:
+        test = getattr(frame.node, "test", None) if frame.kind == "if" else None
+        if (
+            isinstance(test, cst.Comparison)
+            and isinstance(test.left, cst.Name)
+            and test.left.value == "__name__"
+        ):
+            return not any(
+                isinstance(node, (cst.Try, cst.TryStar)) and node.handlers
+                for node in descendants(frame.node.body)
+            )
+    return False
 
 
 def pins_loop_value(facts: ModuleFacts, site: Site, loop: cst.CSTNode, varying: set[str]) -> bool:

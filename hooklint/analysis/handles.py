@@ -470,7 +470,13 @@ class HandleModel:
         if not isinstance(root, cst.Name):
             return None
         owner = self.owner(root.value, scope_id)
-        code = self.facts.code(base)
+        code = _instance_dict_entry(node, base) or self.facts.code(base)
+        if owner.startswith("def:") and isinstance(base, cst.Attribute) and base.value is root:
+            info = self._infos.get(int(owner[4:]))  # the function that binds the root name
+            if info is not None and root.value in info.params and root.value not in ("self", "cls"):
+                # ``model.hooks`` of a parameter: the same attribute of what another
+                # function of the file is handed (``detach(model)`` removing it) is one store
+                self._union(f"parameter-attribute|{code[len(root.value) :]}", f"{owner}|{code}")
         if owner == "module" and base is not root:
             cls = self._module_instances().get(root.value)
             if cls is not None:  # ``REGISTRY.handles`` is ``self.handles`` of ``REGISTRY = Registry()``
@@ -1027,6 +1033,15 @@ class HandleModel:
                 values.append(value)
         return self._constructed_class(values)
 
+    def _returns_self(self, info: FunctionInfo) -> bool:
+        """Every ``return`` of the method hands back its own object (``return self``: a
+        chained call's value is the object it was called on)."""
+        returns = [n for n in self.facts.body_nodes(info.node) if isinstance(n, cst.Return)]
+        return bool(returns) and all(
+            isinstance(r.value, cst.Name) and info.params[:1] == ["self"] and r.value.value == "self"
+            for r in returns
+        )
+
     def _constructed_class(self, values: list, known: set[str] | None = None) -> str | None:
         """The one same-file class every value constructs (``None`` left out), the
         classes in ``known`` (objects a value holds by other means) included."""
@@ -1296,8 +1311,11 @@ class HandleModel:
                     )
                     continue
                 other = self.other_object_method(call) or self.applied_other_method(call)
-                if other is not None and call.use.role == "discarded":
+                if other is not None and (
+                    call.use.role == "discarded" or (call.use.role == "bound" and self._returns_self(other))
+                ):
                     # ``self.taps[name].attach(fn)``: the stores of that class it fills
+                    # (``st = Stats().attach(model)``: a method that returns its object)
                     stores = self._filled_and_removed(other, depth)
                     if stores:
                         flow = Flow(stores=stores, target=f"{self.facts.code(call.node.func)}()")
@@ -1766,8 +1784,9 @@ class HandleModel:
         ``handles = attach(model, seen)``), on this call's own objects: every argument
         a literal or a local that holds a copy or a build and that nothing but this
         call hands out before ``removal_call`` (:meth:`_own_until`, whose wrapping rule
-        keeps ``rec`` to the same test).  If what runs before the removal raises, the
-        models, the object and their hooks go with the call."""
+        keeps ``rec`` to the same test), or a part of one (``attach(ref.layers, seen)``).
+        If what runs before the removal raises, the models, the object and their hooks
+        go with the call."""
         helper = acquisition.helper
         call = acquisition.call
         if not isinstance(call, cst.Call):
@@ -1793,9 +1812,12 @@ class HandleModel:
         for arg in call.args:
             if arg.star:
                 return False
-            if isinstance(arg.value, cst.Name) and arg.value.value in bound:
-                if not _plain_container(arg.value.value, info, bound):
-                    names.append(arg.value.value)
+            value = arg.value
+            while isinstance(value, (cst.Attribute, cst.Subscript)):  # a part of one: ``ref.layers``
+                value = value.value
+            if isinstance(value, cst.Name) and value.value in bound:
+                if not _plain_container(value.value, info, bound):
+                    names.append(value.value)
             elif not _fresh_part(arg.value, info, bound, 0):
                 return False
         return bool(names) and all(
@@ -2424,10 +2446,11 @@ class HandleModel:
             if info is None or scope_id == besides:
                 continue
             for removal in self._summary(scope_id).removals:
-                owner, _, code = self.find(removal.store).partition("|")
-                root, dot, rest = code.partition(".")
-                if owner == f"def:{scope_id}" and dot and rest == attribute and root in info.params:
-                    return True
+                for member in self._members(removal.store):  # one store may go by several names
+                    owner, _, code = member.partition("|")
+                    root, dot, rest = code.partition(".")
+                    if owner == f"def:{scope_id}" and dot and rest == attribute and root in info.params:
+                        return True
         return False
 
     def _filled_and_removed(self, method: FunctionInfo, depth: int) -> set[str]:
@@ -2970,13 +2993,16 @@ def _element_call(call: cst.Call) -> cst.BaseExpression | None:
 
 
 def _store_base(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
-    """``d`` for ``d``, ``d[k]``, ``d.pop(k)``, ``d.values()``, ``list(d)``, ``self.d``."""
+    """``d`` for ``d``, ``d[k]``, ``d.pop(k)``, ``d.values()``, ``list(d)``, ``self.d``,
+    ``d.setdefault(k, [])`` (the list kept under ``k``, which ``.append(h)`` fills)."""
     for _ in range(8):
         if isinstance(node, cst.Subscript):
             node = node.value
         elif isinstance(node, cst.Call):
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ELEMENT_METHODS | STORE_VIEWS:
+            if isinstance(func, cst.Attribute) and func.attr.value in ELEMENT_METHODS | STORE_VIEWS | {
+                "setdefault"
+            }:
                 node = func.value
             elif (
                 isinstance(func, cst.Name) and func.value in COLLECTION_BUILTINS | {"enumerate"} and node.args
@@ -2987,6 +3013,32 @@ def _store_base(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
         else:
             break
     return node if _is_chain(node) else None
+
+
+def _instance_dict_entry(node: cst.BaseExpression | None, base: cst.BaseExpression) -> str | None:
+    """``model.hooks`` for ``model.__dict__["hooks"]`` or ``model.__dict__.setdefault("hooks",
+    [])`` (``base``: ``model.__dict__``, what :func:`_store_base` gives): an entry of an
+    object's ``__dict__`` under a literal name is that attribute; else None."""
+    if not (isinstance(base, cst.Attribute) and base.attr.value == "__dict__" and _is_chain(base.value)):
+        return None
+    key = None
+    if isinstance(node, cst.Subscript) and node.value is base and len(node.slice) == 1:
+        index = node.slice[0].slice
+        key = index.value if isinstance(index, cst.Index) else None
+    elif (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.value is base
+        and node.func.attr.value in ("setdefault", "get", "pop")
+        and node.args
+    ):
+        key = node.args[0].value
+    if not isinstance(key, cst.SimpleString) or key.prefix:
+        return None
+    name = key.evaluated_value
+    if not isinstance(name, str) or not name.isidentifier():
+        return None
+    return f"{dotted_name(base.value)}.{name}"
 
 
 def _element_names(node: cst.BaseExpression | None) -> list[cst.BaseExpression]:
@@ -3078,14 +3130,21 @@ def _plain_container(name: str, info: FunctionInfo, bound: set[str]) -> bool:
 
 def _fresh_part(item: cst.BaseExpression, info: FunctionInfo, bound: set[str], depth: int) -> bool:
     """An argument that hands no existing object to what is built: a literal (an
-    f-string too), a name the function does not bind, a fresh object, or a literal
-    container of those (``[1, 1]``, ``(4, 4)``, ``{}``)."""
+    f-string too), a name the function does not bind, a constant of torch's
+    (``torch.float32``), a fresh object, or a literal container of those (``[1, 1]``,
+    ``(4, 4)``, ``{}``)."""
     if isinstance(
         item, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
     ):
         return True  # a new string, whatever it formats (``f"ViT-{size}"``)
     if isinstance(item, cst.UnaryOperation):
         return _fresh_part(item.expression, info, bound, depth)
+    if (
+        isinstance(item, cst.Attribute)
+        and dotted_name(item) is not None
+        and dotted_name(item).startswith("torch.")
+    ):
+        return "torch" not in bound  # ``torch.float32``: a constant of torch's
     if isinstance(item, cst.Name):
         if item.value not in bound:
             return True

@@ -25,7 +25,10 @@ from hooklint.analysis.vocabulary import (
     GRAD_MODE_SWITCHES,
     ITERATING_BUILTINS,
     METHOD_APIS,
+    MODE_SWITCHES,
+    MODULE_PARTS,
     NAME_LOOKUP_METHODS,
+    STANDARD_ATTRIBUTES,
     STORE_METHODS,
 )
 from hooklint.analysis.walk import child_nodes, descendants
@@ -180,7 +183,11 @@ _LITERALS = (
 
 def _simple_value(node: cst.BaseExpression | None) -> bool:
     """A value whose evaluation does not fail in practice: names and literals (an
-    f-string of names too), displays of them, a comprehension that builds a skeleton of
+    f-string of names too), an attribute of the method's own object (``self.model``),
+    a standard attribute of such a value (``first.device``: :data:`~hooklint.analysis.vocabulary.STANDARD_ATTRIBUTES`),
+    ``and``/``or`` of them, a module's mode switch (``model.eval()``), the start of a
+    walk of its parts with a default (``next(model.parameters(), None)``), a scalar
+    tensor or a device from a literal (``torch.tensor(0.0)``), displays of them, a comprehension that builds a skeleton of
     empty slots (:func:`_skeleton`), a test of identity, equality or membership between
     them (``"x" in kinds``), ``not`` of one, a conditional of them, ``getattr(obj,
     "name", default)`` (the missing attribute is its default), a grad-mode context not
@@ -206,6 +213,14 @@ def _simple_value(node: cst.BaseExpression | None) -> bool:
         )
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
         return _simple_value(node.expression)
+    if isinstance(node, cst.BooleanOperation):
+        return _simple_value(node.left) and _simple_value(node.right)
+    if isinstance(node, cst.Attribute):
+        return _own_attribute(node) or (
+            node.attr.value in STANDARD_ATTRIBUTES and (_simple_value(node.value) or _walk_start(node.value))
+        )
+    if _walk_start(node) or _mode_switch(node) or _torch_constant(node):
+        return True
     if isinstance(node, cst.IfExp):
         return _simple_value(node.test) and _simple_value(node.body) and _simple_value(node.orelse)
     if _grad_mode_context(node) or _null_context(node) or _clock_reading(node):
@@ -239,6 +254,86 @@ def _plain_forward_registration(node: cst.BaseExpression) -> bool:
 
 #: Tests between names and literals that do not fail in practice.
 _PLAIN_TESTS = (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot, cst.In, cst.NotIn)
+
+
+def tests_on_the_way(statement: cst.CSTNode, target: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The tests an ``if``/``elif`` chain evaluates before it runs the branch that holds
+    ``target`` (``if a: ... elif b: <target>`` evaluates ``a`` and ``b``); empty for any
+    other statement."""
+    from hooklint.analysis.walk import contains
+
+    tests: list[cst.BaseExpression] = []
+    node = statement
+    while isinstance(node, cst.If):
+        tests.append(node.test)
+        if contains(node.body, target):
+            return tests
+        node = node.orelse.body if isinstance(node.orelse, cst.Else) else node.orelse
+    return tests if node is not None else []
+
+
+def plain_value(node: cst.BaseExpression) -> bool:
+    """A value whose evaluation does not fail in practice (:func:`_simple_value`)."""
+    return _simple_value(node)
+
+
+def _own_attribute(node: cst.BaseExpression) -> bool:
+    """``self.model``: an attribute of the method's own object (set by the class)."""
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
+
+
+def _module_chain(node: cst.BaseExpression) -> bool:
+    """A name or one of the method's own attributes (``model``, ``self.model``)."""
+    return (isinstance(node, cst.Name) and node.value not in CONSTANT_NAMES) or _own_attribute(node)
+
+
+def _mode_switch(node: cst.BaseExpression) -> bool:
+    """``model.eval()``, ``self.model.train(False)`` (:data:`~hooklint.analysis.vocabulary.MODE_SWITCHES`)."""
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in MODE_SWITCHES
+        and _module_chain(node.func.value)
+        and len(node.args) <= 1
+        and all(a.keyword is None and a.star == "" and _simple_value(a.value) for a in node.args)
+    )
+
+
+def _torch_constant(node: cst.BaseExpression) -> bool:
+    """``torch.tensor(0.0)``, ``torch.device("cpu")``: built from literals alone."""
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in ("tensor", "device")
+        and isinstance(node.func.value, cst.Name)
+        and node.func.value.value == "torch"
+        and len(node.args) == 1
+        and node.args[0].keyword is None
+        and isinstance(node.args[0].value, (cst.Integer, cst.Float, cst.SimpleString))
+    )
+
+
+def _walk_start(node: cst.BaseExpression) -> bool:
+    """``next(model.parameters(), default)``: the first part of a module, or the default
+    when it has none (a walk of a module's parts, :data:`~hooklint.analysis.vocabulary.MODULE_PARTS`,
+    starts without failing)."""
+    if not (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value == "next"
+        and len(node.args) == 2
+        and all(a.keyword is None and a.star == "" for a in node.args)
+    ):
+        return False
+    walk, default = node.args[0].value, node.args[1].value
+    return (
+        isinstance(walk, cst.Call)
+        and not walk.args
+        and isinstance(walk.func, cst.Attribute)
+        and walk.func.attr.value in MODULE_PARTS
+        and _module_chain(walk.func.value)
+        and _simple_value(default)
+    )
 
 
 def _skeleton(node: cst.ListComp | cst.SetComp | cst.DictComp) -> bool:
@@ -348,7 +443,9 @@ def _keeps_value(small: cst.BaseSmallStatement) -> bool:
 
 
 def cannot_raise(statement: cst.CSTNode) -> bool:
-    """``pass``, a docstring, assignments of names, literals and other plain values
+    """``pass``, ``break``, ``continue``, a docstring, a module's mode switch
+    (``model.eval()``), an ``if`` whose test is a plain value and whose branches cannot
+    raise, assignments of names, literals and other plain values
     (:func:`_simple_value`) to names, putting one into a container
     (:func:`_keeps_value`), and a ``def`` whose
     decorators are plain (dotted) names and whose defaults are names or literals
@@ -365,10 +462,18 @@ def cannot_raise(statement: cst.CSTNode) -> bool:
         return all(_grad_mode_context(item.item) for item in statement.items) and all(
             cannot_raise(s) for s in statement.body.body
         )
+    if isinstance(statement, cst.If):
+        return (
+            _simple_value(statement.test)
+            and all(cannot_raise(s) for s in statement.body.body)
+            and (statement.orelse is None or all(cannot_raise(s) for s in _else_statements(statement.orelse)))
+        )
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
     for small in statement.body:
-        if isinstance(small, cst.Pass):
+        if isinstance(small, (cst.Pass, cst.Break, cst.Continue)):
+            continue
+        if isinstance(small, cst.Expr) and _mode_switch(small.value):
             continue
         if isinstance(small, cst.Expr) and isinstance(
             small.value, (cst.SimpleString, cst.ConcatenatedString)
@@ -390,6 +495,11 @@ def cannot_raise(statement: cst.CSTNode) -> bool:
             continue
         return False
     return True
+
+
+def _else_statements(orelse: cst.If | cst.Else) -> list:
+    """The statements of an ``elif`` (itself, one statement) or an ``else`` block."""
+    return [orelse] if isinstance(orelse, cst.If) else list(orelse.body.body)
 
 
 def _absorbs_everything(statement: cst.Try) -> bool:

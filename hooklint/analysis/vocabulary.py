@@ -268,6 +268,12 @@ MODULE_PARTS = frozenset(
         "named_children",
     }
 )
+#: ``Module`` methods that switch its mode (``model.eval()``, ``model.train(False)``): they
+#: set a flag on each submodule and do not fail in practice.
+MODE_SWITCHES = frozenset({"eval", "train"})
+#: Attributes every tensor or module has (``first.device``, ``model.training``): reading
+#: one does not fail in practice.
+STANDARD_ATTRIBUTES = frozenset({"device", "dtype", "training", "is_cuda"})
 #: Builtins whose result is computed from their argument, never the argument itself
 #: (``return len(handles)`` hands back no handle).
 COMPUTING_BUILTINS = frozenset({"len", "bool", "int", "str", "repr", "hash", "id", "isinstance", "type"})

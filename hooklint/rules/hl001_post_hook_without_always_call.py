@@ -71,11 +71,15 @@ class PostHookWithoutAlwaysCall(Rule):
     release needs a guard (each choice would have to set it). Different literal dict
     keys are different state (`state["a"]` vs `state["b"]`). A plain assignment
     (`self.start = now()`, or `self.starts[name] = now()` under a key fixed outside
-    the hook, such as its factory's parameter) is not a take: it overwrites what the
+    the hook, such as its factory's parameter or a default of the hook's own
+    parameters, `lambda m, a, k=name: self._begin(k)`, also once handed to a helper)
+    is not a take: it overwrites what the
     previous call left,
     and so is any state the pre-hook resets unconditionally before changing it. A
     post-hook that makes the pre-hook's take itself too (both run one counting helper)
-    repeats it rather than undoing it.
+    repeats it rather than undoing it, unless it gives that take back itself later (it
+    pushes and pops a marker of its own): that inner pair balances, and a release
+    before it still undoes the pre-hook's take.
     Helpers defined in other files are not followed. State that lives for one call
     of a function that also removes the hooks in `finally` (or scopes them with
     `with`) is not flagged: a local `stack = []` of that function, or of a same-file
@@ -243,6 +247,39 @@ class PostHookWithoutAlwaysCall(Rule):
         )
 
     VALID = [
+        # Each hook is bound to its layer's name by a lambda default: the pre-hook's
+        # helper overwrites that one entry, so a skipped release leaves nothing the next
+        # call does not overwrite.
+        Valid(
+            """
+import time
+
+
+class LayerClock:
+    def __init__(self, model):
+        self.model = model
+        self.began = {}
+        self.spent = {}
+        self.handles = []
+
+    def _begin(self, key):
+        self.began[key] = time.perf_counter()
+
+    def _end(self, key):
+        if key in self.began:
+            self.spent[key] = self.spent.get(key, 0.0) + time.perf_counter() - self.began.pop(key)
+
+    def start(self):
+        for name, layer in self.model.named_modules():
+            self.handles.append(layer.register_forward_pre_hook(lambda m, a, k=name: self._begin(k)))
+            self.handles.append(layer.register_forward_hook(lambda m, a, o, k=name: self._end(k)))
+
+    def stop(self):
+        for handle in self.handles:
+            handle.remove()
+        self.handles.clear()
+"""
+        ),
         # The stack lives on an object built for this call; the hooks come off in a
         # `finally` with no handler, so a raising forward ends the call too, and the
         # result is read only after a forward that returned.
@@ -790,6 +827,109 @@ def deepest_paths(model, x):
         ),
     ]
     INVALID = [
+        # The layer's index reaches the loading helper from the factory's closure: the
+        # entry it fills holds the layer's copies on the device, and only the post-hook
+        # lets them go.
+        Invalid(
+            """
+class Streamer:
+    def __init__(self, layers, host_copies):
+        self.host = host_copies
+        self.live = {}
+        for i, layer in enumerate(layers):
+            layer.register_forward_pre_hook(self._make_pre(i))
+            layer.register_forward_hook(self._make_post(i))
+
+    def _load(self, i):
+        self.live[i] = [t.to("cuda", non_blocking=True) for t in self.host[i]]
+
+    def _make_pre(self, i):
+        def pre(module, args):
+            self._load(i)
+        return pre
+
+    def _make_post(self, i):
+        def post(module, args, output):
+            self.live.pop(i, None)
+        return post
+""",
+            line=7,
+            expected="""
+class Streamer:
+    def __init__(self, layers, host_copies):
+        self.host = host_copies
+        self.live = {}
+        for i, layer in enumerate(layers):
+            layer.register_forward_pre_hook(self._make_pre(i))
+            layer.register_forward_hook(self._make_post(i), always_call=True)
+
+    def _load(self, i):
+        self.live[i] = [t.to("cuda", non_blocking=True) for t in self.host[i]]
+
+    def _make_pre(self, i):
+        def pre(module, args):
+            self._load(i)
+        return pre
+
+    def _make_post(self, i):
+        def post(module, args, output):
+            self.live.pop(i, None)
+        return post
+""",
+        ),
+        # The post-hook ends the pre-hook's range, then opens and ends one of its own
+        # through the same helper: that inner push and pop balance each other, and the
+        # first pop still undoes the pre-hook's push.
+        Invalid(
+            """
+import torch.cuda.nvtx as nvtx
+
+
+class LayerRanges:
+    def __init__(self, model):
+        self.labels = {m: n for n, m in model.named_modules()}
+        for module in self.labels:
+            module.register_forward_pre_hook(self._enter)
+            module.register_forward_hook(self._leave)
+
+    def _open(self, label):
+        nvtx.range_push(label)
+
+    def _enter(self, module, args):
+        self._open(self.labels[module])
+
+    def _leave(self, module, args, output):
+        nvtx.range_pop()
+        self._open(self.labels[module] + "/output")
+        nvtx.range_pop()
+""",
+            line=9,
+            expected="""
+import torch.cuda.nvtx as nvtx
+
+
+class LayerRanges:
+    def __init__(self, model):
+        self.labels = {m: n for n, m in model.named_modules()}
+        for module in self.labels:
+            module.register_forward_pre_hook(self._enter)
+            module.register_forward_hook(self._leave, always_call=True)
+
+    def _open(self, label):
+        nvtx.range_push(label)
+
+    def _enter(self, module, args):
+        self._open(self.labels[module])
+        module._enter_acquired = True
+
+    def _leave(self, module, args, output):
+        if getattr(module, '_enter_acquired', False):
+            module._enter_acquired = False
+            nvtx.range_pop()
+        self._open(self.labels[module] + "/output")
+        nvtx.range_pop()
+""",
+        ),
         # The same, but the forward's error is swallowed and the trace handed back:
         # the caller gets a stack still holding the modules whose forward raised.
         Invalid(

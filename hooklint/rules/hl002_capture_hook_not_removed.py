@@ -53,8 +53,10 @@ class CaptureHookNotRemoved(Rule):
     `with`, an `ExitStack`, a helper whose name says it removes, `h.remove` handed to
     `atexit`/`weakref.finalize`, `getattr(h, "remove")` called). Handles kept on an
     attribute of a parameter (`session.handles`: the caller's object) count as
-    removed when another function of the file removes that attribute of its own
-    parameter of the same name (a setup/teardown pair the caller runs on one object).
+    removed when another function of the file removes that attribute of a parameter
+    of its own (a setup/teardown pair the caller runs on one object); an entry of the
+    object's `__dict__` under a literal name (`model.__dict__.setdefault("hooks",
+    [])`) is that attribute.
     A removal that runs only when the registering object is finalized (in its
     `__del__`, or a private method only `__del__` calls) does not count when the hook
     holds that object (a bound method `self._keep`, or a function that names `self`):
@@ -65,7 +67,8 @@ class CaptureHookNotRemoved(Rule):
     the store is one the registering function makes anew on every call (`outputs =
     {}`, reached as a closure or through the parameter of a hook factory the
     registration calls with it) and the function then runs what it hooked
-    (`model(batch)`, `model.generate(...)`): each call leaves one more hook on the
+    (`model(batch)`, `model.generate(...)`), or, when it was handed the hooked
+    module, another module handed in with it (`layer` and `model`, then `model(x)`): each call leaves one more hook on the
     caller's module, holding that call's store. A function that runs nothing after
     hooking hands the store out on purpose (an installer): not flagged.
 
@@ -329,6 +332,43 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # The handles go on the model the function is handed (here through its
+        # `__dict__`), and a sibling function handed the same model removes them.
+        Valid(
+            """
+from torch import nn
+
+
+def _keep_grad(layer, grad_input, grad_output):
+    layer.__dict__.setdefault("grads", []).append(grad_output[0].detach())
+
+
+def watch(model):
+    handles = [m.register_full_backward_hook(_keep_grad) for m in model.modules() if isinstance(m, nn.Linear)]
+    model.__dict__.setdefault("watch_handles", []).extend(handles)
+
+
+def unwatch(model):
+    for handle in model.watch_handles:
+        handle.remove()
+    del model.watch_handles
+"""
+        ),
+        Valid(
+            """
+def _keep(module, args, output):
+    module.outputs.append(output.detach())
+
+
+def watch(model):
+    model.watch_handles = [m.register_forward_hook(_keep) for m in model.children()]
+
+
+def unwatch(model):
+    for handle in model.watch_handles:
+        handle.remove()
+"""
+        ),
         # A compiler hook receives code objects, not activations: a process-wide hook
         # never removed is HL009's finding, not a capture.
         Valid(
@@ -1299,6 +1339,52 @@ class Collect:
         ),
     ]
     INVALID = [
+        # The layer is handed in beside the model it belongs to, and the function runs
+        # the model: each call leaves one more hook on the layer, holding that call's dict.
+        Invalid(
+            """
+def layer_output(net, layer, x):
+    kept = {}
+
+    def keep(module, args, output):
+        kept["out"] = output.detach()
+
+    layer.register_forward_hook(keep)
+    net(x)
+    return kept["out"]
+""",
+            line=7,
+            expected="""
+def layer_output(net, layer, x):
+    kept = {}
+
+    def keep(module, args, output):
+        kept["out"] = output.detach()
+
+    with layer.register_forward_hook(keep):
+        net(x)
+    return kept["out"]
+""",
+        ),
+        # Each layer's handles go into a list kept under its name
+        # (`setdefault(name, []).append(...)`): nothing ever removes them.
+        Invalid(
+            """
+class ActivationLog:
+    def __init__(self):
+        self.by_layer = {}
+        self.outputs = []
+
+    def watch(self, name, module):
+        self.by_layer.setdefault(name, []).append(module.register_forward_hook(self._log))
+
+    def _log(self, module, args, output):
+        self.outputs.append(output.detach())
+""",
+            line=7,
+            expected=None,
+            message="its handle (`self.by_layer`) is never removed",
+        ),
         # Here the shared model may replace the loaded one (under an `if`): the hooks may
         # stay on the registry's model after the call.
         Invalid(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from hooklint.analysis.bulk_removal import bulk_clears, hook_dict_of, may_clear
 from hooklint.analysis.facts import ModuleFacts
-from hooklint.analysis.guards import touches_only_its_module
+from hooklint.analysis.guards import in_script_that_stops_on_error, only_when_unset, touches_only_its_module
 from hooklint.analysis.handles import Acquisition, HandleModel, handle_model, hook_key, may_remove
 from hooklint.analysis.lifetime import (
     cannot_raise,
@@ -17,10 +17,12 @@ from hooklint.analysis.lifetime import (
     is_contextmanager,
     looks_up_before_registering,
     only_registers,
+    plain_value,
     registering_block,
     registration_statement_alone,
     statement_path,
     statement_site,
+    tests_on_the_way,
     word_count,
 )
 from hooklint.analysis.reachability import (
@@ -44,8 +46,10 @@ from hooklint.analysis.statements import (
     raises_first,
     tests_empty,
 )
+from hooklint.analysis.walk import contains
 from hooklint.fixes.lifetime import try_finally, try_from_earlier, with_replacing
 from hooklint.rules.base import (
+    MESSAGE_LIMIT,
     Finding,
     Invalid,
     Rule,
@@ -90,6 +94,24 @@ def _covered_by(site, removals, part: str) -> bool:
             parts.update(id(handler) for handler in getattr(frame.node, "handlers", ()))
     return bool(parts) and any(
         frame.kind == part and id(frame.node) in parts for r in removals for frame in r.site.frames
+    )
+
+
+def _leaves_after(facts: ModuleFacts, removal) -> bool:
+    """The removal's block leaves the function right after it (``return``, ``raise``):
+    an early way out, with the rest of the function a path of its own."""
+    import libcst as cst
+
+    path = statement_path(facts, statement_site(removal.site))
+    if not path:
+        return False
+    level = path[-1]
+    rest = level.block[level.index + 1 :]
+    return any(
+        isinstance(small, (cst.Return, cst.Raise))
+        for statement in rest
+        if isinstance(statement, cst.SimpleStatementLine)
+        for small in statement.body
     )
 
 
@@ -196,10 +218,15 @@ class HookRemovalNotExceptionSafe(Rule):
     `finally` are part of the registration, not code between). Such code counts when
     it prepares what the `try` body uses, or checks the hooks just put on and raises
     when they are not what was asked (`assert len(handles) == len(names)`); a log
-    line or a guard of something else does not. A loop that puts the hooks on before
+    line or a guard of something else does not, nor does a check that raises only
+    when no hook went on (`if handle is None: raise ...`, `if not handles:`; the fix
+    never moves one into the `try`, whose `finally` would remove a `None`). A loop that puts the hooks on before
     the `try` and looks each module up by a name the caller gave (a later pass raises
     with the earlier hooks on) is HL020's, a preview rule: whether the caller's names
     can be wrong is often decided outside the function.
+    Code in a script's main block (`if __name__ == "__main__":`, also a function
+    defined there) that catches nothing is left alone: an error there ends the
+    program, hooks and all.
     Hooks on the call's own object are left alone: a copy (`copy.deepcopy(model)`,
     also a parameter rebound to one), a new build (from literals, f-strings, imported
     names or the call's own new objects, `spec = Spec(8); net = Net(spec)`) or a model
@@ -219,13 +246,19 @@ class HookRemovalNotExceptionSafe(Rule):
     registration) runs again after it, in the same block, and nothing removes them
     before the function ends (strip the hooks, `copy.deepcopy` the model, install them
     again): on is the state the function leaves either way.
+    A removal on an early way out (an `if` that removes and returns) does not hide the
+    rest of the function: the removal after it is checked on its own path.
     It fires only when a removal exists (a hook never removed is HL002's or HL009's
     business) and something other than plain assignments (of names, literals, empty
     slots built per key, `{i: [] for i in range(n)}`, tests such as `"x" in kinds`,
     `getattr(obj, "name", default)`; putting a name into a container:
     `self.handles.append(handle)`; a forward (pre-)hook registration on a name; a `try`
     whose handler catches every `Exception` and re-raises nothing, with `else` and
-    `finally` of such statements; a `with torch.no_grad():` around them) sits between
+    `finally` of such statements; a `with torch.no_grad():` around them, or an `if`
+    on such values; attributes of `self`, and a value's `device`, `dtype` or
+    `training`; a module's mode switch, `model.eval()`; the first of a module's
+    parameters with a default, `next(model.parameters(), None)`; `torch.tensor(0.0)`,
+    `torch.device("cpu")`; another registration that keeps its handle) sits between
     the registration and the removal (a
     removal inside a `try` whose `finally` removes them too is an extra: the `finally`
     decides), and only when the registration's pass reaches the
@@ -315,7 +348,7 @@ class HookRemovalNotExceptionSafe(Rule):
     hook whose only removal is in its own body (`handle.remove()` inside the hook): it
     comes off only if it fires, so a module the forward never reaches, or every module
     when the forward raises first, keeps it (a module's own one-shot hook on `self`, such
-    as lazy initialisation, is left alone, as is a one-shot forward pre-hook that keeps
+    as lazy initialisation, is left alone, as is a one-shot forward (pre-)hook that keeps
     nothing outside the module it is handed, lazy set-up (it stores only into that
     module, `module.ready = True`, names no `self` and calls no function of the file), and so is a handle kept in a `self.*` list
     that a base class of another file creates, whose own methods may empty it, or in a
@@ -662,7 +695,7 @@ class HookRemovalNotExceptionSafe(Rule):
         does every module when the forward raises before reaching them.  A module's own
         one-shot hook (``self.register_forward_pre_hook(self._init)``, lazy
         initialisation) is left alone: it is meant to wait for that module's forward; so
-        is a pre-hook that keeps nothing outside the module it is handed
+        is a forward (pre-)hook that keeps nothing outside the module it is handed
         (:func:`~hooklint.analysis.guards.touches_only_its_module`)."""
         registration = acquisition.registration
         if registration is None and acquisition.helper is not None:
@@ -684,17 +717,21 @@ class HookRemovalNotExceptionSafe(Rule):
             return None
         if model.in_callers_container(flow.stores):
             return None  # the caller's dict: the caller may remove what never fired
-        if registration.api.kind == "forward_pre" and touches_only_its_module(model.facts, registration):
+        if registration.api.kind in ("forward_pre", "forward") and touches_only_its_module(
+            model.facts, registration
+        ):
             return None  # lazy initialisation of the module: meant to wait for its forward
         if model.inherited_stores(flow.stores):
             return None  # a base class of another file owns the store: it may remove it too
-        finding = Finding(
-            node=acquisition.node,
-            message=(
-                f"`{flow.target}` is removed only by its own hook `{registration.hook.name}`: "
-                "kept if it never fires (module not reached, forward raised)"
-            ),
+        message = (
+            f"`{flow.target}` is removed only by its own hook `{registration.hook.name}`: "
+            "kept if it never fires (module not reached, forward raised)"
         )
+        if len(message) > MESSAGE_LIMIT:  # one short line: the why goes first, then the name
+            message = message.removesuffix(" (module not reached, forward raised)")
+        if len(message) > MESSAGE_LIMIT:
+            message = f"its handle is removed only by its own hook `{registration.hook.name}`: kept if it never fires"
+        finding = Finding(node=acquisition.node, message=message)
         return finding, removals[0].call
 
     def _check(
@@ -707,6 +744,8 @@ class HookRemovalNotExceptionSafe(Rule):
         site = acquisition.site
         if model.object_made_here(flow, model.scope_id(site), acquisition.call):
             return None  # hooks on the call's own copy of a model die with it
+        if in_script_that_stops_on_error(site):
+            return None  # what raises there ends the program, hooks and all
         later = _removals_run_here(model, flow.stores, model.scope_id(site), flow.window)
         if not later and not single:
             # A nested def fills a list of the function around it, which calls (or hands
@@ -741,7 +780,24 @@ class HookRemovalNotExceptionSafe(Rule):
         # (`late_try`).
         late_try = bool(handled) or later[0].site.in_finally
         later = [r for r in later if bool(handled) or r.site.in_finally == late_try]
-        removal = later[0]
+        # A removal on an early way out (``if not batches: h.remove(); return``) is a
+        # path of its own: the removals after it are checked too, until one that the
+        # function goes on from; the first whose gap can raise decides.
+        for removal in list({id(r.call): r for r in later}.values()):
+            found = self._against(
+                facts, model, acquisition, removal, later, target, single, site, handled, late_try
+            )
+            if found is not None:
+                return found
+            if not _leaves_after(facts, removal):
+                return None
+        return None
+
+    def _against(
+        self, facts, model, acquisition, removal, later, target, single, site, handled, late_try
+    ) -> tuple[Finding, cst.CSTNode] | None:
+        """The finding for ``acquisition`` against one of its removals, or None."""
+        flow = acquisition.flow
         registration = acquisition.registration
         if registration is not None and model.hooks_die_on_failure(registration, removal.call):
             return None  # on the call's own copy or build: what raises drops it with its hooks
@@ -799,6 +855,9 @@ class HookRemovalNotExceptionSafe(Rule):
         # does not remove it, a `with` body): a removal after them is not covered either.
         after = [s for level in below for s in level.block[level.index + 1 :]]
         spans = [*after, *between, *inner]
+        # ``if handle is None: raise``: runs only when nothing was registered; another
+        # registration that keeps its handle is part of putting the hooks on.
+        spans = [s for s in spans if not only_when_unset(facts, s, target) and not only_registers(facts, s)]
         # A loop that looks up what it hooks by the names it was given raises for a
         # name that is not there, after the hooks of the names before it went on: the
         # preview rule HL020's (``loop_lookups``), not this rule's.
@@ -821,7 +880,9 @@ class HookRemovalNotExceptionSafe(Rule):
                 r.site.in_finally and model.scope_id(r.site) != scope for r in model.removals_of(flow.stores)
             ):
                 return None  # a `finally` elsewhere (the owner of a closure's list) removes them too
-        if not looked_up and all(cannot_raise(s) for s in spans):
+        # the tests of an ``if``/``elif`` chain the removal sits in run first too
+        tests = [t for level in from_m for t in tests_on_the_way(level.block[level.index], removal.call)]
+        if not looked_up and all(cannot_raise(s) for s in spans) and all(plain_value(t) for t in tests):
             return None
         in_cm = is_contextmanager(facts, site.function) and any(is_bare_yield(s) for s in between)
         if late_try and handled:
@@ -845,7 +906,10 @@ class HookRemovalNotExceptionSafe(Rule):
             message = (
                 f"`{target}` is removed after `yield` outside `finally`: skipped when the `with` body raises"
             )
-        elif (jump := jump_out_of(between)) is not None:
+        elif (
+            jump := jump_out_of([s for s in between if not any(contains(s, r.call) for r in later)])
+        ) is not None:
+            # (a jump after a removal of its own, an early ``return`` that removes first, skips nothing)
             message = (
                 f"`{target}` is removed outside `finally`/`with`: skipped by the `{jump}` before it, "
                 "or if code before it raises"
@@ -864,7 +928,7 @@ class HookRemovalNotExceptionSafe(Rule):
         elif looked_up:
             edits, fix_message = self._loop_into_try_fix(facts, at_r, at_m, between, inner)
         elif late_try:
-            edits, fix_message = self._late_try_fix(facts, at_m, between, [*after, *inner])
+            edits, fix_message = self._late_try_fix(facts, at_m, between, [*after, *inner], target)
         else:
             edits, fix_message = self._fix(facts, acquisition, target, single, at_r, at_m, between, in_cm)
         finding = Finding(
@@ -879,19 +943,27 @@ class HookRemovalNotExceptionSafe(Rule):
         return finding, at_m.statement
 
     @staticmethod
-    def _late_try_fix(facts, at_m, between, elsewhere):
+    def _late_try_fix(facts, at_m, between, elsewhere, target):
         """Start the `try` at the first statement after the registration that can raise
         (what is already in its block, between the two): only when that is all that
         runs unprotected (nothing in the registration's own blocks after it, nothing
-        before the `try` inside the statement that holds it)."""
+        before the `try` inside the statement that holds it), and no ``if handle is
+        None: raise`` moves in (its `finally` would then remove a handle that is None)."""
         import libcst as cst
 
         if not isinstance(at_m.statement, cst.Try) or not all(cannot_raise(s) for s in elsewhere):
             return [], ""
         start = next(
-            (i for i, s in enumerate(between) if not cannot_raise(s) and not only_registers(facts, s)), None
+            (
+                i
+                for i, s in enumerate(between)
+                if not cannot_raise(s)
+                and not only_registers(facts, s)
+                and not only_when_unset(facts, s, target)
+            ),
+            None,
         )
-        if start is None:
+        if start is None or any(only_when_unset(facts, s, target) for s in between[start:]):
             return [], ""
         edits = try_from_earlier(facts, between[start:], at_m.statement)
         return edits, "Start the `try` before the code that can raise" if edits else ""
@@ -955,6 +1027,177 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # Set-up deferred to a module's first forward: the one-shot forward hook keeps
+        # nothing outside the module, and waiting for that forward is its purpose.
+        Valid(
+            """
+def _run_pending(module, args, output):
+    for init in module._pending_inits:
+        module.apply(init)
+    module._pending_inits.clear()
+    module._pending_handle.remove()
+
+
+def defer_init(module, init):
+    if not hasattr(module, "_pending_inits"):
+        module._pending_inits = []
+        module._pending_handle = module.register_forward_hook(_run_pending)
+    module._pending_inits.append(init)
+    return module
+"""
+        ),
+        # Before the `try`: the first parameter or a default, its device, and a switch to
+        # eval mode; none of them fails in practice.
+        Valid(
+            """
+import torch
+
+
+def input_norms(model, loader):
+    norms = {}
+    handles = []
+    for name, layer in model.named_modules():
+        if isinstance(layer, torch.nn.Linear):
+            handles.append(layer.register_forward_pre_hook(lambda m, a, n=name: norms.setdefault(n, a[0].norm())))
+    first = next(model.parameters(), None)
+    device = first.device if first is not None else torch.device("cpu")
+    model.eval()
+    try:
+        with torch.no_grad():
+            for batch in loader:
+                model(batch.to(device))
+    finally:
+        for handle in handles:
+            handle.remove()
+    return norms
+"""
+        ),
+        # A guard on the object's own attributes around a `try` that catches everything:
+        # nothing gets past it to skip the removal.
+        Valid(
+            """
+import torch
+
+
+class Calibrator:
+    def __init__(self, model, samples=None):
+        self.model = model
+        self.samples = samples
+
+    def ranges(self):
+        seen = {}
+        hooks = []
+        for name, layer in self.model.named_modules():
+            if isinstance(layer, torch.nn.Conv2d):
+                hooks.append(layer.register_forward_hook(lambda m, a, out, n=name: seen.setdefault(n, out.amax())))
+        if self.samples is not None and self.samples:
+            try:
+                with torch.no_grad():
+                    for x in self.samples:
+                        self.model(x)
+            except Exception as error:
+                print("calibration stopped:", error)
+        for hook in hooks:
+            hook.remove()
+        return seen
+"""
+        ),
+        # Two registrations per pass into one list are one act of hooking; the forward's
+        # errors are all caught before the removal.
+        Valid(
+            """
+def compare(student, teacher, pairs, batch):
+    got, want, hooks = {}, {}, []
+    for i, (s, t) in enumerate(pairs):
+        hooks.append(s.register_forward_hook(lambda m, a, out, i=i: got.__setitem__(i, out)))
+        hooks.append(t.register_forward_hook(lambda m, a, out, i=i: want.__setitem__(i, out)))
+    try:
+        student(batch)
+        teacher(batch)
+    except Exception as error:
+        print("forward failed:", error)
+    for hook in hooks:
+        hook.remove()
+    return got, want
+"""
+        ),
+        # The model comes from a same-file builder and its blocks are hooked by a helper:
+        # if the forward raises, the model and its hooks go with the call.
+        Valid(
+            """
+import torch
+
+
+class Tiny(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(torch.nn.Linear(8, 8) for _ in range(3))
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+def make_tiny(dtype):
+    return Tiny().to(dtype)
+
+
+def hook_blocks(blocks, out):
+    return [b.register_forward_hook(lambda m, a, o, i=i: out.__setitem__(i, o)) for i, b in enumerate(blocks)]
+
+
+def block_outputs(x):
+    net = make_tiny(torch.float64)
+    out = {}
+    hooks = hook_blocks(net.blocks, out)
+    net(x)
+    for hook in hooks:
+        hook.remove()
+    return out
+"""
+        ),
+        # A script's self-test: nothing in its main block catches an error, so a
+        # forward that raises ends the program with the hook.
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+def halve(module, args, output):
+    return output * 0.5
+
+
+if __name__ == "__main__":
+    def smoke_test(layer, x):
+        handle = layer.register_forward_hook(halve)
+        print(layer(x).sum().item())
+        handle.remove()
+
+    smoke_test(nn.Linear(4, 2), torch.randn(3, 4))
+"""
+        ),
+        # The search hooks the first matching layer and stops; the check before the
+        # `try` raises only when nothing matched, so no hook is on when it does.
+        Valid(
+            """
+def first_layer_output(model, batch, kind):
+    found = {}
+    hook = None
+    for layer in model.modules():
+        if type(layer).__name__ == kind:
+            hook = layer.register_forward_hook(lambda m, a, out: found.setdefault("out", out))
+            break
+    if hook is None:
+        raise LookupError(f"no {kind} layer")
+    try:
+        model(batch)
+    finally:
+        hook.remove()
+    return found["out"]
+"""
+        ),
         # The same method (it keeps each handle on `self` and returns it), the taps
         # removed in `finally`.
         Valid(
@@ -3031,6 +3274,186 @@ def nudged_logits(model, block, directions, tokens):
         ),
     ]
     INVALID = [
+        # The same one-shot hook, but the function runs the model itself: if that forward
+        # raises, the hook stays on and fires on some later, unrelated forward.
+        Invalid(
+            """
+def first_batch_shape(model, batch, log):
+    def once(module, args, output):
+        log.append(tuple(output.shape))
+        module._first_batch_handle.remove()
+
+    model._first_batch_handle = model.register_forward_hook(once)
+    model(batch)
+    return log[-1]
+""",
+            line=6,
+            expected=None,
+            message="is removed only by its own hook `once`",
+        ),
+        # An early return removes the hook first and nothing before it can raise; the
+        # forward before the last removal can, and skips it.
+        Invalid(
+            """
+def probe_width(model, batch, index):
+    seen = {}
+    for i, layer in enumerate(model.modules()):
+        if i == index:
+            hook = layer.register_forward_hook(lambda m, a, out: seen.setdefault("out", out))
+            break
+    model.eval()
+    if batch is None:
+        hook.remove()
+        return None
+    model(batch)
+    hook.remove()
+    return seen["out"].shape[-1]
+""",
+            line=5,
+            expected=None,
+            message="`hook` is removed outside `finally`/`with`: skipped if the code before it raises",
+        ),
+        # The same guard, but the `try` catches one kind of error: any other skips the
+        # removal.
+        Invalid(
+            """
+import torch
+
+
+class Calibrator:
+    def __init__(self, model, samples=None):
+        self.model = model
+        self.samples = samples
+
+    def ranges(self):
+        seen = {}
+        hooks = []
+        for name, layer in self.model.named_modules():
+            if isinstance(layer, torch.nn.Conv2d):
+                hooks.append(layer.register_forward_hook(lambda m, a, out, n=name: seen.setdefault(n, out.amax())))
+        if self.samples is not None and self.samples:
+            try:
+                with torch.no_grad():
+                    for x in self.samples:
+                        self.model(x)
+            except ValueError as error:
+                print("calibration stopped:", error)
+        for hook in hooks:
+            hook.remove()
+        return seen
+""",
+            line=14,
+            expected="""
+import torch
+
+
+class Calibrator:
+    def __init__(self, model, samples=None):
+        self.model = model
+        self.samples = samples
+
+    def ranges(self):
+        seen = {}
+        hooks = []
+        try:
+            for name, layer in self.model.named_modules():
+                if isinstance(layer, torch.nn.Conv2d):
+                    hooks.append(layer.register_forward_hook(lambda m, a, out, n=name: seen.setdefault(n, out.amax())))
+            if self.samples is not None and self.samples:
+                try:
+                    with torch.no_grad():
+                        for x in self.samples:
+                            self.model(x)
+                except ValueError as error:
+                    print("calibration stopped:", error)
+        finally:
+            for hook in hooks:
+                hook.remove()
+        return seen
+""",
+        ),
+        # The main block catches the error and goes on to the next size: the hook of
+        # the size that failed stays on the model for the passes after it.
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+def halve(module, args, output):
+    return output * 0.5
+
+
+if __name__ == "__main__":
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+    for size in (3, 0, 5):
+        try:
+            handle = model[0].register_forward_hook(halve)
+            print(model(torch.randn(size, 4)).sum().item())
+            handle.remove()
+        except RuntimeError as error:
+            print("skipped", size, error)
+""",
+            line=13,
+            expected="""
+import torch
+from torch import nn
+
+
+def halve(module, args, output):
+    return output * 0.5
+
+
+if __name__ == "__main__":
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+    for size in (3, 0, 5):
+        try:
+            with model[0].register_forward_hook(halve):
+                print(model(torch.randn(size, 4)).sum().item())
+        except RuntimeError as error:
+            print("skipped", size, error)
+""",
+        ),
+        # The same search, but a call that can raise runs after the check and before
+        # the `try`: it starts at that call.
+        Invalid(
+            """
+def first_layer_output(model, batch, kind):
+    found = {}
+    hook = None
+    for layer in model.modules():
+        if type(layer).__name__ == kind:
+            hook = layer.register_forward_hook(lambda m, a, out: found.setdefault("out", out))
+            break
+    if hook is None:
+        raise LookupError(f"no {kind} layer")
+    batch = batch.to(next(model.parameters()).device)
+    try:
+        model(batch)
+    finally:
+        hook.remove()
+    return found["out"]
+""",
+            line=6,
+            message="`hook` is removed in `finally`, but its `try` starts after code that can raise",
+            expected="""
+def first_layer_output(model, batch, kind):
+    found = {}
+    hook = None
+    for layer in model.modules():
+        if type(layer).__name__ == kind:
+            hook = layer.register_forward_hook(lambda m, a, out: found.setdefault("out", out))
+            break
+    if hook is None:
+        raise LookupError(f"no {kind} layer")
+    try:
+        batch = batch.to(next(model.parameters()).device)
+        model(batch)
+    finally:
+        hook.remove()
+    return found["out"]
+""",
+        ),
         # The same probes collected after the forward, outside `finally`: the base
         # class's placeholders do not hide which `attach` and `collect` run.
         Invalid(

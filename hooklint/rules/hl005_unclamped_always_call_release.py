@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hooklint.analysis.effects import StateEffect, acquired, pair_matches, split_key
+from hooklint.analysis.effects import StateEffect, acquired, balanced_inside, pair_matches, split_key
 from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.guards import locals_read_from, mentions, popped_into
 from hooklint.analysis.hook_roles import (
@@ -129,8 +129,10 @@ class UnclampedAlwaysCallRelease(Rule):
                 continue
             flags = {_checked_name(a.key) for a, _ in acquires}
             reported: set[int] = set()
-            for release in effects_of(facts, post_hook):
-                if not assumes_acquired(release) or id(release.anchor) in reported:
+            post_effects = effects_of(facts, post_hook)
+            own = balanced_inside(post_effects)  # it pops what it pushed itself: always there
+            for release in post_effects:
+                if not assumes_acquired(release) or id(release.anchor) in reported or id(release) in own:
                     continue
                 match = next(((a, h) for a, h in acquires if pair_matches(a, release)), None)
                 if match is None or _guarded(facts, release, post, flags, post_hook):
@@ -173,6 +175,35 @@ class UnclampedAlwaysCallRelease(Rule):
         return Finding(node=effect.anchor, message=message, fix_edits=edits, fix_message=title)
 
     VALID = [
+        # The release of the pre-hook's range is guarded; the range the post-hook opens
+        # and ends for itself is always there to end.
+        Valid(
+            """
+import torch.cuda.nvtx as nvtx
+
+
+class LayerRanges:
+    def __init__(self, model):
+        self.labels = {m: n for n, m in model.named_modules()}
+        for module in self.labels:
+            module.register_forward_pre_hook(self._enter)
+            module.register_forward_hook(self._leave, always_call=True)
+
+    def _open(self, label):
+        nvtx.range_push(label)
+
+    def _enter(self, module, args):
+        self._open(self.labels[module])
+        module._enter_acquired = True
+
+    def _leave(self, module, args, output):
+        if getattr(module, '_enter_acquired', False):
+            module._enter_acquired = False
+            nvtx.range_pop()
+        self._open(self.labels[module] + "/output")
+        nvtx.range_pop()
+"""
+        ),
         # The release method itself returns unless the acquire method marked the object:
         # it undoes only what an acquire did.
         Valid(

@@ -135,9 +135,7 @@ class GlobalHookNotRemoved(Rule):
             node=registration.call,
             message=message,
             fix_edits=edits,
-            fix_message=f"Remove the hook at the end of the block (`with {api}(...):`)"
-            if edits
-            else "",
+            fix_message=f"Remove the hook at the end of the block (`with {api}(...):`)" if edits else "",
         )
 
     def _fix(self, facts: ModuleFacts, registration: Registration) -> list:

@@ -17,7 +17,9 @@ class ConstructorHookNeverRemoved(Rule):
     Finds module hooks that a class's `__init__` registers on a module it was handed
     (a parameter, or something reached from one: `model.named_modules()`,
     `model.layer4`, `rgetattr(model, path)` and such lookup helpers, a list the
-    constructor starts empty and fills only with such things, either branch
+    constructor starts empty and fills only with such things, a comprehension that
+    collects them (`[m for m in model.modules() if ...]`, a dict of
+    `model.named_modules()`), either branch
     of a conditional, `self.model` set from a parameter (also by the `__init__` of a
     base of another file that `super().__init__(model)` runs), a local that walks down
     from one into its own parts, `layer = layer._modules[step]`, also as one element of what
@@ -176,6 +178,24 @@ class ConstructorHookNeverRemoved(Rule):
         )
 
     VALID = [
+        # A comprehension over the object's own layers, built here: the hooks go
+        # with the object.
+        Valid(
+            """
+import torch.nn as nn
+
+
+class WidthProbe:
+    def __init__(self, width):
+        self.shapes = {}
+        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(3))
+        for layer in [x for x in self.layers if x.out_features > 1]:
+            layer.register_forward_hook(self._shape)
+
+    def _shape(self, module, args, output):
+        self.shapes[id(module)] = tuple(output.shape)
+"""
+        ),
         # An optimizer that steps each parameter from its gradient hook keeps the handles
         # and takes them off in `close()`: HL016's business, not this rule's.
         Valid(
@@ -480,6 +500,24 @@ class LinearTaps:
         ),
     ]
     INVALID = [
+        # The layers to watch are picked from the given model by a comprehension and
+        # kept on `self`: a loop over them hooks parts of the caller's model, and the
+        # handles are dropped.
+        Invalid(
+            """
+class GateCounter:
+    def __init__(self, model):
+        self.fired = {}
+        self.gates = {name: part for name, part in model.named_modules() if name.endswith("gate")}
+        for name in self.gates:
+            self.gates[name].register_forward_hook(self._count)
+
+    def _count(self, module, args, output):
+        self.fired[id(module)] = self.fired.get(id(module), 0) + 1
+""",
+            line=6,
+            message="hooks a module its `__init__` was given and drops the handle",
+        ),
         # The same optimizer without a way out: building a second one (a new learning
         # rate, a new phase) leaves the first one's hooks on every parameter, still
         # stepping the weights with the old settings, and keeps the old object alive.
