@@ -920,8 +920,8 @@ class _Walker:
         parameter with a default, or what such a name was handed as).  A name merely
         bound outside the hook (a factory's closure variable) stays fixed only where
         the hook itself uses it as a key: a helper it is handed to is not followed."""
-        if any(a.star for a in call.args):
-            return ()
+        if FIXED not in self.scope.constants.values() or any(a.star for a in call.args):
+            return ()  # (most hooks have no such parameter: nothing to hand on)
         params = [p.name.value for p in info.node.params.posonly_params] + [
             p.name.value for p in info.node.params.params
         ]
