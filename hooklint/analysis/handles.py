@@ -199,6 +199,7 @@ class HandleModel:
         self._owners: dict[tuple[str, int], str] = {}
         self._parent: dict[str, str] = {}
         self._instances: dict[str, str] | None = None  # see _module_instances
+        self._builder_names: frozenset | None = None  # see _builders
         self._summaries: dict[int, _HandleSummary] = {}
         self._calls: dict[int, list[CallSite]] = {}
         for call in facts.calls:
@@ -1033,6 +1034,27 @@ class HandleModel:
                 values.append(value)
         return self._constructed_class(values)
 
+    def _builders(self) -> frozenset:
+        """The file's module-level functions whose every ``return`` hands back an object
+        they build or load there (``t = Net.from_pretrained(path); return
+        t.to(device).eval()``), whatever their arguments: what a call of one returns is
+        the caller's own new object (computed once)."""
+        found = self._builder_names
+        if found is None:
+            self._builder_names = frozenset()  # a builder calling a builder: not yet one
+            names = set()
+            for info in self.facts.functions:
+                if info.parent is not None or info.class_name is not None:
+                    continue
+                returns = [n for n in self.facts.body_nodes(info.node) if isinstance(n, cst.Return)]
+                if not returns or any(r.value is None for r in returns):
+                    continue
+                bound = _bound_here(info, self._summary(id(info.node)))
+                if all(_builds(r.value, info, bound) for r in returns):  # type: ignore[arg-type]
+                    names.add(info.name)
+            found = self._builder_names = frozenset(names)
+        return found
+
     def _returns_self(self, info: FunctionInfo) -> bool:
         """Every ``return`` of the method hands back its own object (``return self``: a
         chained call's value is the object it was called on)."""
@@ -1691,7 +1713,7 @@ class HandleModel:
             if not values:
                 return False
             bound = _bound_here(info, scope)
-            if not all(_fresh_object(v, info, bound) for _, v in values):
+            if not all(_fresh_object(v, info, bound, builders=self._builders()) for _, v in values):
                 # locals that themselves hold a new object (``cfg = Config(dim=4)``)
                 # hand nothing existing to what is built from them (read only when
                 # needed: freeing names never makes a fresh value stale)
@@ -1701,9 +1723,9 @@ class HandleModel:
                     for key, bindings in scope.values.items()
                     if key.startswith(prefix)
                     and key != raw
-                    and all(_fresh_object(v, info, bound) for _, v in bindings)
+                    and all(_fresh_object(v, info, bound, builders=self._builders()) for _, v in bindings)
                 }
-                if not all(_fresh_object(v, info, bound) for _, v in values):
+                if not all(_fresh_object(v, info, bound, builders=self._builders()) for _, v in values):
                     return False
         # A tensor handed to a call (``model(inputs)``) is read there, as any input is.
         events = [e for e in scope.events.get(raw, ()) if not (tensor and e[0] == "passed") and e[2] > start]
@@ -1749,7 +1771,7 @@ class HandleModel:
             if not values:
                 return False
             for _, value in values:
-                if _copies(value) or _fresh_object(value, info, bound):
+                if _copies(value) or _fresh_object(value, info, bound, builders=self._builders()):
                     continue
                 given = self._handed_back(value, scope_id)
                 if given is None or given in seen:
@@ -1818,7 +1840,7 @@ class HandleModel:
             if isinstance(value, cst.Name) and value.value in bound:
                 if not _plain_container(value.value, info, bound):
                     names.append(value.value)
-            elif not _fresh_part(arg.value, info, bound, 0):
+            elif not _fresh_part(arg.value, info, bound, 0, self._builders()):
                 return False
         return bool(names) and all(
             self._own_until(
@@ -1908,7 +1930,9 @@ class HandleModel:
             # call's whole result is new when the call builds anew
             bindings = self._unpacked_values(info, name)
         bound = _bound_here(info, scope)
-        if not bindings or not all(_copies(_made(v)) or _fresh_object(v, info, bound) for _, v in bindings):
+        if not bindings or not all(
+            _copies(_made(v)) or _fresh_object(v, info, bound, builders=self._builders()) for _, v in bindings
+        ):
             return False
         start = bindings[0][0]
         events = sorted(
@@ -1947,7 +1971,7 @@ class HandleModel:
         if not any(_is_name(arg.value, name) for arg in value.args):
             return False  # the event is another call's
         bound = _bound_here(info, scope) - {name}
-        if not _fresh_object(value, info, bound):
+        if not _fresh_object(value, info, bound, builders=self._builders()):
             return False
         if any(made < p < until for _, _, p in scope.events.get(keeper, ())):
             return False
@@ -3098,15 +3122,25 @@ def _imported_in(info: FunctionInfo) -> set[str]:
 _BUILD_DEPTH = 8
 
 
-def _fresh_object(value: cst.BaseExpression, info: FunctionInfo, bound: set[str], depth: int = 0) -> bool:
+def _fresh_object(
+    value: cst.BaseExpression,
+    info: FunctionInfo,
+    bound: set[str],
+    depth: int = 0,
+    builders: frozenset = frozenset(),
+) -> bool:
     """A call that builds a new object from imported names, literals and other such
     calls (``models.vgg16(weights=None).eval()``, ``nn.Sequential(nn.Linear(4, 4))``),
-    or that loads one (:data:`LOADERS`: ``AutoModel.from_pretrained(model_id)``), not
-    one that looks one up or wraps one it was given (``getattr(model, name)``,
+    or that loads one (:data:`LOADERS`: ``AutoModel.from_pretrained(model_id)``), or a
+    call of one of ``builders`` (same-file functions that return only objects they
+    build: :meth:`HandleModel._builders`), whatever it is handed; not one that looks
+    one up or wraps one it was given (``getattr(model, name)``,
     ``nn.Sequential(layer)``)."""
     node = _made(value)  # ``build(...).to(device)``: the object is ``build(...)``'s
     if not isinstance(node, cst.Call) or depth > _BUILD_DEPTH:
         return False
+    if isinstance(node.func, cst.Name) and node.func.value in builders and node.func.value not in bound:
+        return True
     if isinstance(node.func, cst.Attribute) and node.func.attr.value in LOADERS:
         # ``AutoModel.from_pretrained(name)``: loaded anew, whatever names it, also
         # through a class a local holds (``model_cls = getattr(transformers, arch)``)
@@ -3116,7 +3150,23 @@ def _fresh_object(value: cst.BaseExpression, info: FunctionInfo, bound: set[str]
         root = root.value
     if not isinstance(root, cst.Name) or root.value in bound or root.value in ("self", "cls", "getattr"):
         return False
-    return all(_fresh_part(arg.value, info, bound, depth) for arg in node.args)
+    return all(_fresh_part(arg.value, info, bound, depth, builders) for arg in node.args)
+
+
+def _builds(value: cst.BaseExpression, info: FunctionInfo, bound: set[str]) -> bool:
+    """A builder's returned value is one it made: a fresh object
+    (:func:`_fresh_object`), or a module method chain on a local that only ever holds
+    one (``t.to(device).eval()`` after ``t = Net.from_pretrained(path)``).  Not a
+    container it fills (``found = []``, then ``found.append(layer)``): what it holds
+    may be the caller's."""
+    if _fresh_object(value, info, bound):
+        return True
+    node = _made(value)
+    root = node.func.value if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) else node
+    if not isinstance(root, cst.Name) or root.value in info.params or root.value in ("self", "cls"):
+        return False
+    values = assigned_values(info.node, root.value)
+    return bool(values) and all(isinstance(v, cst.Call) and _fresh_object(v, info, bound) for v in values)
 
 
 def _plain_container(name: str, info: FunctionInfo, bound: set[str]) -> bool:
@@ -3128,7 +3178,13 @@ def _plain_container(name: str, info: FunctionInfo, bound: set[str]) -> bool:
     )
 
 
-def _fresh_part(item: cst.BaseExpression, info: FunctionInfo, bound: set[str], depth: int) -> bool:
+def _fresh_part(
+    item: cst.BaseExpression,
+    info: FunctionInfo,
+    bound: set[str],
+    depth: int,
+    builders: frozenset = frozenset(),
+) -> bool:
     """An argument that hands no existing object to what is built: a literal (an
     f-string too), a name the function does not bind, a constant of torch's
     (``torch.float32``), a fresh object, or a literal container of those (``[1, 1]``,
@@ -3138,7 +3194,7 @@ def _fresh_part(item: cst.BaseExpression, info: FunctionInfo, bound: set[str], d
     ):
         return True  # a new string, whatever it formats (``f"ViT-{size}"``)
     if isinstance(item, cst.UnaryOperation):
-        return _fresh_part(item.expression, info, bound, depth)
+        return _fresh_part(item.expression, info, bound, depth, builders)
     if (
         isinstance(item, cst.Attribute)
         and dotted_name(item) is not None
@@ -3153,19 +3209,19 @@ def _fresh_part(item: cst.BaseExpression, info: FunctionInfo, bound: set[str], d
         # a local of its own that holds a new object or a literal (``cfg = Config(4)``,
         # ``width, depth = 4, 2``; ``Net(cfg)``)
         values = assigned_values(info.node, item.value)
-        return bool(values) and all(_fresh_part(v, info, bound, depth + 1) for v in values)
+        return bool(values) and all(_fresh_part(v, info, bound, depth + 1, builders) for v in values)
     if isinstance(item, cst.Call):
-        return _fresh_object(item, info, bound, depth + 1)
+        return _fresh_object(item, info, bound, depth + 1, builders)
     if isinstance(item, (cst.List, cst.Tuple, cst.Set)):
         return all(
-            not isinstance(e, cst.StarredElement) and _fresh_part(e.value, info, bound, depth)
+            not isinstance(e, cst.StarredElement) and _fresh_part(e.value, info, bound, depth, builders)
             for e in item.elements
         )
     if isinstance(item, cst.Dict):
         return all(
             isinstance(e, cst.DictElement)
-            and _fresh_part(e.key, info, bound, depth)
-            and _fresh_part(e.value, info, bound, depth)
+            and _fresh_part(e.key, info, bound, depth, builders)
+            and _fresh_part(e.value, info, bound, depth, builders)
             for e in item.elements
         )
     return False

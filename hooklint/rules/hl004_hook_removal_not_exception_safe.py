@@ -229,7 +229,9 @@ class HookRemovalNotExceptionSafe(Rule):
     program, hooks and all.
     Hooks on the call's own object are left alone: a copy (`copy.deepcopy(model)`,
     also a parameter rebound to one), a new build (from literals, f-strings, imported
-    names or the call's own new objects, `spec = Spec(8); net = Net(spec)`) or a model
+    names or the call's own new objects, `spec = Spec(8); net = Net(spec)`, or by a
+    same-file function that only ever returns what it builds or loads, whatever it is
+    handed: `ref = load_reference(path, device)`) or a model
     loaded by name (`AutoModel.from_pretrained(name)`, also through a class a local
     holds, `cls = getattr(transformers, arch); net = cls.from_pretrained(name)`; `net =
     net.to(device)` after it keeps the same object), hooked itself,
@@ -1027,6 +1029,33 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # The model comes from a same-file loader that only ever returns what it loads:
+        # the blocks are the call's own, and go with it if the forward raises.
+        Valid(
+            """
+import torch
+from transformers import AutoModel
+
+
+def load_reference(path, device):
+    net = AutoModel.from_pretrained(path)
+    return net.to(device).eval()
+
+
+def reference_activations(path, device, batch):
+    ref = load_reference(path, device)
+    acts = {}
+    hooks = [
+        block.register_forward_hook(lambda m, a, out, i=i: acts.__setitem__(i, out))
+        for i, block in enumerate(ref.encoder.layer)
+    ]
+    with torch.no_grad():
+        ref(**batch)
+    for hook in hooks:
+        hook.remove()
+    return acts
+"""
+        ),
         # Set-up deferred to a module's first forward: the one-shot forward hook keeps
         # nothing outside the module, and waiting for that forward is its purpose.
         Valid(
@@ -3274,6 +3303,55 @@ def nudged_logits(model, block, directions, tokens):
         ),
     ]
     INVALID = [
+        # A same-file helper that returns a list it fills with the caller's blocks is no
+        # loader: the hooks are on the caller's model.
+        Invalid(
+            """
+import torch
+
+
+def pick_blocks(model):
+    found = []
+    for block in model.children():
+        found.append(block)
+    return found
+
+
+def block_activations(model, batch):
+    blocks = pick_blocks(model)
+    acts = {}
+    hooks = [b.register_forward_hook(lambda m, a, out, i=i: acts.__setitem__(i, out)) for i, b in enumerate(blocks)]
+    with torch.no_grad():
+        model(batch)
+    for hook in hooks:
+        hook.remove()
+    return acts
+""",
+            line=14,
+            expected="""
+import torch
+
+
+def pick_blocks(model):
+    found = []
+    for block in model.children():
+        found.append(block)
+    return found
+
+
+def block_activations(model, batch):
+    blocks = pick_blocks(model)
+    acts = {}
+    hooks = [b.register_forward_hook(lambda m, a, out, i=i: acts.__setitem__(i, out)) for i, b in enumerate(blocks)]
+    try:
+        with torch.no_grad():
+            model(batch)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return acts
+""",
+        ),
         # The same one-shot hook, but the function runs the model itself: if that forward
         # raises, the hook stays on and fires on some later, unrelated forward.
         Invalid(
