@@ -704,8 +704,11 @@ class HandleModel:
             target = call.use.target_nodes[0]
             if isinstance(target, cst.Name):
                 keeper = self.raw_key(target, scope.id)
-        for arg in node.args:
+        callee = self.callee(call) if isinstance(func, cst.Name) else None
+        for index, arg in enumerate(node.args):
             if isinstance(arg.value, cst.Name):
+                if callee is not None and _only_runs(callee, node, index):
+                    continue  # ``forward(net, x)`` that only calls ``net(x)``: run, not handed out
                 self._event(scope, arg.value, "passed", keeper)
 
     def unreachable(self, site: Site) -> bool:
@@ -3151,6 +3154,31 @@ def _fresh_object(
     if not isinstance(root, cst.Name) or root.value in bound or root.value in ("self", "cls", "getattr"):
         return False
     return all(_fresh_part(arg.value, info, bound, depth, builders) for arg in node.args)
+
+
+def _only_runs(callee: FunctionInfo, call: cst.Call, index: int) -> bool:
+    """The same-file plain function ``callee`` only ever calls the parameter that the
+    positional argument at ``index`` of ``call`` binds (``def run(net, x): return
+    net(x)``): the object is run there, not kept or handed on."""
+    arg = call.args[index]
+    if (
+        arg.keyword is not None
+        or any(a.star for a in call.args[: index + 1])
+        or callee.class_name is not None
+    ):
+        return False
+    params = callee.node.params
+    positional = [*params.posonly_params, *params.params]
+    if index >= len(positional):
+        return False
+    name = positional[index].name.value
+    mentions = [n for n in descendants(callee.node.body) if isinstance(n, cst.Name) and n.value == name]
+    called = {
+        id(n.func)
+        for n in descendants(callee.node.body)
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name)
+    }
+    return bool(mentions) and all(id(n) in called for n in mentions)
 
 
 def _builds(value: cst.BaseExpression, info: FunctionInfo, bound: set[str]) -> bool:

@@ -231,7 +231,8 @@ class HookRemovalNotExceptionSafe(Rule):
     also a parameter rebound to one), a new build (from literals, f-strings, imported
     names or the call's own new objects, `spec = Spec(8); net = Net(spec)`, or by a
     same-file function that only ever returns what it builds or loads, whatever it is
-    handed: `ref = load_reference(path, device)`) or a model
+    handed: `ref = load_reference(path, device)`; handing it to a same-file function
+    that only calls it, `run(ref, batch)`, keeps it the call's own) or a model
     loaded by name (`AutoModel.from_pretrained(name)`, also through a class a local
     holds, `cls = getattr(transformers, arch); net = cls.from_pretrained(name)`; `net =
     net.to(device)` after it keeps the same object), hooked itself,
@@ -1029,6 +1030,33 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # The loaded teacher is handed to a helper that only runs it: it stays the
+        # call's own, and its hooks go with it if the forward raises.
+        Valid(
+            """
+import torch
+from transformers import AutoModel
+
+
+def load_teacher(path):
+    return AutoModel.from_pretrained(path).eval()
+
+
+def run_once(net, batch):
+    with torch.no_grad():
+        return net(**batch)
+
+
+def teacher_attention(path, batch):
+    teacher = load_teacher(path)
+    maps = []
+    hooks = [layer.attention.register_forward_hook(lambda m, a, out: maps.append(out)) for layer in teacher.encoder.layer]
+    run_once(teacher, batch)
+    for hook in hooks:
+        hook.remove()
+    return maps
+"""
+        ),
         # The model comes from a same-file loader that only ever returns what it loads:
         # the blocks are the call's own, and go with it if the forward raises.
         Valid(
@@ -3303,6 +3331,64 @@ def nudged_logits(model, block, directions, tokens):
         ),
     ]
     INVALID = [
+        # The helper also keeps the model it runs: the hooks may outlive the call.
+        Invalid(
+            """
+import torch
+from transformers import AutoModel
+
+CACHE = []
+
+
+def load_teacher(path):
+    return AutoModel.from_pretrained(path).eval()
+
+
+def run_and_keep(net, batch):
+    CACHE.append(net)
+    with torch.no_grad():
+        return net(**batch)
+
+
+def teacher_attention(path, batch):
+    teacher = load_teacher(path)
+    maps = []
+    hooks = [layer.attention.register_forward_hook(lambda m, a, out: maps.append(out)) for layer in teacher.encoder.layer]
+    run_and_keep(teacher, batch)
+    for hook in hooks:
+        hook.remove()
+    return maps
+""",
+            line=20,
+            expected="""
+import torch
+from transformers import AutoModel
+
+CACHE = []
+
+
+def load_teacher(path):
+    return AutoModel.from_pretrained(path).eval()
+
+
+def run_and_keep(net, batch):
+    CACHE.append(net)
+    with torch.no_grad():
+        return net(**batch)
+
+
+def teacher_attention(path, batch):
+    teacher = load_teacher(path)
+    maps = []
+    hooks = [layer.attention.register_forward_hook(lambda m, a, out: maps.append(out)) for layer in teacher.encoder.layer]
+    try:
+        run_and_keep(teacher, batch)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return maps
+""",
+        ),
         # A same-file helper that returns a list it fills with the caller's blocks is no
         # loader: the hooks are on the caller's model.
         Invalid(
