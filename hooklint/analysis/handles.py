@@ -200,6 +200,7 @@ class HandleModel:
         self._parent: dict[str, str] = {}
         self._instances: dict[str, str] | None = None  # see _module_instances
         self._builder_names: frozenset | None = None  # see _builders
+        self._runs_only: dict[tuple[int, int], bool] = {}  # see _only_runs
         self._summaries: dict[int, _HandleSummary] = {}
         self._calls: dict[int, list[CallSite]] = {}
         for call in facts.calls:
@@ -707,9 +708,19 @@ class HandleModel:
         callee = self.callee(call) if isinstance(func, cst.Name) else None
         for index, arg in enumerate(node.args):
             if isinstance(arg.value, cst.Name):
-                if callee is not None and _only_runs(callee, node, index):
+                if callee is not None and self._only_runs(callee, node, index):
                     continue  # ``forward(net, x)`` that only calls ``net(x)``: run, not handed out
                 self._event(scope, arg.value, "passed", keeper)
+
+    def _only_runs(self, callee: FunctionInfo, call: cst.Call, index: int) -> bool:
+        """:func:`_only_runs`, its reading of the callee's body kept per parameter."""
+        arg = call.args[index]
+        if arg.keyword is not None or any(a.star for a in call.args[: index + 1]):
+            return False
+        key = (id(callee.node), index)
+        if key not in self._runs_only:
+            self._runs_only[key] = _only_runs(callee, call, index)
+        return self._runs_only[key]
 
     def unreachable(self, site: Site) -> bool:
         """Whether the statement at ``site`` can never run (it follows a ``return`` or
