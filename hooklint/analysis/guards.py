@@ -293,9 +293,13 @@ def if_tests_around(site: Site) -> list[cst.BaseExpression]:
 
 def under_main_guard(site: Site) -> bool:
     """The site runs under ``if __name__ ...`` (a script's main block: it runs once)."""
-    return any(
+    return any(_tests_module_name(test) for test in if_tests_around(site))
+
+
+def _tests_module_name(test: cst.BaseExpression) -> bool:
+    """``__name__ == "__main__"`` (any comparison of ``__name__``)."""
+    return (
         isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == "__name__"
-        for test in if_tests_around(site)
     )
 
 
@@ -304,12 +308,7 @@ def in_script_that_stops_on_error(site: Site) -> bool:
     ``def`` inside it) that catches nothing (no ``try`` with a handler there): whatever
     raises ends the program, and nothing it registered outlives it."""
     for frame in site.frames:
-        test = getattr(frame.node, "test", None) if frame.kind == "if" else None
-        if (
-            isinstance(test, cst.Comparison)
-            and isinstance(test.left, cst.Name)
-            and test.left.value == "__name__"
-        ):
+        if frame.kind == "if" and _tests_module_name(frame.node.test):  # type: ignore[attr-defined]
             return not any(
                 isinstance(node, (cst.Try, cst.TryStar)) and node.handlers
                 for node in descendants(frame.node.body)

@@ -713,13 +713,15 @@ class HandleModel:
                 self._event(scope, arg.value, "passed", keeper)
 
     def _only_runs(self, callee: FunctionInfo, call: cst.Call, index: int) -> bool:
-        """:func:`_only_runs`, its reading of the callee's body kept per parameter."""
+        """The argument at ``index`` of ``call``, positional, binds a parameter that the
+        same-file plain function ``callee`` only ever calls (:func:`_only_calls`, read
+        once per function and parameter)."""
         arg = call.args[index]
         if arg.keyword is not None or any(a.star for a in call.args[: index + 1]):
             return False
         key = (id(callee.node), index)
         if key not in self._runs_only:
-            self._runs_only[key] = _only_runs(callee, call, index)
+            self._runs_only[key] = _only_calls(callee, index)
         return self._runs_only[key]
 
     def unreachable(self, site: Site) -> bool:
@@ -3167,20 +3169,13 @@ def _fresh_object(
     return all(_fresh_part(arg.value, info, bound, depth, builders) for arg in node.args)
 
 
-def _only_runs(callee: FunctionInfo, call: cst.Call, index: int) -> bool:
-    """The same-file plain function ``callee`` only ever calls the parameter that the
-    positional argument at ``index`` of ``call`` binds (``def run(net, x): return
-    net(x)``): the object is run there, not kept or handed on."""
-    arg = call.args[index]
-    if (
-        arg.keyword is not None
-        or any(a.star for a in call.args[: index + 1])
-        or callee.class_name is not None
-    ):
-        return False
+def _only_calls(callee: FunctionInfo, index: int) -> bool:
+    """The same-file plain function ``callee`` only ever calls its positional parameter
+    at ``index`` (``def run(net, x): return net(x)``): an object handed there is run,
+    not kept or handed on."""
     params = callee.node.params
     positional = [*params.posonly_params, *params.params]
-    if index >= len(positional):
+    if callee.class_name is not None or index >= len(positional):
         return False
     name = positional[index].name.value
     mentions = [n for n in descendants(callee.node.body) if isinstance(n, cst.Name) and n.value == name]
