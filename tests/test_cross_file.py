@@ -551,6 +551,86 @@ def test_the_text_pre_scan_gives_the_helpers_that_resolution_gives(case, tmp_pat
     )
 
 
+def _helpers_asked_one_name_at_a_time(self, class_name, called):
+    """The oracle for ``FileView._inherited_helpers``: each name looked up alone."""
+    found = set()
+    for name in called:
+        ref = self.method(class_name, name, after_own=True)
+        if ref is not None and self._is_helper(ref):
+            found.add(name)
+    return found
+
+
+def _removable_from_every_fact(self, ref):
+    """The oracle for ``FileView.removable_construction``: the facts of all three
+    methods read, without first asking whether their outline marks them hooky."""
+    from hooklint.project.resolve import Ref
+
+    methods = ref.entry.get("methods", {}) if ref.entry else {}
+
+    def facts(name):
+        entry = methods.get(name)
+        method = Ref(ref.path, "method", f"{ref.name}.{name}", entry) if entry is not None else None
+        return (self.facts_of(method) or {}) if method is not None else {}
+
+    fills = set(facts("__init__").get("fills", ()))
+    removed = set(facts("remove").get("removes", {}).get("attrs", ()))
+    if not fills or not fills <= removed or fills & set(facts("__del__").get("removes", {}).get("attrs", ())):
+        return None
+    return frozenset(fills)
+
+
+@pytest.mark.parametrize("case", [*sorted(EXPECTED), "mixed", "chain", "reexports"])
+def test_the_shortcuts_of_helper_resolution_give_what_each_lookup_gives(case, tmp_path, monkeypatch):
+    """A class's bases are walked once for every name its code calls
+    (``_inherited_helpers``), and a class whose ``__init__`` or ``remove`` holds no
+    hook code is ruled out before its module's hook facts are computed: the helper
+    names are those that asking each name alone, and reading every method's facts,
+    give, for every file of the multi-file cases."""
+    from hooklint.project import store
+    from hooklint.project.resolve import FileView
+
+    if case in ("mixed", "chain", "reexports"):
+        _tree(tmp_path, {"mixed": _MIXED, "chain": _CHAIN, "reexports": _REEXPORTS}[case])
+        root = tmp_path
+    else:
+        root = _project(tmp_path, case)
+    store._memory.clear()
+    fast = [view.helper_names() for view in _every_file_view(root)]
+    with monkeypatch.context() as patched:
+        patched.setattr(FileView, "_inherited_helpers", _helpers_asked_one_name_at_a_time)
+        patched.setattr(FileView, "removable_construction", _removable_from_every_fact)
+        store._memory.clear()
+        slow = [view.helper_names() for view in _every_file_view(root)]
+    assert fast == slow
+
+
+def test_a_class_whose_remove_holds_no_hook_code_is_ruled_out_without_its_hook_facts(tmp_path):
+    """``Capture(model)`` stands for its handles only when its ``remove`` removes what
+    its ``__init__`` keeps: a class whose ``remove`` holds no hook code (or has none)
+    is not one, decided from its module's outline; the module's hook facts (a parse)
+    are computed only for the class whose two methods both hold hook code."""
+    from hooklint.project import store
+
+    _tree(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/caps.py": "class Keeps:\n    def __init__(self, m):\n"
+        "        self.h = m.register_forward_hook(print)\n    def remove(self):\n"
+        "        self.h = None\n\n\nclass Removes:\n    def __init__(self, m):\n"
+        "        self.h = m.register_forward_hook(print)\n    def remove(self):\n"
+        "        self.h.remove()\n",
+        "app/use_keeps.py": "from lib.caps import Keeps\n\ndef run(m, x):\n    c = Keeps(m)\n    m(x)\n",
+        "app/use_removes.py": "from lib.caps import Removes\n\ndef run(m, x):\n    c = Removes(m)\n"
+        "    m(x)\n    c.remove()\n",
+    })  # fmt: skip
+    caps = str((tmp_path / "lib" / "caps.py").resolve())
+    store._memory.clear()
+    assert _view(tmp_path / "app" / "use_keeps.py").helper_names() == ()
+    assert (caps, True) not in store._memory
+    assert _view(tmp_path / "app" / "use_removes.py").helper_names() == ("Removes",)
+    assert (caps, True) in store._memory
+
+
 @pytest.mark.parametrize("case", [*sorted(EXPECTED), "mixed", "chain", "widen"])
 def test_a_file_the_text_shows_reaches_no_helper_has_none(case, tmp_path):
     """``reaches_no_helper`` (decided from the text, without parsing the file) is True

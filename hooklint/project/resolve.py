@@ -582,12 +582,7 @@ class FileView:
         that the text calls."""
         names: set[str] = set()
         for class_name, called in called_methods.items():
-            # ``self.m(...)``/``super().m(...)`` reaches the first base after the class
-            # that defines ``m``: only the bases up to those of the names called are read.
-            for name in sorted(called):
-                ref = self.method(class_name, name, after_own=True)
-                if ref is not None and self._is_helper(ref):
-                    names.add(name)
+            names.update(self._inherited_helpers(class_name, called))
         called_words = self._called_words()
         imports = outline.get("imports", {})
         candidates = [local for local in imports if not local.startswith("*")]
@@ -612,6 +607,29 @@ class FileView:
             ):
                 names.add(local)
         return tuple(sorted(names))
+
+    def _inherited_helpers(self, class_name: str, called: set[str]) -> set[str]:
+        """The names of ``called`` by which ``self.m(...)``/``super().m(...)`` in the
+        checked file's class ``class_name`` reaches another file's helper: what
+        :meth:`method` with ``after_own`` gives for each name, found in one walk of the
+        bases (the first base after the class that defines ``m``), which stops once
+        every name is found: only the bases up to those of the names called are read."""
+        found: set[str] = set()
+        remaining = set(called)
+        for index, ref in enumerate(self._classes(class_name)):
+            if not remaining:
+                break
+            if index == 0 or not ref.entry:
+                continue
+            methods = ref.entry["methods"]
+            defined = remaining.intersection(methods)
+            remaining -= defined
+            if ref.path == self.path:
+                continue  # a definition in this file is the file's own analysis
+            for name in sorted(defined):
+                if self._is_helper(Ref(ref.path, "method", f"{ref.name}.{name}", methods[name])):
+                    found.add(name)
+        return found
 
     def _star_offers(self, stars: list) -> set[str] | None:
         """The names the modules of the checked file's star imports may bind to a
@@ -697,6 +715,10 @@ class FileView:
         its ``__del__`` does not (``cap = Capture(model)`` then ``cap.remove()``: the
         object holds the hooks as a handle does); None otherwise."""
         methods = ref.entry.get("methods", {}) if ref.entry else {}
+        # Both must hold hook code (the outline's mark) before the module's hook facts
+        # are computed: without it ``fills`` or ``removed`` below is empty.
+        if not all(methods.get(name, {}).get("hooky") for name in ("__init__", "remove")):
+            return None
 
         def facts(name: str) -> dict:
             entry = methods.get(name)
