@@ -306,7 +306,7 @@ def screening_source(
             if isinstance(statement, _DROPPABLE) and not words.intersection(_bound_names(statement)):
                 if not (
                     isinstance(statement, ast.ImportFrom) and any(a.name == "*" for a in statement.names)
-                ):
+                ) and not _imports_other_framework(statement):
                     lines.drop(statement.lineno, statement.end_lineno or statement.lineno)
     return lines.result()
 
@@ -791,6 +791,19 @@ def _registers_a_parameter(unit: _Unit, code: str, lines: list[str], tokens: Nam
         ):
             return True
     return False
+
+
+def _imports_other_framework(statement: ast.stmt) -> bool:
+    """An import from another framework whose modules have torch's hook names
+    (:data:`~hooklint.analysis.vocabulary.OTHER_FRAMEWORKS`): a rule reads it to tell
+    that the file is not torch code, whatever the kept code names."""
+    if isinstance(statement, ast.Import):
+        modules = [alias.name for alias in statement.names]
+    elif isinstance(statement, ast.ImportFrom) and not statement.level:
+        modules = [statement.module or ""]
+    else:
+        return False
+    return any(m.split(".", 1)[0] in vocabulary.OTHER_FRAMEWORKS for m in modules)
 
 
 def _bound_names(statement: ast.stmt) -> set[str]:

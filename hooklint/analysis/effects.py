@@ -374,6 +374,11 @@ class _StateKeys:
         if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
             return False
         value = target.slice[0].slice.value
+        if self.module_param is not None and _names_module(value, self.module_param):
+            # ``d[id(module)]``: a hook registered on a module is always handed that
+            # module, so each registration writes its one entry, which its next call
+            # overwrites (as with a default bound when the hook was made)
+            return True
         return isinstance(value, cst.Name) and self.is_fixed(value.value)
 
     def is_fixed(self, name: str) -> bool:
@@ -1002,6 +1007,15 @@ class _Walker:
                 if key is not None:
                     aliases[arg.keyword.value] = key
         return aliases
+
+
+def _names_module(key: cst.BaseExpression, module_param: str) -> bool:
+    """``module`` or ``id(module)``, where ``module`` is the hook's module parameter."""
+    if isinstance(key, cst.Call) and isinstance(key.func, cst.Name) and key.func.value == "id":
+        if len(key.args) != 1 or key.args[0].keyword is not None or key.args[0].star:
+            return False
+        key = key.args[0].value
+    return isinstance(key, cst.Name) and key.value == module_param
 
 
 #: A parameter's value in :attr:`_StateKeys.constants` that is no ``True``/``False``/``None``

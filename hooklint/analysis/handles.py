@@ -32,7 +32,15 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from hooklint.analysis.facts import CallSite, FunctionInfo, HandleUse, ModuleFacts, Registration, Site
+from hooklint.analysis.facts import (
+    CallSite,
+    FunctionInfo,
+    HandleUse,
+    ModuleFacts,
+    Registration,
+    Site,
+    parameter_names,
+)
 from hooklint.analysis.names import argument_for, dotted_name, is_attribute, is_super_call, literal_getattr
 from hooklint.analysis.reachability import dead_statements
 from hooklint.analysis.scopes import (
@@ -412,6 +420,19 @@ class HandleModel:
             found = (assigned | names, declared)
             self._locals[id(info.node)] = found
         return found
+
+    def _rebinds(self, nested: FunctionInfo, name: str) -> bool:
+        """Whether the nested def binds ``name`` in its body (a local it assigns, which
+        may be the enclosing one's under ``nonlocal``); its own parameter of that name
+        is another variable (:func:`_mentions` reads its defaults)."""
+        assigned, declared = self._bound(nested)
+        if name in declared:
+            return True
+        own = set(parameter_names(nested.node.params))
+        for star in (nested.node.params.star_arg, nested.node.params.star_kwarg):
+            if isinstance(star, cst.Param):
+                own.add(star.name.value)
+        return name in assigned and name not in own
 
     def owner(self, name: str, scope_id: int) -> str:
         """Who binds ``name`` as seen from a scope: ``def:<id>``, ``class:<name>`` for a
@@ -1746,7 +1767,7 @@ class HandleModel:
         # A tensor handed to a call (``model(inputs)``) is read there, as any input is.
         events = [e for e in scope.events.get(raw, ()) if not (tensor and e[0] == "passed") and e[2] > start]
         return not events and not any(
-            name in self._bound(nested)[0] or _mentions(nested.node, name) for nested in info.nested.values()
+            self._rebinds(nested, name) or _mentions(nested.node, name) for nested in info.nested.values()
         )
 
     def object_made_here(self, flow: Flow, scope_id: int, call: cst.Call) -> bool:
@@ -3313,13 +3334,20 @@ def _receiver_root(registration: Registration) -> cst.Name | None:
 
 def _part_lookup(node: cst.BaseExpression) -> cst.BaseExpression | None:
     """``X`` of a part of ``X`` looked up by name: ``X.get_submodule(name)`` (a method
-    of :data:`PART_LOOKUPS`), ``functools.reduce(getattr, path.split("."), X)`` or
+    of :data:`PART_LOOKUPS`), ``getattr(X, name)`` (without a default, which may be
+    another object), ``functools.reduce(getattr, path.split("."), X)`` or
     ``reduce(getattr, [X, *path.split(".")])``; else None."""
     if not isinstance(node, cst.Call):
         return None
     if isinstance(node.func, cst.Attribute) and node.func.attr.value in PART_LOOKUPS:
         return node.func.value
     args = node.args
+    if (
+        _is_name(node.func, "getattr")
+        and len(args) == 2
+        and not any(a.star or a.keyword is not None for a in args)
+    ):
+        return args[0].value
     if (
         dotted_name(node.func) not in ("reduce", "functools.reduce")
         or not args
@@ -3666,7 +3694,30 @@ def runs_only_when_finalized(facts: ModuleFacts, info: FunctionInfo) -> bool:
 
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:
-    return any(isinstance(n, cst.Name) and n.value == name for n in descendants(node))
+    """Whether ``node`` (a nested def) refers to the enclosing scope's ``name``: a name
+    node for it, not an attribute's name (``self.model``), nor inside a def or lambda
+    with a parameter of its own called ``name`` (``def hook(model, args, out)``: only
+    its defaults and decorators are the enclosing scope's)."""
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.FunctionDef, cst.Lambda)) and name in parameter_names(current.params):
+            params = current.params
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                if param.default is not None:
+                    stack.append(param.default)
+            if isinstance(current, cst.FunctionDef):
+                stack.extend(d.decorator for d in current.decorators)
+            continue
+        if isinstance(current, cst.Attribute):
+            stack.append(current.value)
+            continue
+        if isinstance(current, cst.Name):
+            if current.value == name:
+                return True
+            continue
+        stack.extend(current.children)
+    return False
 
 
 def _says_remove(call: CallSite) -> bool:

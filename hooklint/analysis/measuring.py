@@ -18,6 +18,16 @@ container, passes it to a call other than the registration: the hook may be mean
 to stay, with the object handed to whoever reads it), that keeps the handle, or
 whose registration is install-once.  Hooks that store into a growing container are
 HL002's captures.
+
+The same holds for a hook the function makes in this call (a factory's closure,
+``partial``, a lambda, a nested def) when the function then runs the model it hooked
+(:func:`hooklint.analysis.captures.runs_what_it_hooked`: ``model(batch)`` after
+hooking each of ``model.modules()``), drops the handle, and takes no hook off the
+model by other means (no ``remove``/``clear`` call after it that names hooks or a
+parameter): the hooks served that run, and each call of the function leaves one more
+set on the caller's model.  Not when HL002 reports the registration (the hook
+captures into a store: :func:`~hooklint.analysis.captures.leaking_capture`): one bug,
+one finding.
 """
 
 from __future__ import annotations
@@ -29,7 +39,8 @@ import libcst as cst
 from hooklint.analysis.facts import FunctionInfo, ModuleFacts, Registration
 from hooklint.analysis.given import is_given
 from hooklint.analysis.handles import binds_otherwise, handle_model
-from hooklint.analysis.scopes import target_names
+from hooklint.analysis.scopes import assigned_values, target_names
+from hooklint.analysis.walk import descendants
 
 
 @dataclass(frozen=True)
@@ -40,19 +51,27 @@ class MeasuringHook:
     registration: Registration
     name: str
     function: FunctionInfo
+    #: The shape of a hook made in this call for a run of the function's own (no object read).
+    runs: bool = False
 
 
 def measuring_hook(facts: ModuleFacts, registration: Registration) -> MeasuringHook | None:
-    """The shape above for ``registration``, or None."""
+    """One of the two shapes above for ``registration``, or None."""
     if registration.api.owner != "module" or registration.handle.final.role != "discarded":
         return None
+    function = registration.site.function
+    info = facts.function_for(function) if function is not None else None
+    if info is None or info.name == "__init__":
+        return None  # a constructor's hooks are HL019's (the object is the hook's owner)
+    return _read_object(facts, registration, info) or _run_of_its_own(facts, registration, info)
+
+
+def _read_object(facts: ModuleFacts, registration: Registration, info: FunctionInfo) -> MeasuringHook | None:
+    """The first shape: a new hook object whose attributes the function reads after."""
     hook = registration.hook_arg
     function = registration.site.function
-    if not isinstance(hook, cst.Name) or function is None:
+    if not isinstance(hook, cst.Name) or hook.value in info.params:
         return None
-    info = facts.function_for(function)
-    if info is None or info.name == "__init__" or hook.value in info.params:
-        return None  # a constructor's hooks are HL019's (the object is the hook's owner)
     nodes = facts.body_nodes(function)
     binding = _made_here(facts, nodes, hook.value)
     # the same object registered again (``if new: m.register_full_backward_hook(c)
@@ -64,6 +83,139 @@ def measuring_hook(facts: ModuleFacts, registration: Registration) -> MeasuringH
     if not is_given(facts, model, registration.receiver, registration.site, registration.call):
         return None
     return MeasuringHook(registration, hook.value, info)
+
+
+def _run_of_its_own(
+    facts: ModuleFacts, registration: Registration, info: FunctionInfo
+) -> MeasuringHook | None:
+    """The second shape of the module docstring: a hook made in this call on the
+    caller's module, which the function then runs, and no removal after it."""
+    from hooklint.analysis.guards import install_once
+
+    hook = registration.hook_arg
+    if not _made_in_call(facts, info, hook):
+        return None
+    model = handle_model(facts)
+    if not is_given(facts, model, registration.receiver, registration.site, registration.call):
+        return None
+    if install_once(facts, registration, None) or not _runs_the_model(facts, registration, info):
+        return None
+    if _takes_hooks_off_after(facts, registration, info):
+        return None
+    from hooklint.analysis.captures import leaking_capture
+
+    if leaking_capture(facts, registration) is not None:
+        return None  # a capture into a store: HL002's, one finding for one bug
+    return MeasuringHook(registration, "", info, runs=True)
+
+
+#: Methods that run a module as its call does.
+_RUNS = frozenset({"forward", "generate", "__call__"})
+
+
+def _runs_the_model(facts: ModuleFacts, registration: Registration, info: FunctionInfo) -> bool:
+    """The function's own body (not a lambda or nested def in it), after the
+    registration, calls the model the hooked module belongs to (``model(batch)``,
+    ``model.generate(...)``): a parameter that the hooked module is, or is taken from
+    (``for m in model.modules()``, ``head = list(model.children())[-1]``); and it does
+    not return that model (``return model``, also in a tuple: a function that hands
+    the hooked model back installs hooks on it for its caller)."""
+    function = registration.site.function
+    receiver = registration.receiver
+    while isinstance(receiver, (cst.Attribute, cst.Subscript, cst.Call)):
+        receiver = receiver.func if isinstance(receiver, cst.Call) else receiver.value
+    if not isinstance(receiver, cst.Name):
+        return False
+    params = set(info.params) - {"self", "cls"}
+    roots = {receiver.value} & params
+    for node in descendants(function.body, into_functions=False):
+        if isinstance(node, cst.Assign) and any(
+            receiver.value in target_names(t.target) for t in node.targets
+        ):
+            source = node.value
+        elif isinstance(node, (cst.For, cst.CompFor)) and receiver.value in target_names(node.target):
+            source = node.iter
+        else:
+            continue
+        roots |= {
+            n.value for n in (source, *descendants(source)) if isinstance(n, cst.Name) and n.value in params
+        }
+    if not roots:
+        return False
+    for node in descendants(function.body, into_functions=False):
+        if isinstance(node, cst.Return) and node.value is not None:
+            value = node.value
+            handed = (
+                [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
+            )
+            if any(isinstance(item, cst.Name) and item.value in roots for item in handed):
+                return False  # ``return model`` (also in a tuple): not ``return read(model)``
+    for call in facts.calls:
+        site = call.site
+        if site.function is not function or site.order <= registration.site.order:
+            continue
+        if any(frame.kind == "lambda" for frame in site.frames):
+            continue
+        func = call.node.func
+        if isinstance(func, cst.Name) and func.value in roots:
+            return True
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in _RUNS
+            and isinstance(func.value, cst.Name)
+            and func.value.value in roots
+        ):
+            return True
+    return False
+
+
+def _made_in_call(facts: ModuleFacts, info: FunctionInfo, hook) -> bool:
+    """A hook object this call makes: a lambda, a call (a factory's closure,
+    ``partial(...)``, an instance), or a name the function binds only to one of those
+    or defines as a nested def."""
+    if isinstance(hook, (cst.Lambda, cst.Call)):
+        return True
+    if not isinstance(hook, cst.Name) or hook.value in info.params:
+        return False
+    if hook.value in info.nested:
+        return True
+    values = assigned_values(info.node, hook.value)
+    return bool(values) and all(isinstance(v, (cst.Lambda, cst.Call)) for v in values)
+
+
+#: Words of a call that may take hooks off (``h.remove()``, ``m._forward_hooks.clear()``,
+#: a ``strip_hooks(model)`` helper).
+_TAKING_OFF = (
+    "remove",
+    "clear",
+    "detach",
+    "reset",
+    "unhook",
+    "restore",
+    "strip",
+    "clean",
+    "disable",
+    "uninstall",
+)
+
+
+def _takes_hooks_off_after(facts: ModuleFacts, registration: Registration, info: FunctionInfo) -> bool:
+    """A call after the registration, in its function, whose name says it may take
+    hooks off, and that names hooks or one of the function's parameters (not
+    ``out.detach()`` or ``cache.clear()``)."""
+    function = registration.site.function
+    params = set(info.params)
+    for call in facts.calls:
+        if call.site.function is not function or call.site.order <= registration.site.order:
+            continue
+        name = (call.attr or call.callee or "").lower()
+        if not any(word in name for word in _TAKING_OFF):
+            continue
+        if "hook" in facts.code(call.node).lower() or any(
+            isinstance(n, cst.Name) and n.value in params for n in descendants(call.node)
+        ):
+            return True
+    return False
 
 
 def _made_here(facts: ModuleFacts, nodes: list, name: str) -> cst.Name | None:

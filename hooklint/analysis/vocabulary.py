@@ -288,6 +288,11 @@ PARAMETER_LISTS = frozenset({"parameters", "named_parameters"})
 #: (``AutoModel.from_pretrained(model_id)``): what they return is the caller's own,
 #: whatever their arguments name.
 LOADERS = frozenset({"from_pretrained", "from_config"})
+#: Other frameworks whose modules have hook methods named as torch's: MindSpore's
+#: ``Cell.register_backward_hook`` is its own (and only) backward hook, not torch's
+#: deprecated one.  A file that imports one of these and not torch is not torch code
+#: (the screen keeps their imports, :mod:`hooklint.screen`).
+OTHER_FRAMEWORKS = frozenset({"mindspore"})
 #: Builtin and ``collections`` containers: a call of one makes a new, separate object
 #: (hook state local to one call, :mod:`hooklint.analysis.call_local`).
 NEW_CONTAINER_CALLS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDict", "Counter", "deque"})

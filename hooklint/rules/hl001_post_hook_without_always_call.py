@@ -72,8 +72,9 @@ class PostHookWithoutAlwaysCall(Rule):
     keys are different state (`state["a"]` vs `state["b"]`). A plain assignment
     (`self.start = now()`, or `self.starts[name] = now()` under a key fixed outside
     the hook, such as its factory's parameter or a default of the hook's own
-    parameters, `lambda m, a, k=name: self._begin(k)`, also once handed to a helper)
-    is not a take: it overwrites what the
+    parameters, `lambda m, a, k=name: self._begin(k)`, also once handed to a helper,
+    or under the module the hook is called on, `self.starts[id(module)]`: each
+    registration is handed its own module) is not a take: it overwrites what the
     previous call left,
     and so is any state the pre-hook resets unconditionally before changing it. A
     post-hook that makes the pre-hook's take itself too (both run one counting helper)
@@ -247,6 +248,39 @@ class PostHookWithoutAlwaysCall(Rule):
         )
 
     VALID = [
+        # The pre-hook keys its entry by the module it is called on: a registration is
+        # always handed its own module, so a skipped release leaves that module's one
+        # entry, which its next forward overwrites.
+        Valid(
+            """
+import time
+
+
+class StepWatch:
+    def __init__(self):
+        self.opened = {}
+        self.durations = []
+        self.handles = []
+
+    def watch(self, net):
+        for layer in net.modules():
+            self.handles.append(layer.register_forward_pre_hook(self._open))
+            self.handles.append(layer.register_forward_hook(self._close))
+
+    def _open(self, layer, inputs):
+        self.opened[id(layer)] = time.monotonic()
+
+    def _close(self, layer, inputs, output):
+        began = self.opened.pop(id(layer), None)
+        if began is not None:
+            self.durations.append(time.monotonic() - began)
+
+    def unwatch(self):
+        for handle in self.handles:
+            handle.remove()
+        self.handles.clear()
+"""
+        ),
         # Each hook is bound to its layer's name by a lambda default: the pre-hook's
         # helper overwrites that one entry, so a skipped release leaves nothing the next
         # call does not overwrite.
@@ -827,6 +861,44 @@ def deepest_paths(model, x):
         ),
     ]
     INVALID = [
+        # Keyed by the batch the forward gets, not by the module: each call adds an
+        # entry of its own, and a forward that raises leaves its entry (and the batch it
+        # names) behind for good.
+        Invalid(
+            """
+class BatchLog:
+    def __init__(self):
+        self.open = {}
+        self.handles = []
+
+    def watch(self, net):
+        self.handles.append(net.register_forward_pre_hook(self._enter))
+        self.handles.append(net.register_forward_hook(self._leave))
+
+    def _enter(self, net, inputs):
+        self.open[id(inputs[0])] = inputs[0]
+
+    def _leave(self, net, inputs, output):
+        self.open.pop(id(inputs[0]), None)
+""",
+            line=8,
+            expected="""
+class BatchLog:
+    def __init__(self):
+        self.open = {}
+        self.handles = []
+
+    def watch(self, net):
+        self.handles.append(net.register_forward_pre_hook(self._enter))
+        self.handles.append(net.register_forward_hook(self._leave, always_call=True))
+
+    def _enter(self, net, inputs):
+        self.open[id(inputs[0])] = inputs[0]
+
+    def _leave(self, net, inputs, output):
+        self.open.pop(id(inputs[0]), None)
+""",
+        ),
         # The layer's index reaches the loading helper from the factory's closure: the
         # entry it fills holds the layer's copies on the device, and only the post-hook
         # lets them go.

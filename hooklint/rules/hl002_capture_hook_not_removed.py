@@ -332,6 +332,31 @@ class CaptureHookNotRemoved(Rule):
         return Finding(registration.call, message)
 
     VALID = [
+        # Each call builds its own network (one of two, picked by an `if`) and hooks a
+        # part of it looked up by name: the network and its hook go with the call. (The
+        # hook's own parameter named `net` is not the function's `net`.)
+        Valid(
+            """
+import torchvision
+
+
+def pooled_features(images, size="small", part="avgpool"):
+    if size == "small":
+        net = torchvision.models.resnet18(weights=None)
+    elif size == "large":
+        net = torchvision.models.resnet50(weights=None)
+    else:
+        raise ValueError(size)
+    found = {}
+
+    def grab(net, inputs, output):
+        found[part] = output.detach()
+
+    getattr(net, part).register_forward_hook(grab)
+    net(images)
+    return found[part].flatten(1)
+"""
+        ),
         # The handles go on the model the function is handed (here through its
         # `__dict__`), and a sibling function handed the same model removes them.
         Valid(
@@ -1339,6 +1364,33 @@ class Collect:
         ),
     ]
     INVALID = [
+        # The same lookup by name on the caller's model: each call leaves one more hook
+        # on that part, each holding the dict of its own call.
+        Invalid(
+            """
+def pooled_features(model, images, part="avgpool"):
+    found = {}
+
+    def grab(module, inputs, output):
+        found[part] = output.detach()
+
+    getattr(model, part).register_forward_hook(grab)
+    model(images)
+    return found[part].flatten(1)
+""",
+            line=7,
+            expected="""
+def pooled_features(model, images, part="avgpool"):
+    found = {}
+
+    def grab(module, inputs, output):
+        found[part] = output.detach()
+
+    with getattr(model, part).register_forward_hook(grab):
+        model(images)
+    return found[part].flatten(1)
+""",
+        ),
         # The layer is handed in beside the model it belongs to, and the function runs
         # the model: each call leaves one more hook on the layer, holding that call's dict.
         Invalid(

@@ -90,7 +90,12 @@ class HookRegisteredPerCall(Rule):
     of the file or a CapWords name), drops the handle, and then reads what the object
     recorded (`counter.calls`): the hook served that one call, and each call leaves
     one more on the caller's module (not when the function hands the object on:
-    returns it, stores it, passes it to another call).
+    returns it, stores it, passes it to another call). And a function that hooks the
+    caller's model (or its modules) with a hook it makes in that call (a factory's
+    closure, `partial`, a lambda, a nested def), drops the handle and then runs that
+    model (`model(batch)`), with no call after it whose name says it takes hooks off
+    (`remove`, `clear`, `strip`...): the hooks served that run, and each call leaves
+    one more set on the model.
 
     A registration that the pass then leaves its loop after (`if name == wanted: h =
     m.register_forward_hook(f); break`) runs once per run of the loop: not flagged.
@@ -353,7 +358,13 @@ class HookRegisteredPerCall(Rule):
             return None
         name = measuring.function.name
         name = name if len(name) <= 30 else name[:29] + "…"
-        message = f"`{name}` hooks its caller's module with a hook it reads, then drops the handle: each call adds a hook"
+        if measuring.runs:
+            # (short enough for "(N more registrations like it here)" after it)
+            short = measuring.function.name
+            short = short if len(short) <= 25 else short[:24] + "…"
+            message = f"`{short}` hooks and runs the caller's model; each call adds hooks"
+        else:
+            message = f"`{name}` hooks its caller's module with a hook it reads, then drops the handle: each call adds a hook"
         return Finding(node=measuring.registration.call, message=message)
 
     @staticmethod
@@ -453,6 +464,60 @@ class HookRegisteredPerCall(Rule):
         return with_over_rest_of_block(facts, registration)
 
     VALID = [
+        # The function hooks a model it builds itself: the model, and its hooks, go
+        # when the call returns.
+        Valid(
+            """
+import torch
+
+
+def make_recorder(sizes):
+    def record(module, inputs, output):
+        sizes.append(tuple(output.shape))
+    return record
+
+
+def probe_sizes(batch):
+    net = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+    sizes = []
+    for layer in net:
+        layer.register_forward_hook(make_recorder(sizes))
+    net(batch)
+    return sizes
+"""
+        ),
+        # An installer: it hooks the model, tries it once, and hands the model back
+        # with its hook for the caller to keep.
+        Valid(
+            """
+def with_input_check(model, example):
+    def check(module, args):
+        if args[0].dim() != 4:
+            raise ValueError("expected a batch of images")
+
+    model.register_forward_pre_hook(check)
+    model(example)
+    return model
+"""
+        ),
+        # The caller's model is run with the hooks on, and a helper of the file takes
+        # every hook off afterwards.
+        Valid(
+            """
+def strip_hooks(model):
+    for module in model.modules():
+        module._forward_hooks.clear()
+
+
+def widths(model, batch):
+    found = {}
+    for name, module in model.named_modules():
+        module.register_forward_hook(lambda m, a, out, key=name: found.__setitem__(key, out.shape[-1]))
+    model(batch)
+    strip_hooks(model)
+    return found
+"""
+        ),
         # Each pass unpacks a new hidden state from the cell and hooks it: one hook per
         # tensor, gone with it.
         Valid(
@@ -1235,6 +1300,55 @@ def watch_each_weight(block, report):
         ),
     ]
     INVALID = [
+        # Each call puts a new counting closure on every module of the caller's model
+        # (it notes its count on the module), runs the model once, and keeps no
+        # handle: a second call leaves two hooks on each module, and every later
+        # forward of the model still runs them all.
+        Invalid(
+            """
+import torch
+
+
+def make_counter(scale):
+    def count(module, inputs, output):
+        module.elements = output.numel() * scale
+    return count
+
+
+def activation_sizes(model, batch, scale=1):
+    for module in model.modules():
+        module.register_forward_hook(make_counter(scale))
+    with torch.no_grad():
+        model(batch)
+    return {name: getattr(m, "elements", 0) for name, m in model.named_modules()}
+""",
+            line=12,
+            message="hooks and runs the caller's model; each call adds hooks",
+        ),
+        # Nested hooks on the caller's last layer, a backward run, and a tensor's
+        # `detach()` (which takes nothing off the model): each call leaves one more pair.
+        Invalid(
+            """
+def saliency(model, image):
+    act = grad = None
+
+    def keep_output(module, inputs, output):
+        nonlocal act
+        act = output
+
+    def keep_grad(module, grad_input, grad_output):
+        nonlocal grad
+        grad = grad_output[0]
+
+    head = list(model.children())[-1]
+    head.register_forward_hook(keep_output)
+    head.register_full_backward_hook(keep_grad)
+    model(image).sum().backward()
+    return (act * grad).sum(dim=1).detach()
+""",
+            line=13,
+            message="hooks and runs the caller's model; each call adds hooks",
+        ),
         # The same hook put on the caller's tensor, the same one on every pass.
         Invalid(
             """

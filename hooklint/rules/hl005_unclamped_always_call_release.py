@@ -501,7 +501,8 @@ class ModuleTracker:
             line=12,
             message="self.active",
         ),
-        # A shape recorder keyed by module id, with a stack of open layers.
+        # A shape recorder with a stack of open layers (and a dict keyed by the module,
+        # whose entry the module's next call overwrites: the stack is what goes wrong).
         Invalid(
             """
 class ShapeRecorder:
@@ -533,7 +534,7 @@ class ShapeRecorder:
         self.stack.append(module)
 
     def _stop(self, module, args, output):
-        self.inflight.pop(id(module), None)
+        del self.inflight[id(module)]
         if self.stack:
             del self.stack[-1]
 
@@ -542,8 +543,8 @@ class ShapeRecorder:
             sub.register_forward_pre_hook(self._start)
             sub.register_forward_hook(self._stop, always_call=True)
 """,
-            line=11,
-            message="self.inflight",
+            line=12,
+            message="self.stack",
         ),
         # Lambdas on one layer: a depth counter in a dict and a popped stack.
         Invalid(

@@ -10,7 +10,7 @@ from hooklint.analysis.facts import ModuleFacts, Registration
 from hooklint.analysis.guards import holding_tests, in_other_branches
 from hooklint.analysis.hook_roles import reads_role, replaces_role
 from hooklint.analysis.names import isinstance_of
-from hooklint.analysis.vocabulary import SINGLE_NODE_MODULES
+from hooklint.analysis.vocabulary import OTHER_FRAMEWORKS, SINGLE_NODE_MODULES
 from hooklint.fixes.full_backward import use_full_backward_hook
 from hooklint.rules.base import (
     Finding,
@@ -123,6 +123,8 @@ class DeprecatedBackwardHook(Rule):
     prefilter = ("register_backward_hook", "register_module_backward_hook")
 
     def check(self, facts: ModuleFacts, context: RuleContext) -> Iterable[Finding]:
+        if _other_framework(facts):
+            return  # its modules' ``register_backward_hook`` is that framework's own
         own_methods = _classes_defining(facts, "register_backward_hook")
         for registration in facts.registrations:
             deprecated = [name for name in registration.api_names if name in _REPLACEMENTS]
@@ -157,7 +159,24 @@ class DeprecatedBackwardHook(Rule):
         )
 
     VALID = [
-        # Another library's method of the same name (its keywords are not torch's).
+        # A MindSpore file: a cell's `register_backward_hook` is MindSpore's own backward
+        # hook, not torch's deprecated one.
+        Valid(
+            """
+from mindspore import nn
+
+
+class NormProbe:
+    def __init__(self, net: nn.Cell):
+        self.norms = []
+        self.handles = [
+            cell.register_backward_hook(self._record) for _, cell in net.cells_and_names()
+        ]
+
+    def _record(self, cell_id, grad_input, grad_output):
+        self.norms.append(float(grad_input[0].norm()))
+"""
+        ),
         Valid(
             """
 def watch_gradients(manager, model, sink):
@@ -320,6 +339,27 @@ def guide(model):
         ),
     ]
     INVALID = [
+        # Torch's modules, in a file that also imports MindSpore (a converter between the
+        # two): the torch module's deprecated hook is torch's.
+        Invalid(
+            """
+import mindspore
+import torch
+
+
+def grad_probe(model: torch.nn.Module, seen):
+    return model.register_backward_hook(lambda m, grad_in, grad_out: seen.append(grad_in[0]))
+""",
+            line=6,
+            expected="""
+import mindspore
+import torch
+
+
+def grad_probe(model: torch.nn.Module, seen):
+    return model.register_full_backward_hook(lambda m, grad_in, grad_out: seen.append(grad_in[0]))
+""",
+        ),
         # A gradient-norm logger over every child (captum/torchsummary-era shape).
         Invalid(
             """
@@ -587,6 +627,13 @@ def _on_single_node_modules(facts: ModuleFacts, registration: Registration) -> b
 
 def _classes_defining(facts: ModuleFacts, method: str) -> set[str]:
     return {info.class_name for info in facts.functions if info.name == method and info.class_name}
+
+
+def _other_framework(facts: ModuleFacts) -> bool:
+    """The file imports another framework whose modules have a ``register_backward_hook``
+    of their own (:data:`OTHER_FRAMEWORKS`), and nothing from torch."""
+    roots = {qualified.split(".", 1)[0] for qualified in facts.imports.values()}
+    return bool(roots & OTHER_FRAMEWORKS) and "torch" not in roots
 
 
 def _is_own_method(registration: Registration, own_methods: set[str]) -> bool:

@@ -69,10 +69,10 @@ def test_hl005_offers_no_fix_when_the_container_type_is_unknown():
     source = _code(
         """
         def enter(module, args):
-            REGISTRY[id(module)] = module
+            REGISTRY[id(args)] = module
 
         def leave(module, args, output):
-            REGISTRY.remove(id(module))
+            REGISTRY.remove(id(args))
 
         layer.register_forward_pre_hook(enter)
         layer.register_forward_hook(leave, always_call=True)
