@@ -93,14 +93,13 @@ def _run_of_its_own(
     from hooklint.analysis.guards import install_once
 
     hook = registration.hook_arg
-    if not _made_in_call(facts, info, hook):
+    # the cheap tests of the text first: most registrations stop at one of them
+    if not _made_in_call(facts, info, hook) or not _runs_the_model(facts, registration, info):
+        return None
+    if _takes_hooks_off_after(facts, registration, info) or install_once(facts, registration, None):
         return None
     model = handle_model(facts)
     if not is_given(facts, model, registration.receiver, registration.site, registration.call):
-        return None
-    if install_once(facts, registration, None) or not _runs_the_model(facts, registration, info):
-        return None
-    if _takes_hooks_off_after(facts, registration, info):
         return None
     from hooklint.analysis.captures import leaking_capture
 
