@@ -509,6 +509,15 @@ def _every_file_view(root: Path):
         yield _view(path)
 
 
+def _case_root(tmp_path: Path, case: str) -> Path:
+    """The root of a multi-file case: a project of ``tests/cross_file`` or one of the
+    trees written here."""
+    if case in ("mixed", "chain", "reexports"):
+        _tree(tmp_path, {"mixed": _MIXED, "chain": _CHAIN, "reexports": _REEXPORTS}[case])
+        return tmp_path
+    return _project(tmp_path, case)
+
+
 @pytest.mark.parametrize("case", [*sorted(EXPECTED), "mixed", "chain", "reexports"])
 def test_the_text_pre_scan_gives_the_helpers_that_resolution_gives(case, tmp_path, monkeypatch):
     """The fast path that decides from a module's text that an imported name cannot
@@ -517,11 +526,7 @@ def test_the_text_pre_scan_gives_the_helpers_that_resolution_gives(case, tmp_pat
     from hooklint.project import store
     from hooklint.project.resolve import FileView
 
-    if case in ("mixed", "chain", "reexports"):
-        _tree(tmp_path, {"mixed": _MIXED, "chain": _CHAIN, "reexports": _REEXPORTS}[case])
-        root = tmp_path
-    else:
-        root = _project(tmp_path, case)
+    root = _case_root(tmp_path, case)
     store._memory.clear()
     fast = [view.helper_names() for view in _every_file_view(root)]
     with monkeypatch.context() as patched:
@@ -590,11 +595,7 @@ def test_the_shortcuts_of_helper_resolution_give_what_each_lookup_gives(case, tm
     from hooklint.project import store
     from hooklint.project.resolve import FileView
 
-    if case in ("mixed", "chain", "reexports"):
-        _tree(tmp_path, {"mixed": _MIXED, "chain": _CHAIN, "reexports": _REEXPORTS}[case])
-        root = tmp_path
-    else:
-        root = _project(tmp_path, case)
+    root = _case_root(tmp_path, case)
     store._memory.clear()
     fast = [view.helper_names() for view in _every_file_view(root)]
     with monkeypatch.context() as patched:

@@ -1268,8 +1268,21 @@ def runs_what_it_hooked(facts: ModuleFacts, registration: Registration) -> bool:
     handed = set(info.params) - {"self", "cls"}
     if roots & handed:
         roots |= handed
+    return runs_after(facts, registration, roots)
+
+
+def runs_after(
+    facts: ModuleFacts, registration: Registration, roots: set[str], own_body: bool = False
+) -> bool:
+    """Whether the registering function, after the registration, calls one of
+    ``roots`` (``model(x)``) or runs it (``model.generate(...)``, :data:`_RUNS`);
+    ``own_body``: not in a lambda of the function (a hook it registers)."""
+    function = registration.site.function
     for call in facts.calls:
-        if call.site.function is not function or call.site.order <= registration.site.order:
+        site = call.site
+        if site.function is not function or site.order <= registration.site.order:
+            continue
+        if own_body and any(frame.kind == "lambda" for frame in site.frames):
             continue
         func = call.node.func
         if isinstance(func, cst.Name) and func.value in roots:

@@ -1071,26 +1071,40 @@ class HandleModel:
                 values.append(value)
         return self._constructed_class(values)
 
-    def _builders(self) -> frozenset:
-        """The file's module-level functions whose every ``return`` hands back an object
-        they build or load there (``t = Net.from_pretrained(path); return
-        t.to(device).eval()``), whatever their arguments: what a call of one returns is
-        the caller's own new object (computed once)."""
+    def _builders(self, info: FunctionInfo | None = None) -> frozenset:
+        """The names of the file's module-level functions whose every ``return`` hands
+        back an object they build, load or copy there (``t = Net.from_pretrained(path);
+        return t.to(device).eval()``, ``return copy.deepcopy(model)``), whatever their
+        arguments: what a call of one returns is the caller's own new object (computed
+        once).  With ``info``: as seen from that function, whose nested defs of the same
+        kind are builders too (``def fresh(m): return copy.deepcopy(m)`` inside it) and
+        whose other nested defs hide a module-level builder of their name."""
         found = self._builder_names
         if found is None:
             self._builder_names = frozenset()  # a builder calling a builder: not yet one
-            names = set()
-            for info in self.facts.functions:
-                if info.parent is not None or info.class_name is not None:
-                    continue
-                returns = [n for n in self.facts.body_nodes(info.node) if isinstance(n, cst.Return)]
-                if not returns or any(r.value is None for r in returns):
-                    continue
-                bound = _bound_here(info, self._summary(id(info.node)))
-                if all(_builds(r.value, info, bound) for r in returns):  # type: ignore[arg-type]
-                    names.add(info.name)
-            found = self._builder_names = frozenset(names)
-        return found
+            found = self._builder_names = frozenset(
+                i.name
+                for i in self.facts.functions
+                if i.parent is None and i.class_name is None and self._is_builder(i)
+            )
+        if info is None or not info.nested:
+            return found
+        names = set(found)
+        for name, nested in info.nested.items():
+            if self._is_builder(nested):
+                names.add(name)
+            else:
+                names.discard(name)
+        return frozenset(names)
+
+    def _is_builder(self, info: FunctionInfo) -> bool:
+        """Every ``return`` of the function hands back an object it builds, loads or
+        copies (:func:`_builds`)."""
+        returns = [n for n in self.facts.body_nodes(info.node) if isinstance(n, cst.Return)]
+        if not returns or any(r.value is None for r in returns):
+            return False
+        bound = _bound_here(info, self._summary(id(info.node)))
+        return all(_builds(r.value, info, bound) for r in returns)  # type: ignore[arg-type]
 
     def _returns_self(self, info: FunctionInfo) -> bool:
         """Every ``return`` of the method hands back its own object (``return self``: a
@@ -1750,7 +1764,7 @@ class HandleModel:
             if not values:
                 return False
             bound = _bound_here(info, scope)
-            if not all(_fresh_object(v, info, bound, builders=self._builders()) for _, v in values):
+            if not all(_fresh_object(v, info, bound, builders=self._builders(info)) for _, v in values):
                 # locals that themselves hold a new object (``cfg = Config(dim=4)``)
                 # hand nothing existing to what is built from them (read only when
                 # needed: freeing names never makes a fresh value stale)
@@ -1760,9 +1774,9 @@ class HandleModel:
                     for key, bindings in scope.values.items()
                     if key.startswith(prefix)
                     and key != raw
-                    and all(_fresh_object(v, info, bound, builders=self._builders()) for _, v in bindings)
+                    and all(_fresh_object(v, info, bound, builders=self._builders(info)) for _, v in bindings)
                 }
-                if not all(_fresh_object(v, info, bound, builders=self._builders()) for _, v in values):
+                if not all(_fresh_object(v, info, bound, builders=self._builders(info)) for _, v in values):
                     return False
         # A tensor handed to a call (``model(inputs)``) is read there, as any input is.
         events = [e for e in scope.events.get(raw, ()) if not (tensor and e[0] == "passed") and e[2] > start]
@@ -1808,7 +1822,7 @@ class HandleModel:
             if not values:
                 return False
             for _, value in values:
-                if _copies(value) or _fresh_object(value, info, bound, builders=self._builders()):
+                if _copies(value) or _fresh_object(value, info, bound, builders=self._builders(info)):
                     continue
                 given = self._handed_back(value, scope_id)
                 if given is None or given in seen:
@@ -1877,7 +1891,7 @@ class HandleModel:
             if isinstance(value, cst.Name) and value.value in bound:
                 if not _plain_container(value.value, info, bound):
                     names.append(value.value)
-            elif not _fresh_part(arg.value, info, bound, 0, self._builders()):
+            elif not _fresh_part(arg.value, info, bound, 0, self._builders(info)):
                 return False
         return bool(names) and all(
             self._own_until(
@@ -1968,7 +1982,8 @@ class HandleModel:
             bindings = self._unpacked_values(info, name)
         bound = _bound_here(info, scope)
         if not bindings or not all(
-            _copies(_made(v)) or _fresh_object(v, info, bound, builders=self._builders()) for _, v in bindings
+            _copies(_made(v)) or _fresh_object(v, info, bound, builders=self._builders(info))
+            for _, v in bindings
         ):
             return False
         start = bindings[0][0]
@@ -2008,7 +2023,7 @@ class HandleModel:
         if not any(_is_name(arg.value, name) for arg in value.args):
             return False  # the event is another call's
         bound = _bound_here(info, scope) - {name}
-        if not _fresh_object(value, info, bound, builders=self._builders()):
+        if not _fresh_object(value, info, bound, builders=self._builders(info)):
             return False
         if any(made < p < until for _, _, p in scope.events.get(keeper, ())):
             return False
@@ -3176,7 +3191,11 @@ def _fresh_object(
     node = _made(value)  # ``build(...).to(device)``: the object is ``build(...)``'s
     if not isinstance(node, cst.Call) or depth > _BUILD_DEPTH:
         return False
-    if isinstance(node.func, cst.Name) and node.func.value in builders and node.func.value not in bound:
+    if (
+        isinstance(node.func, cst.Name)
+        and node.func.value in builders
+        and (node.func.value not in bound or node.func.value in info.nested)
+    ):
         return True
     if isinstance(node.func, cst.Attribute) and node.func.attr.value in LOADERS:
         # ``AutoModel.from_pretrained(name)``: loaded anew, whatever names it, also
@@ -3210,11 +3229,15 @@ def _only_calls(callee: FunctionInfo, index: int) -> bool:
 
 def _builds(value: cst.BaseExpression, info: FunctionInfo, bound: set[str]) -> bool:
     """A builder's returned value is one it made: a fresh object
-    (:func:`_fresh_object`), or a module method chain on a local that only ever holds
-    one (``t.to(device).eval()`` after ``t = Net.from_pretrained(path)``).  Not a
-    container it fills (``found = []``, then ``found.append(layer)``): what it holds
-    may be the caller's."""
-    if _fresh_object(value, info, bound):
+    (:func:`_fresh_object`), a deep copy (``copy.deepcopy(model).eval()``: a new object
+    whatever it copies; not ``copy.copy``, whose parts are the original's), or a module
+    method chain on a local that only ever holds one (``t.to(device).eval()`` after
+    ``t = Net.from_pretrained(path)``).  Not a container it fills (``found = []``, then
+    ``found.append(layer)``): what it holds may be the caller's."""
+    made = _made(value)
+    if _fresh_object(value, info, bound) or (
+        isinstance(made, cst.Call) and dotted_name(made.func) in ("copy.deepcopy", "deepcopy")
+    ):
         return True
     node = _made(value)
     root = node.func.value if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) else node

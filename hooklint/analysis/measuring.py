@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from hooklint.analysis.captures import leaking_capture, runs_after
 from hooklint.analysis.facts import FunctionInfo, ModuleFacts, Registration
 from hooklint.analysis.given import is_given
 from hooklint.analysis.handles import binds_otherwise, handle_model
@@ -101,15 +102,9 @@ def _run_of_its_own(
     model = handle_model(facts)
     if not is_given(facts, model, registration.receiver, registration.site, registration.call):
         return None
-    from hooklint.analysis.captures import leaking_capture
-
     if leaking_capture(facts, registration) is not None:
         return None  # a capture into a store: HL002's, one finding for one bug
     return MeasuringHook(registration, "", info, runs=True)
-
-
-#: Methods that run a module as its call does.
-_RUNS = frozenset({"forward", "generate", "__call__"})
 
 
 def _runs_the_model(facts: ModuleFacts, registration: Registration, info: FunctionInfo) -> bool:
@@ -149,23 +144,7 @@ def _runs_the_model(facts: ModuleFacts, registration: Registration, info: Functi
             )
             if any(isinstance(item, cst.Name) and item.value in roots for item in handed):
                 return False  # ``return model`` (also in a tuple): not ``return read(model)``
-    for call in facts.calls:
-        site = call.site
-        if site.function is not function or site.order <= registration.site.order:
-            continue
-        if any(frame.kind == "lambda" for frame in site.frames):
-            continue
-        func = call.node.func
-        if isinstance(func, cst.Name) and func.value in roots:
-            return True
-        if (
-            isinstance(func, cst.Attribute)
-            and func.attr.value in _RUNS
-            and isinstance(func.value, cst.Name)
-            and func.value.value in roots
-        ):
-            return True
-    return False
+    return runs_after(facts, registration, roots, own_body=True)
 
 
 def _made_in_call(facts: ModuleFacts, info: FunctionInfo, hook) -> bool:

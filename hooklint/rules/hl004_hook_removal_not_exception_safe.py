@@ -230,8 +230,9 @@ class HookRemovalNotExceptionSafe(Rule):
     Hooks on the call's own object are left alone: a copy (`copy.deepcopy(model)`,
     also a parameter rebound to one), a new build (from literals, f-strings, imported
     names or the call's own new objects, `spec = Spec(8); net = Net(spec)`, or by a
-    same-file function that only ever returns what it builds or loads, whatever it is
-    handed: `ref = load_reference(path, device)`; handing it to a same-file function
+    same-file function that only ever returns what it builds, loads or deep-copies,
+    whatever it is handed: `ref = load_reference(path, device)`, also a nested def of
+    the function, `def fresh(m): return copy.deepcopy(m)`; handing it to a same-file function
     that only calls it, `run(ref, batch)`, keeps it the call's own) or a model
     loaded by name (`AutoModel.from_pretrained(name)`, also through a class a local
     holds, `cls = getattr(transformers, arch); net = cls.from_pretrained(name)`; `net =
@@ -1030,6 +1031,26 @@ class HookRemovalNotExceptionSafe(Rule):
         return edits, "Remove the hooks in `finally`" if edits else ""
 
     VALID = [
+        # A nested helper hands back a deep copy of the caller's model: the hooks go on
+        # the copy, which goes with the call if the run raises.
+        Valid(
+            """
+import copy
+
+
+def peak_activations(model, sample):
+    def detached_copy(net):
+        return copy.deepcopy(net).eval()
+
+    trial = detached_copy(model)
+    peaks = []
+    handles = [m.register_forward_hook(lambda mod, args, out: peaks.append(out.abs().max())) for m in trial.modules()]
+    trial(sample)
+    for handle in handles:
+        handle.remove()
+    return max(peaks)
+"""
+        ),
         # The loaded teacher is handed to a helper that only runs it: it stays the
         # call's own, and its hooks go with it if the forward raises.
         Valid(
@@ -3331,6 +3352,39 @@ def nudged_logits(model, block, directions, tokens):
         ),
     ]
     INVALID = [
+        # The nested helper hands back the caller's model itself (in eval mode): a
+        # raising run leaves the hooks on it.
+        Invalid(
+            """
+def peak_activations(model, sample):
+    def prepared(net):
+        return net.eval()
+
+    trial = prepared(model)
+    peaks = []
+    handles = [m.register_forward_hook(lambda mod, args, out: peaks.append(out.abs().max())) for m in trial.modules()]
+    trial(sample)
+    for handle in handles:
+        handle.remove()
+    return max(peaks)
+""",
+            line=7,
+            expected="""
+def peak_activations(model, sample):
+    def prepared(net):
+        return net.eval()
+
+    trial = prepared(model)
+    peaks = []
+    handles = [m.register_forward_hook(lambda mod, args, out: peaks.append(out.abs().max())) for m in trial.modules()]
+    try:
+        trial(sample)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return max(peaks)
+""",
+        ),
         # The helper also keeps the model it runs: the hooks may outlive the call.
         Invalid(
             """
