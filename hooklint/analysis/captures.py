@@ -1242,15 +1242,32 @@ def runs_what_it_hooked(facts: ModuleFacts, registration: Registration) -> bool:
     handed in with it (``model(x)`` after hooking the parameter ``layer``): it hooks to
     collect from a run of its own."""
     function = registration.site.function
+    info = facts.function_for(function) if function is not None else None
+    if info is None:
+        return False
+    roots = taken_from(registration, set(info.params) | local_names(function)[0])
+    if roots is None:
+        return False
+    # A part handed in beside the model it belongs to (``hook(model, layer)``, then
+    # ``model(x)``): running any module the caller handed in runs the hooked part.
+    handed = set(info.params) - {"self", "cls"}
+    if roots & handed:
+        roots |= handed
+    return runs_after(facts, registration, roots)
+
+
+def taken_from(registration: Registration, known: set[str]) -> set[str] | None:
+    """The name the registration's receiver starts from (``layer`` of ``layer.attn``),
+    and the names of ``known`` it is taken from in the registering function (the
+    value bound to it, ``head = list(model.children())[-1]``, or the loop it is the
+    target of, ``for layer in model.modules()``); None when the receiver does not
+    start from a name."""
+    function = registration.site.function
     receiver = registration.receiver
     while isinstance(receiver, (cst.Attribute, cst.Subscript, cst.Call)):
         receiver = receiver.func if isinstance(receiver, cst.Call) else receiver.value
     if function is None or not isinstance(receiver, cst.Name):
-        return False
-    info = facts.function_for(function)
-    if info is None:
-        return False
-    known = set(info.params) | local_names(function)[0]
+        return None
     roots = {receiver.value}
     for node in descendants(function.body, into_functions=False):
         kind = type(node)
@@ -1263,12 +1280,16 @@ def runs_what_it_hooked(facts: ModuleFacts, registration: Registration) -> bool:
         roots |= {n.value for n in descendants(source) if isinstance(n, cst.Name) and n.value in known}
         if isinstance(source, cst.Name) and source.value in known:
             roots.add(source.value)
-    # A part handed in beside the model it belongs to (``hook(model, layer)``, then
-    # ``model(x)``): running any module the caller handed in runs the hooked part.
-    handed = set(info.params) - {"self", "cls"}
-    if roots & handed:
-        roots |= handed
-    return runs_after(facts, registration, roots)
+    return roots
+
+
+def calls_after(facts: ModuleFacts, registration: Registration):
+    """The calls of the registering function (its body, its lambdas) after the
+    registration."""
+    function = registration.site.function
+    for call in facts.calls:
+        if call.site.function is function and call.site.order > registration.site.order:
+            yield call
 
 
 def runs_after(
@@ -1277,12 +1298,8 @@ def runs_after(
     """Whether the registering function, after the registration, calls one of
     ``roots`` (``model(x)``) or runs it (``model.generate(...)``, :data:`_RUNS`);
     ``own_body``: not in a lambda of the function (a hook it registers)."""
-    function = registration.site.function
-    for call in facts.calls:
-        site = call.site
-        if site.function is not function or site.order <= registration.site.order:
-            continue
-        if own_body and any(frame.kind == "lambda" for frame in site.frames):
+    for call in calls_after(facts, registration):
+        if own_body and any(frame.kind == "lambda" for frame in call.site.frames):
             continue
         func = call.node.func
         if isinstance(func, cst.Name) and func.value in roots:

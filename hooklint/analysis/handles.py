@@ -412,12 +412,7 @@ class HandleModel:
         found = self._locals.get(id(info.node))
         if found is None:
             assigned, declared = local_names(info.node, nodes)
-            params = info.node.params
-            names = set(info.params)
-            for star in (params.star_arg, params.star_kwarg):
-                if isinstance(star, cst.Param):
-                    names.add(star.name.value)
-            found = (assigned | names, declared)
+            found = (assigned | _own_parameters(info), declared)
             self._locals[id(info.node)] = found
         return found
 
@@ -426,13 +421,7 @@ class HandleModel:
         may be the enclosing one's under ``nonlocal``); its own parameter of that name
         is another variable (:func:`_mentions` reads its defaults)."""
         assigned, declared = self._bound(nested)
-        if name in declared:
-            return True
-        own = set(parameter_names(nested.node.params))
-        for star in (nested.node.params.star_arg, nested.node.params.star_kwarg):
-            if isinstance(star, cst.Param):
-                own.add(star.name.value)
-        return name in assigned and name not in own
+        return name in declared or (name in assigned and name not in _own_parameters(nested))
 
     def owner(self, name: str, scope_id: int) -> str:
         """Who binds ``name`` as seen from a scope: ``def:<id>``, ``class:<name>`` for a
@@ -3234,12 +3223,9 @@ def _builds(value: cst.BaseExpression, info: FunctionInfo, bound: set[str]) -> b
     method chain on a local that only ever holds one (``t.to(device).eval()`` after
     ``t = Net.from_pretrained(path)``).  Not a container it fills (``found = []``, then
     ``found.append(layer)``): what it holds may be the caller's."""
-    made = _made(value)
-    if _fresh_object(value, info, bound) or (
-        isinstance(made, cst.Call) and dotted_name(made.func) in ("copy.deepcopy", "deepcopy")
-    ):
-        return True
     node = _made(value)
+    if _fresh_object(value, info, bound) or _copies(node, deep=True):
+        return True
     root = node.func.value if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) else node
     if not isinstance(root, cst.Name) or root.value in info.params or root.value in ("self", "cls"):
         return False
@@ -3495,13 +3481,16 @@ def _on_self_attribute(receiver: cst.BaseExpression) -> bool:
     return False
 
 
-def _copies(value: cst.BaseExpression) -> bool:
-    """``copy.deepcopy(x)`` / ``deepcopy(x)`` / ``copy.copy(x)``: a new object."""
-    return isinstance(value, cst.Call) and dotted_name(value.func) in (
-        "copy.deepcopy",
-        "deepcopy",
-        "copy.copy",
-    )
+#: Calls that deep-copy what they are given; ``copy.copy`` copies too (a shallow copy,
+#: whose parts are the original's).
+_DEEP_COPIES = ("copy.deepcopy", "deepcopy")
+
+
+def _copies(value: cst.BaseExpression, deep: bool = False) -> bool:
+    """``copy.deepcopy(x)`` / ``deepcopy(x)`` / ``copy.copy(x)`` (not with ``deep``): a
+    new object."""
+    names = _DEEP_COPIES if deep else (*_DEEP_COPIES, "copy.copy")
+    return isinstance(value, cst.Call) and dotted_name(value.func) in names
 
 
 #: Calls that look an object up rather than compute one (``next(model.parameters())``).
@@ -3714,6 +3703,16 @@ def runs_only_when_finalized(facts: ModuleFacts, info: FunctionInfo) -> bool:
         if isinstance(c.receiver, cst.Name) and c.receiver.value == "self"
     ]
     return bool(callers) and all(c.site.function_name == "__del__" for c in callers)
+
+
+def _own_parameters(info: FunctionInfo) -> set[str]:
+    """Every parameter name of the def, ``*args`` and ``**kwargs`` included."""
+    params = info.node.params
+    names = set(info.params)
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    return names
 
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from hooklint.analysis.captures import leaking_capture, runs_after
+from hooklint.analysis.captures import calls_after, leaking_capture, runs_after, taken_from
 from hooklint.analysis.facts import FunctionInfo, ModuleFacts, Registration
 from hooklint.analysis.given import is_given
 from hooklint.analysis.handles import binds_otherwise, handle_model
@@ -114,28 +114,11 @@ def _runs_the_model(facts: ModuleFacts, registration: Registration, info: Functi
     (``for m in model.modules()``, ``head = list(model.children())[-1]``); and it does
     not return that model (``return model``, also in a tuple: a function that hands
     the hooked model back installs hooks on it for its caller)."""
-    function = registration.site.function
-    receiver = registration.receiver
-    while isinstance(receiver, (cst.Attribute, cst.Subscript, cst.Call)):
-        receiver = receiver.func if isinstance(receiver, cst.Call) else receiver.value
-    if not isinstance(receiver, cst.Name):
-        return False
     params = set(info.params) - {"self", "cls"}
-    roots = {receiver.value} & params
-    for node in descendants(function.body, into_functions=False):
-        if isinstance(node, cst.Assign) and any(
-            receiver.value in target_names(t.target) for t in node.targets
-        ):
-            source = node.value
-        elif isinstance(node, (cst.For, cst.CompFor)) and receiver.value in target_names(node.target):
-            source = node.iter
-        else:
-            continue
-        roots |= {
-            n.value for n in (source, *descendants(source)) if isinstance(n, cst.Name) and n.value in params
-        }
+    roots = (taken_from(registration, params) or set()) & params
     if not roots:
         return False
+    function = registration.site.function
     for node in descendants(function.body, into_functions=False):
         if isinstance(node, cst.Return) and node.value is not None:
             value = node.value
@@ -181,11 +164,8 @@ def _takes_hooks_off_after(facts: ModuleFacts, registration: Registration, info:
     """A call after the registration, in its function, whose name says it may take
     hooks off, and that names hooks or one of the function's parameters (not
     ``out.detach()`` or ``cache.clear()``)."""
-    function = registration.site.function
     params = set(info.params)
-    for call in facts.calls:
-        if call.site.function is not function or call.site.order <= registration.site.order:
-            continue
+    for call in calls_after(facts, registration):
         name = (call.attr or call.callee or "").lower()
         if not any(word in name for word in _TAKING_OFF):
             continue
